@@ -1,0 +1,91 @@
+// Package cli is the fleetform command line: one file per command, options bound into
+// per-command structs, and a single Main that returns the exit code.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	ExitOK = 0
+	// ExitFailed: the input has problems, or the command could not do its job.
+	ExitFailed = 1
+	// ExitUsage: the command line is wrong.
+	ExitUsage = 2
+	// ExitRefused: a gate refused the operation (promotion).
+	ExitRefused = 3
+)
+
+// exitError carries an exit code through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+// failed returns an error that makes Main exit with code after printing err (when not nil).
+func failed(code int, err error) error { return &exitError{code: code, err: err} }
+
+// env is what commands run with: streams and a logger.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	logger         *slog.Logger
+}
+
+// Main runs the fleetform command line and returns the process exit code.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr,
+		logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	root := newRoot(e)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintln(stderr, "error:", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(stderr, "error:", err)
+	return ExitUsage
+}
+
+func newRoot(e *env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "fleetform",
+		Short: "Fleet workload and configuration management, the GitOps way",
+		Long: "fleetform turns a control plane kept in git (environments, cluster types, workloads,\n" +
+			"scheduling policies, config values, templates) into the GitOps tree every cluster type\n" +
+			"must reconcile.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(
+		newValidateCmd(e),
+		newScheduleCmd(e),
+		newRenderCmd(e),
+		newExplainCmd(e),
+		newVersionCmd(e),
+	)
+	return root
+}

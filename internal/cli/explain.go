@@ -1,0 +1,166 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fleetform/fleetform/internal/compose"
+	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/schedule"
+)
+
+type explainOptions struct {
+	cp               controlPlaneOptions
+	out              outputOption
+	clusterType      string
+	deploymentTarget string
+}
+
+// explainJSON is the contract of `explain -o json`, extended with the scheduling decision.
+type explainJSON struct {
+	Environment      string                    `json:"environment"`
+	ClusterType      string                    `json:"clusterType"`
+	DeploymentTarget string                    `json:"deploymentTarget"`
+	Values           map[string]*compose.Value `json:"values"`
+	Scheduled        bool                      `json:"scheduled"`
+	Namespace        string                    `json:"namespace"`
+	Scheduling       schedule.Explanation      `json:"scheduling"`
+}
+
+func newExplainCmd(e *env) *cobra.Command {
+	var o explainOptions
+	cmd := &cobra.Command{
+		Use:   "explain [KEY]",
+		Short: "Explain a deployment target on a cluster type: why it is (not) scheduled, and where every config value comes from",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.out.check(); err != nil {
+				return err
+			}
+			if o.clusterType == "" || o.deploymentTarget == "" {
+				return failed(ExitUsage, fmt.Errorf("--cluster-type and --deployment-target are required"))
+			}
+			cp, err := o.cp.open(cmd.Context(), e)
+			if err != nil {
+				return err
+			}
+			envs, err := o.cp.environments(cp, false)
+			if err != nil {
+				return err
+			}
+			r, err := runPipeline(cmd.Context(), cp, envs[0], upToSchedule, renderDefaults())
+			if err != nil {
+				return err
+			}
+			key := ""
+			if len(args) == 1 {
+				key = args[0]
+			}
+			return o.print(e, r, key)
+		},
+	}
+	o.cp.bind(cmd, true)
+	o.out.bind(cmd)
+	cmd.Flags().StringVar(&o.clusterType, "cluster-type", "", "cluster type name")
+	cmd.Flags().StringVar(&o.deploymentTarget, "deployment-target", "", "deployment target name (<workload>-<target>)")
+	return cmd
+}
+
+func (o *explainOptions) print(e *env, r *result, key string) error {
+	ct, dt := findPair(r.snap, o.clusterType, o.deploymentTarget)
+	if ct == nil || dt == nil {
+		ex := r.sched.Explain(o.deploymentTarget, o.clusterType)
+		return failed(ExitFailed, fmt.Errorf("%s", strings.Join(ex.Reasons, "; ")))
+	}
+	cfg := compose.New(r.snap).Compose(ct, dt)
+	doc := explainJSON{
+		Environment: r.snap.Environment, ClusterType: o.clusterType, DeploymentTarget: o.deploymentTarget,
+		Values: map[string]*compose.Value{}, Namespace: schedule.Namespace(r.snap.Environment, o.clusterType, o.deploymentTarget),
+		Scheduling: r.sched.Explain(o.deploymentTarget, o.clusterType),
+	}
+	doc.Scheduled = doc.Scheduling.Scheduled
+	for k, v := range cfg.Values {
+		if key == "" || k == key {
+			doc.Values[k] = v
+		}
+	}
+	if key != "" && len(doc.Values) == 0 {
+		return failed(ExitFailed, fmt.Errorf("key %q is not set for %s on %s", key, o.deploymentTarget, o.clusterType))
+	}
+	err := o.out.write(e.stdout, doc, func(w io.Writer) error { return explainText(w, &doc) })
+	if err != nil {
+		return failed(ExitFailed, err)
+	}
+	return nil
+}
+
+// findPair finds the cluster type and the deployment target (of this environment).
+func findPair(s *platform.Snapshot, ctName, dtName string) (*platform.ClusterType, *platform.DeploymentTarget) {
+	var ct *platform.ClusterType
+	var dt *platform.DeploymentTarget
+	for _, c := range s.ClusterTypes {
+		if c.Metadata.Name == ctName {
+			ct = c
+		}
+	}
+	for _, d := range s.DeploymentTargets {
+		if d.Name == dtName && d.Environment == s.Environment {
+			dt = d
+		}
+	}
+	return ct, dt
+}
+
+func explainText(w io.Writer, doc *explainJSON) error {
+	state := "is scheduled"
+	if !doc.Scheduled {
+		state = "is NOT scheduled"
+	}
+	fmt.Fprintf(w, "%s on %s in %s %s (namespace %s)\n", doc.DeploymentTarget, doc.ClusterType, doc.Environment, state, doc.Namespace)
+	for _, r := range doc.Scheduling.Reasons {
+		fmt.Fprintf(w, "  %s\n", r)
+	}
+	for _, p := range doc.Scheduling.Policies {
+		verdict := "does not select it"
+		if p.Selected {
+			verdict = "selects it"
+		}
+		fmt.Fprintf(w, "  policy %s %s: %s\n", p.Policy, verdict, strings.Join(p.Reasons, "; "))
+	}
+	fmt.Fprintln(w)
+	keys := make([]string, 0, len(doc.Values))
+	for k := range doc.Values {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	t := newTable(w, "KEY", "VALUE", "SET BY", "AT", "SHADOWS")
+	for _, k := range keys {
+		v := doc.Values[k]
+		var shadows []string
+		for _, s := range v.Shadowed {
+			shadows = append(shadows, fmt.Sprintf("%s=%s (%s)", s.Source.Name, short(s.Value), s.Source.Level))
+		}
+		t.row(k, short(v.Value), fmt.Sprintf("%s/%s (%s)", v.Source.Kind, v.Source.Name, v.Source.Level),
+			fmt.Sprintf("%s:%d", v.Source.File, v.Source.Line), strings.Join(shadows, ", "))
+	}
+	return t.flush()
+}
+
+// short renders a value on one line, cut to a readable length.
+func short(v any) string {
+	s, ok := v.(string)
+	if !ok {
+		b, _ := json.Marshal(v)
+		s = string(b)
+	}
+	s = strings.ReplaceAll(s, "\n", `\n`)
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	return s
+}

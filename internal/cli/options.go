@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fleetform/fleetform/internal/platform"
+)
+
+// controlPlaneOptions are the flags every command that reads a control plane takes.
+type controlPlaneOptions struct {
+	controlPlane string
+	env          string
+	ref          string
+	commonRef    string
+	layout       string
+	repoMap      []string
+	configFile   string
+}
+
+func (o *controlPlaneOptions) bind(cmd *cobra.Command, envRequired bool) {
+	f := cmd.Flags()
+	f.StringVar(&o.controlPlane, "control-plane", ".", "control plane: a directory, a git repository (path) or a git URL")
+	usage := "environment"
+	if !envRequired {
+		usage = "environment (default: every environment)"
+	}
+	f.StringVar(&o.env, "env", "", usage)
+	f.StringVar(&o.ref, "ref", "", "ref to read: the tip in the folder layout, the main branch in the Kalypso layout")
+	f.StringVar(&o.commonRef, "common-ref", "", "read common content at this ref instead of the BaseRepo pin (what-if)")
+	f.StringVar(&o.layout, "layout", "", "repository layout: kalypso or folder (default: detected)")
+	f.StringArrayVar(&o.repoMap, "repo-map", nil, "map a repository URL to a local path or git repository: URL=PATH (repeatable)")
+	f.StringVar(&o.configFile, "config", os.Getenv("FLEETFORM_CONFIG"), "config file (repoMap, layout); default $FLEETFORM_CONFIG")
+}
+
+// fileConfig is the optional config file.
+type fileConfig struct {
+	// RepoMap maps repository URLs to local paths (relative to the config file).
+	RepoMap map[string]string `json:"repoMap,omitempty"`
+	// Layout forces the repository layout.
+	Layout string `json:"layout,omitempty"`
+}
+
+// platformOptions merges the config file and flags (flags win).
+func (o *controlPlaneOptions) platformOptions(e *env) (platform.Options, error) {
+	opts := platform.Options{RepoMap: platform.RepoMap{}, Ref: o.ref, CommonRef: o.commonRef, Logger: e.logger}
+	if o.configFile != "" {
+		data, err := os.ReadFile(o.configFile)
+		if err != nil {
+			return opts, fmt.Errorf("read config: %w", err)
+		}
+		var fc fileConfig
+		if err := yaml.UnmarshalStrict(data, &fc); err != nil {
+			return opts, fmt.Errorf("config %s: %w", o.configFile, err)
+		}
+		base := filepath.Dir(o.configFile)
+		for url, p := range fc.RepoMap {
+			if !filepath.IsAbs(p) && !strings.Contains(p, "://") {
+				p = filepath.Join(base, p)
+			}
+			opts.RepoMap[url] = p
+		}
+		opts.Layout = platform.Layout(fc.Layout)
+	}
+	for _, m := range o.repoMap {
+		url, p, ok := strings.Cut(m, "=")
+		if !ok || url == "" || p == "" {
+			return opts, failed(ExitUsage, fmt.Errorf("--repo-map %q: want URL=PATH", m))
+		}
+		opts.RepoMap[url] = p
+	}
+	if o.layout != "" {
+		opts.Layout = platform.Layout(o.layout)
+	}
+	switch opts.Layout {
+	case platform.LayoutAuto, platform.LayoutKalypso, platform.LayoutFolder:
+	default:
+		return opts, failed(ExitUsage, fmt.Errorf("--layout %q: want kalypso or folder", opts.Layout))
+	}
+	return opts, nil
+}
+
+// open opens the control plane.
+func (o *controlPlaneOptions) open(ctx context.Context, e *env) (*platform.ControlPlane, error) {
+	opts, err := o.platformOptions(e)
+	if err != nil {
+		return nil, err
+	}
+	cp, err := platform.Open(ctx, o.controlPlane, opts)
+	if err != nil {
+		return nil, failed(ExitFailed, err)
+	}
+	return cp, nil
+}
+
+// environments returns the environments to work on: --env, or every one (all=true), or the
+// only one there is.
+func (o *controlPlaneOptions) environments(cp *platform.ControlPlane, all bool) ([]string, error) {
+	if o.env != "" {
+		return []string{o.env}, nil
+	}
+	envs, _, err := cp.Environments()
+	if err != nil {
+		return nil, failed(ExitFailed, err)
+	}
+	names := make([]string, 0, len(envs))
+	for _, e := range envs {
+		names = append(names, e.Name)
+	}
+	if all || len(names) == 1 {
+		return names, nil
+	}
+	if len(names) == 0 {
+		return nil, failed(ExitFailed, fmt.Errorf("the control plane declares no environment"))
+	}
+	return nil, failed(ExitUsage, fmt.Errorf("--env is required: the control plane declares %s", strings.Join(names, ", ")))
+}

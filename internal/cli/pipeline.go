@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/render"
+	"github.com/fleetform/fleetform/internal/schedule"
+)
+
+// result is the pipeline run for one environment.
+type result struct {
+	snap   *platform.Snapshot
+	sched  *schedule.Result
+	output *render.Output // nil when only scheduling was asked for
+}
+
+// diagnostics gathers every stage's diagnostics.
+func (r *result) diagnostics() []platform.Diagnostic {
+	ds := append([]platform.Diagnostic(nil), r.snap.Diagnostics...)
+	ds = append(ds, r.sched.Diagnostics...)
+	if r.output != nil {
+		ds = append(ds, r.output.Diagnostics...)
+	}
+	return ds
+}
+
+// stage says how far the pipeline runs.
+type stage int
+
+const (
+	upToSchedule stage = iota
+	upToRender
+)
+
+// runPipeline loads env and runs the pipeline up to the given stage.
+func runPipeline(ctx context.Context, cp *platform.ControlPlane, env string, upTo stage, opts render.Options) (*result, error) {
+	snap, err := cp.Load(ctx, env)
+	if err != nil {
+		return nil, failed(ExitFailed, fmt.Errorf("load environment %s: %w", env, err))
+	}
+	r := &result{snap: snap, sched: schedule.Schedule(snap)}
+	if upTo >= upToRender {
+		r.output = render.Render(snap, r.sched, opts)
+	}
+	return r, nil
+}
+
+func renderDefaults() render.Options { return render.Options{} }

@@ -1,0 +1,196 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+type renderOptions struct {
+	cp  controlPlaneOptions
+	out outputOption
+	dir string
+}
+
+type renderJSON struct {
+	Environment  string       `json:"environment"`
+	Out          string       `json:"out"`
+	Assignments  int          `json:"assignments"`
+	ClusterTypes int          `json:"clusterTypes"`
+	Written      []string     `json:"written"`
+	Unchanged    int          `json:"unchanged"`
+	Removed      []string     `json:"removed"`
+	Failed       []failedJSON `json:"failed"`
+	diagnosticsJSON
+}
+
+type failedJSON struct {
+	ClusterType      string `json:"clusterType"`
+	DeploymentTarget string `json:"deploymentTarget"`
+	Error            string `json:"error"`
+}
+
+func newRenderCmd(e *env) *cobra.Command {
+	var o renderOptions
+	cmd := &cobra.Command{
+		Use:   "render",
+		Short: "Render an environment's GitOps tree into a folder",
+		Long: "render writes the environment's GitOps tree into --out, which stands for the GitOpsRepo's\n" +
+			"path: <clusterType>/README.md, <clusterType>/<deploymentTarget>/{reconciler,namespace,\n" +
+			"platform-config}.yaml and .github/tracking/Promoted_Commit_Id. Inside the cluster-type\n" +
+			"folders it renders, files it no longer renders are removed, except those of assignments\n" +
+			"that failed, which keep their previous files. Anything else in --out is left alone.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.out.check(); err != nil {
+				return err
+			}
+			if o.dir == "" {
+				return failed(ExitUsage, fmt.Errorf("--out is required"))
+			}
+			cp, err := o.cp.open(cmd.Context(), e)
+			if err != nil {
+				return err
+			}
+			envs, err := o.cp.environments(cp, false)
+			if err != nil {
+				return err
+			}
+			r, err := runPipeline(cmd.Context(), cp, envs[0], upToRender, renderDefaults())
+			if err != nil {
+				return err
+			}
+			return o.write(e, r)
+		},
+	}
+	o.cp.bind(cmd, true)
+	o.out.bind(cmd)
+	cmd.Flags().StringVar(&o.dir, "out", "", "folder to write the tree into (stands for the GitOpsRepo path)")
+	return cmd
+}
+
+func (o *renderOptions) write(e *env, r *result) error {
+	doc := renderJSON{Environment: r.snap.Environment, Out: o.dir, Assignments: len(r.output.Assignments),
+		ClusterTypes: len(r.output.ClusterTypes), Written: []string{}, Removed: []string{}, Failed: []failedJSON{},
+		diagnosticsJSON: splitDiagnostics(r.diagnostics())}
+	keep := map[string]bool{}
+	for _, a := range r.output.Failed() {
+		keep[a.Dir()+"/"] = true
+		doc.Failed = append(doc.Failed, failedJSON{ClusterType: a.ClusterType, DeploymentTarget: a.DeploymentTarget, Error: a.Err.Error()})
+	}
+	tree := r.output.Tree()
+	var err error
+	if doc.Removed, err = removeStale(o.dir, r.output.ClusterTypes, tree, keep); err != nil {
+		return failed(ExitFailed, err)
+	}
+	if doc.Written, doc.Unchanged, err = writeTree(o.dir, tree); err != nil {
+		return failed(ExitFailed, err)
+	}
+	printDiagnostics(e.stderr, r.diagnostics())
+	err = o.out.write(e.stdout, doc, func(w io.Writer) error {
+		fmt.Fprintf(w, "rendered environment %s: %d assignment(s) on %d cluster type(s) into %s\n",
+			doc.Environment, doc.Assignments-len(doc.Failed), doc.ClusterTypes, o.dir)
+		fmt.Fprintf(w, "files: %d written, %d unchanged, %d removed\n", len(doc.Written), doc.Unchanged, len(doc.Removed))
+		if len(doc.Failed) > 0 {
+			fmt.Fprintf(w, "%d assignment(s) failed and kept their previous files:\n", len(doc.Failed))
+			t := newTable(w, "  CLUSTER TYPE", "DEPLOYMENT TARGET", "ERROR")
+			for _, f := range doc.Failed {
+				t.row("  "+f.ClusterType, f.DeploymentTarget, f.Error)
+			}
+			return t.flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return failed(ExitFailed, err)
+	}
+	if len(doc.Errors) > 0 {
+		return failed(ExitFailed, nil)
+	}
+	return nil
+}
+
+// writeTree writes every file whose content differs, and returns the written paths.
+func writeTree(dir string, tree map[string][]byte) (written []string, unchanged int, err error) {
+	paths := make([]string, 0, len(tree))
+	for p := range tree {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	written = []string{}
+	for _, p := range paths {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if old, err := os.ReadFile(full); err == nil && bytes.Equal(old, tree[p]) {
+			unchanged++
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			return nil, 0, err
+		}
+		if err := os.WriteFile(full, tree[p], 0o644); err != nil {
+			return nil, 0, err
+		}
+		written = append(written, p)
+	}
+	return written, unchanged, nil
+}
+
+// removeStale removes files inside the rendered cluster-type folders that are not in the
+// tree, except under the folders in keep.
+func removeStale(dir string, clusterTypes []string, tree map[string][]byte, keep map[string]bool) ([]string, error) {
+	removed := []string{}
+	for _, ct := range clusterTypes {
+		root := filepath.Join(dir, ct)
+		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if os.IsNotExist(err) {
+					return nil
+				}
+				return err
+			}
+			if d.IsDir() {
+				return nil
+			}
+			rel, _ := filepath.Rel(dir, p)
+			rel = filepath.ToSlash(rel)
+			if _, ok := tree[rel]; ok || keptBy(rel, keep) {
+				return nil
+			}
+			removed = append(removed, rel)
+			return os.Remove(p)
+		})
+		if err != nil {
+			return nil, err
+		}
+		removeEmptyDirs(root)
+	}
+	sort.Strings(removed)
+	return removed, nil
+}
+
+// keptBy reports whether p is inside one of the <clusterType>/<deploymentTarget>/ folders
+// in keep.
+func keptBy(p string, keep map[string]bool) bool {
+	parts := strings.SplitN(p, "/", 3)
+	return len(parts) == 3 && keep[parts[0]+"/"+parts[1]+"/"]
+}
+
+func removeEmptyDirs(root string) {
+	var dirs []string
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	for i := len(dirs) - 1; i >= 0; i-- {
+		_ = os.Remove(dirs[i]) // fails, harmlessly, when not empty
+	}
+}

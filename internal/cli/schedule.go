@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+type scheduleOptions struct {
+	cp  controlPlaneOptions
+	out outputOption
+}
+
+// scheduleJSON is the contract of `schedule -o json`.
+type scheduleJSON struct {
+	Environment string           `json:"environment"`
+	Assignments []assignmentJSON `json:"assignments"`
+	diagnosticsJSON
+}
+
+type assignmentJSON struct {
+	Workload         string   `json:"workload"`
+	DeploymentTarget string   `json:"deploymentTarget"`
+	ClusterType      string   `json:"clusterType"`
+	Namespace        string   `json:"namespace"`
+	Policies         []string `json:"policies"`
+}
+
+func newScheduleCmd(e *env) *cobra.Command {
+	var o scheduleOptions
+	cmd := &cobra.Command{
+		Use:   "schedule",
+		Short: "Show which deployment targets are scheduled on which cluster types",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.out.check(); err != nil {
+				return err
+			}
+			cp, err := o.cp.open(cmd.Context(), e)
+			if err != nil {
+				return err
+			}
+			envs, err := o.cp.environments(cp, false)
+			if err != nil {
+				return err
+			}
+			r, err := runPipeline(cmd.Context(), cp, envs[0], upToSchedule, renderDefaults())
+			if err != nil {
+				return err
+			}
+			return o.print(e, r)
+		},
+	}
+	o.cp.bind(cmd, true)
+	o.out.bind(cmd)
+	return cmd
+}
+
+func (o *scheduleOptions) print(e *env, r *result) error {
+	doc := scheduleJSON{Environment: r.snap.Environment, Assignments: []assignmentJSON{}, diagnosticsJSON: splitDiagnostics(r.diagnostics())}
+	for _, a := range r.sched.Assignments {
+		doc.Assignments = append(doc.Assignments, assignmentJSON{
+			Workload: a.Workload, DeploymentTarget: a.DeploymentTarget, ClusterType: a.ClusterType,
+			Namespace: a.Namespace, Policies: a.Policies,
+		})
+	}
+	err := o.out.write(e.stdout, doc, func(w io.Writer) error {
+		t := newTable(w, "CLUSTER TYPE", "DEPLOYMENT TARGET", "WORKLOAD", "NAMESPACE", "POLICIES")
+		for _, a := range doc.Assignments {
+			t.row(a.ClusterType, a.DeploymentTarget, a.Workload, a.Namespace, strings.Join(a.Policies, ","))
+		}
+		return t.flush()
+	})
+	if err != nil {
+		return failed(ExitFailed, err)
+	}
+	printDiagnostics(e.stderr, r.diagnostics())
+	if len(doc.Errors) > 0 {
+		return failed(ExitFailed, nil)
+	}
+	return nil
+}

@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fleetform/fleetform/internal/platform"
+)
+
+type validateOptions struct {
+	cp  controlPlaneOptions
+	out outputOption
+}
+
+type validateJSON struct {
+	Environments []validateEnvJSON `json:"environments"`
+	Valid        bool              `json:"valid"`
+}
+
+type validateEnvJSON struct {
+	Environment string `json:"environment"`
+	Assignments int    `json:"assignments"`
+	Rendered    int    `json:"rendered"`
+	diagnosticsJSON
+}
+
+func newValidateCmd(e *env) *cobra.Command {
+	var o validateOptions
+	cmd := &cobra.Command{
+		Use:   "validate",
+		Short: "Check the control plane: every document, selector, template, schema and reference",
+		Long: "validate runs the whole pipeline (load, schedule, compose, render) for every environment,\n" +
+			"or for --env, without writing anything, and reports every problem it finds.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.out.check(); err != nil {
+				return err
+			}
+			cp, err := o.cp.open(cmd.Context(), e)
+			if err != nil {
+				return err
+			}
+			envs, err := o.cp.environments(cp, true)
+			if err != nil {
+				return err
+			}
+			doc := validateJSON{Environments: []validateEnvJSON{}, Valid: true}
+			var all []platform.Diagnostic
+			if _, envDiags, err := cp.Environments(); err == nil && o.cp.env == "" {
+				all = append(all, envDiags...)
+			}
+			for _, name := range envs {
+				r, err := runPipeline(cmd.Context(), cp, name, upToRender, renderDefaults())
+				if err != nil {
+					return err
+				}
+				ds := r.diagnostics()
+				all = append(all, ds...)
+				ej := validateEnvJSON{Environment: name, Assignments: len(r.sched.Assignments),
+					Rendered: len(r.output.Assignments) - len(r.output.Failed()), diagnosticsJSON: splitDiagnostics(ds)}
+				doc.Valid = doc.Valid && len(ej.Errors) == 0
+				doc.Environments = append(doc.Environments, ej)
+			}
+			all = dedupe(all)
+			if platform.HasErrors(all) {
+				doc.Valid = false
+			}
+			printDiagnostics(e.stderr, all)
+			err = o.out.write(e.stdout, doc, func(w io.Writer) error {
+				t := newTable(w, "ENVIRONMENT", "ASSIGNMENTS", "RENDERED", "ERRORS", "WARNINGS")
+				for _, ej := range doc.Environments {
+					t.row(ej.Environment, fmt.Sprint(ej.Assignments), fmt.Sprint(ej.Rendered), fmt.Sprint(len(ej.Errors)), fmt.Sprint(len(ej.Warnings)))
+				}
+				return t.flush()
+			})
+			if err != nil {
+				return failed(ExitFailed, err)
+			}
+			if !doc.Valid {
+				return failed(ExitFailed, nil)
+			}
+			return nil
+		},
+	}
+	o.cp.bind(cmd, false)
+	o.out.bind(cmd)
+	return cmd
+}
+
+// dedupe drops repeated diagnostics (common content is read once per environment).
+func dedupe(ds []platform.Diagnostic) []platform.Diagnostic {
+	seen := map[string]bool{}
+	out := ds[:0:0]
+	for _, d := range ds {
+		k := string(d.Severity) + d.Error()
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, d)
+		}
+	}
+	return out
+}

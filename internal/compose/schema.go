@@ -1,0 +1,283 @@
+package compose
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	yaml "go.yaml.in/yaml/v3"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/fleetform/fleetform/internal/platform"
+)
+
+// maxCoercionPasses bounds schema-directed coercion (one pass per nesting of failures).
+const maxCoercionPasses = 8
+
+// schemaRef is one schema that applies to an assignment, and where it was written.
+type schemaRef struct {
+	text   string
+	source platform.Source
+	path   string
+	kind   string
+	name   string
+}
+
+// schemaSet holds the ConfigSchemas of a snapshot, compiled once per distinct text.
+type schemaSet struct {
+	schemas []schemaRef
+	ix      *index
+
+	mu       sync.Mutex
+	compiled map[string]compiled
+	results  map[resultKey][]string
+}
+
+type compiled struct {
+	schema *jsonschema.Schema
+	err    error
+}
+
+type resultKey struct {
+	config uint64
+	schema string
+}
+
+func newSchemaSet(cs []*platform.ConfigSchema) *schemaSet {
+	s := &schemaSet{compiled: map[string]compiled{}, results: map[resultKey][]string{}}
+	sorted := append([]*platform.ConfigSchema(nil), cs...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Metadata.Name < sorted[j].Metadata.Name })
+	labels := make([]map[string]string, len(sorted))
+	for i, c := range sorted {
+		s.schemas = append(s.schemas, schemaRef{text: c.Spec.Schema, source: c.Source, path: "spec.schema", kind: "ConfigSchema", name: c.Metadata.Name})
+		labels[i] = matchLabels(c.Metadata.Labels)
+	}
+	s.ix = newIndex(labels)
+	return s
+}
+
+// Validate checks cfg against every ConfigSchema that applies to (ct, dt) and every schema
+// of dt. It returns one diagnostic per violation, located at the schema.
+func (c *Composer) Validate(cfg *Config, ct *platform.ClusterType, dt *platform.DeploymentTarget) []platform.Diagnostic {
+	var refs []schemaRef
+	var buf [8]int
+	for _, i := range c.schemas.ix.matches(buf[:0], ct, dt) {
+		refs = append(refs, c.schemas.schemas[i])
+	}
+	for _, s := range dt.ConfigSchemas {
+		refs = append(refs, schemaRef{text: s.Text, source: s.Source, path: s.Path, kind: "Workload", name: dt.Workload})
+	}
+	var diags []platform.Diagnostic
+	for _, ref := range refs {
+		for _, msg := range c.schemas.check(cfg, ref.text) {
+			d := ref.source.Diag(ref.path, fmt.Sprintf("config of %s on %s: %s", dt.Name, ct.Metadata.Name, msg),
+				"fix the value where it is set, or the schema")
+			d.Kind, d.Name = ref.kind, ref.name
+			diags = append(diags, d)
+		}
+	}
+	return diags
+}
+
+// check validates cfg against one schema text, caching by (config, schema).
+func (s *schemaSet) check(cfg *Config, text string) []string {
+	key := resultKey{config: cfg.Digest, schema: text}
+	s.mu.Lock()
+	if r, ok := s.results[key]; ok {
+		s.mu.Unlock()
+		return r
+	}
+	s.mu.Unlock()
+	msgs := s.validate(cfg, text)
+	s.mu.Lock()
+	s.results[key] = msgs
+	s.mu.Unlock()
+	return msgs
+}
+
+func (s *schemaSet) validate(cfg *Config, text string) []string {
+	sch, err := s.compile(text)
+	if err != nil {
+		return []string{"invalid schema: " + err.Error()}
+	}
+	inst := any(cfg.Data)
+	for range maxCoercionPasses {
+		err := sch.Validate(inst)
+		if err == nil {
+			return nil
+		}
+		var ve *jsonschema.ValidationError
+		if !errors.As(err, &ve) {
+			return []string{err.Error()}
+		}
+		next, changed := coerce(inst, leaves(ve, nil))
+		if !changed {
+			return describe(cfg, leaves(ve, nil))
+		}
+		inst = next
+	}
+	return []string{"schema validation did not settle"}
+}
+
+func (s *schemaSet) compile(text string) (*jsonschema.Schema, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.compiled[text]; ok {
+		return c.schema, c.err
+	}
+	sch, err := compileSchema(text)
+	s.compiled[text] = compiled{sch, err}
+	return sch, err
+}
+
+// compileSchema compiles JSON or YAML schema text. References to anything but the schema
+// itself are refused: a schema cannot read files or the network.
+func compileSchema(text string) (*jsonschema.Schema, error) {
+	var doc any
+	if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
+		return nil, fmt.Errorf("not JSON or YAML: %w", err)
+	}
+	doc = normalize(doc)
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(denyLoader{})
+	h := fnv.New64a()
+	h.Write([]byte(text))
+	url := fmt.Sprintf("mem:///schema-%x.json", h.Sum64())
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, err
+	}
+	return c.Compile(url)
+}
+
+type denyLoader struct{}
+
+func (denyLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("schema references %s: external references are not allowed", url)
+}
+
+// leaves collects the innermost validation errors.
+func leaves(e *jsonschema.ValidationError, out []*jsonschema.ValidationError) []*jsonschema.ValidationError {
+	if len(e.Causes) == 0 {
+		return append(out, e)
+	}
+	for _, c := range e.Causes {
+		out = leaves(c, out)
+	}
+	return out
+}
+
+// coerce converts the strings that a schema wants as integer, number or boolean, where they
+// parse as one: config values are strings, and a string is converted only where the schema
+// asks for another type (never blindly, as Kalypso does).
+func coerce(inst any, errs []*jsonschema.ValidationError) (any, bool) {
+	changed := false
+	for _, e := range errs {
+		t, ok := e.ErrorKind.(*kind.Type)
+		if !ok || t.Got != "string" {
+			continue
+		}
+		cur, ok := lookup(inst, e.InstanceLocation)
+		str, isStr := cur.(string)
+		if !ok || !isStr {
+			continue
+		}
+		if v, ok := convert(str, t.Want); ok {
+			inst = replace(inst, e.InstanceLocation, v)
+			changed = true
+		}
+	}
+	return inst, changed
+}
+
+func convert(s string, want []string) (any, bool) {
+	for _, w := range want {
+		switch w {
+		case "integer":
+			if i, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil {
+				return i, true
+			}
+		case "number":
+			if f, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil && !isNaNOrInf(f) {
+				return f, true
+			}
+		case "boolean":
+			if b, err := strconv.ParseBool(strings.TrimSpace(s)); err == nil {
+				return b, true
+			}
+		}
+	}
+	return nil, false
+}
+
+func isNaNOrInf(f float64) bool { return f != f || f > 1e308 || f < -1e308 }
+
+func lookup(v any, path []string) (any, bool) {
+	for _, p := range path {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[p]
+		case []any:
+			i, err := strconv.Atoi(p)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil, false
+			}
+			v = x[i]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// replace returns v with the value at path replaced, copying only the containers on the
+// path (shared configs are never modified).
+func replace(v any, path []string, nv any) any {
+	if len(path) == 0 {
+		return nv
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = e
+		}
+		out[path[0]] = replace(x[path[0]], path[1:], nv)
+		return out
+	case []any:
+		i, _ := strconv.Atoi(path[0])
+		out := append([]any(nil), x...)
+		out[i] = replace(x[i], path[1:], nv)
+		return out
+	}
+	return v
+}
+
+var printer = message.NewPrinter(language.English)
+
+// describe turns violations into messages naming the key, the rule and the value's source.
+func describe(cfg *Config, errs []*jsonschema.ValidationError) []string {
+	out := make([]string, 0, len(errs))
+	for _, e := range errs {
+		key := strings.Join(e.InstanceLocation, ".")
+		if key == "" {
+			key = "(config)"
+		}
+		msg := fmt.Sprintf("%s: %s (rule %s)", key, e.ErrorKind.LocalizedString(printer), strings.Join(e.ErrorKind.KeywordPath(), "/"))
+		if len(e.InstanceLocation) > 0 {
+			if v, ok := cfg.Values[e.InstanceLocation[0]]; ok {
+				msg += fmt.Sprintf("; value set by %s %s at %s:%d", v.Source.Kind, v.Source.Name, v.Source.File, v.Source.Line)
+			}
+		}
+		out = append(out, msg)
+	}
+	sort.Strings(out)
+	return out
+}

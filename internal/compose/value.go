@@ -1,0 +1,137 @@
+package compose
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// ParseValue turns a ConfigMap data string into a config value, as Kalypso does:
+//   - a value wrapped in single quotes (after trimming spaces) is kept as a string, with
+//     every leading and trailing quote removed;
+//   - a value that parses as a YAML list or mapping becomes structured ([]any or
+//     map[string]any);
+//   - anything else stays the original string, untouched.
+//
+// Unlike Kalypso, structures are parsed as YAML 1.2 (yes/no/on/off stay strings).
+func ParseValue(raw string) any {
+	t := strings.TrimSpace(raw)
+	if len(t) > 0 && t[0] == '\'' && t[len(t)-1] == '\'' {
+		return strings.Trim(t, "'")
+	}
+	if t == "" || (!strings.ContainsAny(t, ":-[{") && !strings.Contains(t, "\n")) {
+		return raw // cannot be a list or a mapping
+	}
+	var v any
+	if err := yaml.Unmarshal([]byte(raw), &v); err != nil {
+		return raw
+	}
+	switch v.(type) {
+	case map[string]any, []any, map[any]any:
+		return normalize(v)
+	}
+	return raw
+}
+
+// normalize converts YAML-decoded values to JSON-compatible ones (string map keys).
+func normalize(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = normalize(e)
+		}
+		return out
+	case map[any]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[fmt.Sprint(k)] = normalize(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = normalize(e)
+		}
+		return out
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return strconv.FormatFloat(x, 'g', -1, 64) // not representable in JSON
+		}
+		return x
+	case time.Time:
+		return x.Format(time.RFC3339Nano)
+	case []byte:
+		return string(x)
+	default:
+		return x
+	}
+}
+
+// Merge combines a value with a higher-precedence one, as Kalypso does, without changing
+// either: two mappings merge key by key (recursively); two lists merge each mapping item of
+// next into every item of existing with the same `name` (a missing name equals a missing
+// name) and append the items that matched nothing; in every other case next replaces
+// existing.
+func Merge(existing, next any) any {
+	switch e := existing.(type) {
+	case map[string]any:
+		n, ok := next.(map[string]any)
+		if !ok {
+			return next
+		}
+		out := make(map[string]any, len(e)+len(n))
+		for k, v := range e {
+			out[k] = v
+		}
+		for k, v := range n {
+			if ev, ok := out[k]; ok {
+				out[k] = Merge(ev, v)
+			} else {
+				out[k] = v
+			}
+		}
+		return out
+	case []any:
+		n, ok := next.([]any)
+		if !ok {
+			return next
+		}
+		return mergeLists(e, n)
+	default:
+		return next
+	}
+}
+
+func mergeLists(existing, next []any) []any {
+	out := make([]any, len(existing), len(existing)+len(next))
+	copy(out, existing)
+	for _, item := range next {
+		m, isMap := item.(map[string]any)
+		matched := false
+		if isMap {
+			for i := range existing {
+				if em, ok := out[i].(map[string]any); ok && sameName(em["name"], m["name"]) {
+					out[i] = Merge(em, m)
+					matched = true
+				}
+			}
+		}
+		if !matched {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+func sameName(a, b any) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return reflect.DeepEqual(a, b)
+}

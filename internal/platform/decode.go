@@ -1,0 +1,162 @@
+package platform
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"regexp"
+	"strconv"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/fleetform/fleetform/api/v1alpha1"
+)
+
+// document is one decoded object of a YAML stream, before it is sorted into a Snapshot.
+type document struct {
+	kind   string
+	name   string
+	object any // pointer to a v1alpha1 kind
+	source Source
+}
+
+// kindTypes maps apiVersion/kind to the Go type a document decodes into.
+var kindTypes = map[string]reflect.Type{
+	v1alpha1.APIVersion + "/" + v1alpha1.KindEnvironment:          reflect.TypeFor[v1alpha1.Environment](),
+	v1alpha1.APIVersion + "/" + v1alpha1.KindClusterType:          reflect.TypeFor[v1alpha1.ClusterType](),
+	v1alpha1.APIVersion + "/" + v1alpha1.KindWorkload:             reflect.TypeFor[v1alpha1.Workload](),
+	v1alpha1.APIVersion + "/" + v1alpha1.KindDeploymentTarget:     reflect.TypeFor[v1alpha1.DeploymentTarget](),
+	v1alpha1.APIVersion + "/" + v1alpha1.KindWorkloadRegistration: reflect.TypeFor[v1alpha1.WorkloadRegistration](),
+	v1alpha1.APIVersion + "/" + v1alpha1.KindSchedulingPolicy:     reflect.TypeFor[v1alpha1.SchedulingPolicy](),
+	v1alpha1.APIVersion + "/" + v1alpha1.KindTemplate:             reflect.TypeFor[v1alpha1.Template](),
+	v1alpha1.APIVersion + "/" + v1alpha1.KindConfigSchema:         reflect.TypeFor[v1alpha1.ConfigSchema](),
+	v1alpha1.APIVersion + "/" + v1alpha1.KindGitOpsRepo:           reflect.TypeFor[v1alpha1.GitOpsRepo](),
+	v1alpha1.APIVersion + "/" + v1alpha1.KindBaseRepo:             reflect.TypeFor[v1alpha1.BaseRepo](),
+	"v1/" + v1alpha1.KindConfigMap:                                reflect.TypeFor[v1alpha1.ConfigMap](),
+}
+
+var yamlLineRE = regexp.MustCompile(`line (\d+)`)
+
+// decodeFile decodes every document of a YAML file. Documents that fail are reported and
+// skipped; the others are returned.
+func decodeFile(data []byte, src Source) ([]document, []Diagnostic) {
+	var docs []document
+	var diags []Diagnostic
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var root yaml.Node
+		err := dec.Decode(&root)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			d := src.Diag("", "invalid YAML: "+trimYAMLErr(err), "")
+			if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+				d.Line, _ = strconv.Atoi(m[1])
+			}
+			diags = append(diags, d)
+			break // the decoder cannot resynchronise after a syntax error
+		}
+		doc, ds := decodeDocument(&root, src)
+		diags = append(diags, ds...)
+		if doc != nil {
+			docs = append(docs, *doc)
+		}
+	}
+	return docs, diags
+}
+
+func trimYAMLErr(err error) string {
+	s := err.Error()
+	return string(bytes.TrimPrefix([]byte(s), []byte("yaml: ")))
+}
+
+// decodeDocument decodes one document strictly. It returns nil for empty documents and for
+// documents with errors.
+func decodeDocument(root *yaml.Node, src Source) (*document, []Diagnostic) {
+	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
+		return nil, nil
+	}
+	n := root.Content[0]
+	src.Line = n.Line
+	src.lines = map[string]int{}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return nil, nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil, []Diagnostic{src.Diag("", "a document must be a mapping with apiVersion and kind, not a "+nodeKind(n), "")}
+	}
+	apiVersion, kind, name := scalarAt(n, "apiVersion"), scalarAt(n, "kind"), scalarAt(n, "metadata", "name")
+	src.kind, src.name = kind, name
+	if apiVersion == "" || kind == "" {
+		return nil, []Diagnostic{src.Diag("", "document has no apiVersion or kind",
+			"every document must be a fleetform object; list files that are not in .sourceignore")}
+	}
+	t, ok := kindTypes[apiVersion+"/"+kind]
+	if !ok {
+		return nil, []Diagnostic{unknownKind(src, apiVersion, kind)}
+	}
+	w := &strictWalker{src: &src}
+	w.walk(n, t, "")
+	if name == "" {
+		w.diags = append(w.diags, src.Diag("metadata.name", "name is required", ""))
+	}
+	if len(w.diags) > 0 {
+		return nil, w.diags
+	}
+	obj := reflect.New(t)
+	if err := n.Decode(obj.Interface()); err != nil {
+		d := src.Diag("", trimYAMLErr(err), "")
+		if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+			d.Line, _ = strconv.Atoi(m[1])
+		}
+		return nil, []Diagnostic{d}
+	}
+	return &document{kind: kind, name: name, object: obj.Interface(), source: src}, nil
+}
+
+func unknownKind(src Source, apiVersion, kind string) Diagnostic {
+	for k := range kindTypes {
+		if v, kd, _ := cutLast(k, "/"); kd == kind {
+			return src.Diag("apiVersion", fmt.Sprintf("kind %s has apiVersion %s, not %s", kind, v, apiVersion),
+				fmt.Sprintf("set apiVersion: %s", v))
+		}
+	}
+	return src.Diag("kind", fmt.Sprintf("unknown kind %s (apiVersion %s)", kind, apiVersion),
+		"fleetform reads Environment, ClusterType, Workload, DeploymentTarget, WorkloadRegistration, "+
+			"SchedulingPolicy, Template, ConfigSchema, GitOpsRepo, BaseRepo and ConfigMap; "+
+			"keep other files out of the control plane or list them in .sourceignore")
+}
+
+func cutLast(s, sep string) (before, after string, found bool) {
+	i := bytes.LastIndex([]byte(s), []byte(sep))
+	if i < 0 {
+		return s, "", false
+	}
+	return s[:i], s[i+len(sep):], true
+}
+
+// scalarAt returns the scalar value at a key path of a mapping node, or "".
+func scalarAt(n *yaml.Node, keys ...string) string {
+	for _, k := range keys {
+		if n.Kind != yaml.MappingNode {
+			return ""
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == k {
+				next = n.Content[i+1]
+			}
+		}
+		if next == nil {
+			return ""
+		}
+		n = next
+	}
+	if n.Kind != yaml.ScalarNode {
+		return ""
+	}
+	return n.Value
+}

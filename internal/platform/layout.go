@@ -1,0 +1,348 @@
+package platform
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/fleetform/fleetform/api/v1alpha1"
+)
+
+// Layout is how a control-plane repository maps to "common content + environment content".
+type Layout string
+
+// Layouts.
+const (
+	// LayoutAuto picks kalypso when the repository's main branch has .environments/,
+	// folder otherwise.
+	LayoutAuto Layout = ""
+	// LayoutKalypso: branch main holds common content and .environments/; one branch per
+	// environment holds its own content and base-repo.yaml.
+	LayoutKalypso Layout = "kalypso"
+	// LayoutFolder: everything outside environments/ is common; environments/<env>/ is the
+	// environment's own content.
+	LayoutFolder Layout = "folder"
+)
+
+// environmentsDir is the folder of environment folders in the folder layout.
+const environmentsDir = "environments/"
+
+// Options configure how a control plane is opened.
+type Options struct {
+	// RepoMap maps repository URLs to local paths.
+	RepoMap RepoMap
+	// Layout forces a layout; empty detects it.
+	Layout Layout
+	// Ref is the tip to read in the folder layout (default HEAD), or the main branch in the
+	// Kalypso layout (default main).
+	Ref string
+	// CommonRef, when set, overrides the BaseRepo pin: common content is read at this ref.
+	CommonRef string
+	// Logger receives progress messages; nil discards them.
+	Logger *slog.Logger
+}
+
+// ControlPlane is an opened control-plane repository.
+type ControlPlane struct {
+	repo   *Repo
+	repos  *Repos
+	layout Layout
+	opts   Options
+}
+
+// Open opens the control plane at location (a directory, a local git repository or a URL).
+func Open(ctx context.Context, location string, opts Options) (*ControlPlane, error) {
+	repos := NewRepos(opts.RepoMap, opts.Logger)
+	repo, err := repos.Open(ctx, location)
+	if err != nil {
+		return nil, fmt.Errorf("open control plane: %w", err)
+	}
+	cp := &ControlPlane{repo: repo, repos: repos, layout: opts.Layout, opts: opts}
+	if cp.layout == LayoutAuto {
+		cp.layout = cp.detectLayout()
+	}
+	if cp.layout == LayoutKalypso && !repo.IsGit() {
+		return nil, fmt.Errorf("open control plane %s: the Kalypso layout needs a git repository (one branch per environment)", location)
+	}
+	return cp, nil
+}
+
+// Layout returns the layout in use.
+func (cp *ControlPlane) Layout() Layout { return cp.layout }
+
+// Repo returns the control-plane repository.
+func (cp *ControlPlane) Repo() *Repo { return cp.repo }
+
+func (cp *ControlPlane) detectLayout() Layout {
+	if !cp.repo.IsGit() {
+		return LayoutFolder
+	}
+	t, err := cp.repo.Tree(cp.mainRef())
+	if err != nil {
+		return LayoutFolder
+	}
+	files, err := t.Files()
+	if err != nil {
+		return LayoutFolder
+	}
+	for _, f := range files {
+		if strings.HasPrefix(f, environmentsDir) {
+			return LayoutFolder
+		}
+	}
+	for _, f := range files {
+		if strings.HasPrefix(f, ".environments/") {
+			return LayoutKalypso
+		}
+	}
+	return LayoutFolder
+}
+
+// mainRef is the Kalypso layout's main branch (or the folder layout's tip).
+func (cp *ControlPlane) mainRef() string {
+	if cp.opts.Ref != "" {
+		return cp.opts.Ref
+	}
+	if cp.repo.HasBranch("main") {
+		return "main"
+	}
+	return "HEAD"
+}
+
+// EnvironmentInfo is an environment as declared at the tip.
+type EnvironmentInfo struct {
+	Name string
+	// Object is the Environment document, nil when the folder layout has only the folder.
+	Object *Environment
+}
+
+// Environments lists the environments declared at the tip, sorted by name.
+func (cp *ControlPlane) Environments() ([]EnvironmentInfo, []Diagnostic, error) {
+	tip, err := cp.repo.Tree(cp.mainRef())
+	if err != nil {
+		return nil, nil, err
+	}
+	root, ignore := ".environments/", true
+	if cp.layout == LayoutFolder {
+		root, ignore = environmentsDir, false
+	}
+	docs, diags, err := section{tree: tip, root: root, noIgnore: ignore}.read()
+	if err != nil {
+		return nil, diags, err
+	}
+	byName := map[string]*EnvironmentInfo{}
+	if cp.layout == LayoutFolder {
+		files, _ := tip.Files()
+		for _, f := range files {
+			if rest, ok := strings.CutPrefix(f, environmentsDir); ok && strings.Contains(rest, "/") {
+				name := rest[:strings.Index(rest, "/")]
+				byName[name] = &EnvironmentInfo{Name: name}
+			}
+		}
+	}
+	for _, d := range docs {
+		env, ok := d.object.(*v1alpha1.Environment)
+		if !ok {
+			if cp.layout == LayoutKalypso {
+				diags = append(diags, d.source.Diag("kind", "only Environment documents belong in .environments/", ""))
+			}
+			continue
+		}
+		if cp.layout == LayoutFolder && !strings.HasPrefix(d.source.File, environmentsDir+d.name+"/") {
+			diags = append(diags, d.source.Diag("metadata.name",
+				fmt.Sprintf("Environment %q must be in %s%s/", d.name, environmentsDir, d.name), "move the file or rename the environment"))
+			continue
+		}
+		if prev, dup := byName[d.name]; dup && prev.Object != nil {
+			diags = append(diags, d.source.Diag("metadata.name", fmt.Sprintf("duplicate Environment %q: already defined at %s",
+				d.name, where(prev.Object.Source)), ""))
+			continue
+		}
+		byName[d.name] = &EnvironmentInfo{Name: d.name, Object: &Environment{env, d.source}}
+	}
+	out := make([]EnvironmentInfo, 0, len(byName))
+	for _, n := range sortedKeys(byName) {
+		out = append(out, *byName[n])
+	}
+	return out, diags, nil
+}
+
+// Load reads everything environment env is rendered from.
+func (cp *ControlPlane) Load(ctx context.Context, env string) (*Snapshot, error) {
+	envs, diags, err := cp.Environments()
+	if err != nil {
+		return nil, fmt.Errorf("list environments: %w", err)
+	}
+	var info *EnvironmentInfo
+	names := make([]string, 0, len(envs))
+	for i := range envs {
+		names = append(names, envs[i].Name)
+		if envs[i].Name == env {
+			info = &envs[i]
+		}
+	}
+	if info == nil {
+		return nil, fmt.Errorf("environment %q is not declared; declared: %s", env, strings.Join(names, ", "))
+	}
+	b := newBuilder(env)
+	b.snap.EnvironmentObject = info.Object
+	b.snap.Diagnostics = append(b.snap.Diagnostics, diags...)
+	if cp.layout == LayoutKalypso {
+		err = cp.loadKalypso(ctx, b, info)
+	} else {
+		err = cp.loadFolder(ctx, b, info)
+	}
+	if err != nil {
+		return nil, err
+	}
+	cp.loadRegistrations(ctx, b)
+	return b.snap, nil
+}
+
+// loadKalypso reads the environment branch at its tip and main at the BaseRepo pin.
+func (cp *ControlPlane) loadKalypso(ctx context.Context, b *builder, info *EnvironmentInfo) error {
+	ref := v1alpha1.RepoRef{Branch: info.Name, Path: "."}
+	if info.Object != nil {
+		spec := info.Object.Spec.ControlPlane
+		if spec.Branch != "" {
+			ref.Branch = spec.Branch
+		}
+		if spec.Path != "" {
+			ref.Path = spec.Path
+		}
+		ref.Repo = spec.Repo
+	}
+	envRepo, err := cp.contentRepo(ctx, ref.Repo)
+	if err != nil {
+		return err
+	}
+	envTree, err := envRepo.Tree(ref.Branch)
+	if err != nil {
+		return fmt.Errorf("environment %s: branch %q: %w", info.Name, ref.Branch, err)
+	}
+	b.snap.Revisions.Environment = envTree.Revision()
+	if err := cp.addSection(b, section{tree: envTree, root: ref.Path}, fromEnvironment); err != nil {
+		return err
+	}
+	base := v1alpha1.BaseRepoSpec{RepoRef: v1alpha1.RepoRef{Branch: cp.mainRef(), Path: "."}}
+	if br := b.snap.BaseRepo; br != nil {
+		base = br.Spec
+		if base.Branch == "" {
+			base.Branch = cp.mainRef()
+		}
+	}
+	return cp.addCommon(ctx, b, base, nil)
+}
+
+// loadFolder reads environments/<env>/ at the tip and the rest at the BaseRepo pin.
+func (cp *ControlPlane) loadFolder(ctx context.Context, b *builder, info *EnvironmentInfo) error {
+	tip, err := cp.repo.Tree(cp.opts.Ref)
+	if err != nil {
+		return err
+	}
+	b.snap.Revisions.Environment = tip.Revision()
+	envDir := environmentsDir + info.Name + "/"
+	if err := cp.addSection(b, section{tree: tip, root: envDir}, fromEnvironment); err != nil {
+		return err
+	}
+	base := v1alpha1.BaseRepoSpec{RepoRef: v1alpha1.RepoRef{Path: "."}}
+	if br := b.snap.BaseRepo; br != nil {
+		base.Commit = br.Spec.Commit
+		if br.Spec.Repo != "" && cp.repos.Mapped(br.Spec.Repo) {
+			base.Repo = br.Spec.Repo
+		}
+	}
+	if base.Commit == "" && cp.opts.CommonRef == "" {
+		base.Branch = cp.opts.Ref // unpinned: common content at the same tip
+	}
+	return cp.addCommon(ctx, b, base, []string{environmentsDir})
+}
+
+// addCommon reads the common (promotable) content at the pin, or at the CommonRef override.
+func (cp *ControlPlane) addCommon(ctx context.Context, b *builder, base v1alpha1.BaseRepoSpec, exclude []string) error {
+	repo, err := cp.contentRepo(ctx, base.Repo)
+	if err != nil {
+		return err
+	}
+	ref, pinned := base.Branch, false
+	if base.Commit != "" {
+		ref, pinned = base.Commit, true
+	}
+	if cp.opts.CommonRef != "" {
+		ref, pinned = cp.opts.CommonRef, true
+	}
+	tree, err := repo.Tree(ref)
+	if err != nil {
+		if pinned && b.snap.BaseRepo != nil {
+			d := b.snap.BaseRepo.Source.Diag("spec.commit", fmt.Sprintf("pinned commit %s is not in %s", ref, repo.Location),
+				"fetch the commit into the repository, or promote an existing commit")
+			return fmt.Errorf("%s", d.Error())
+		}
+		return fmt.Errorf("common content at %q: %w", ref, err)
+	}
+	b.snap.Revisions.Common, b.snap.Revisions.Pinned = tree.Revision(), pinned && repo.IsGit()
+	return cp.addSection(b, section{tree: tree, root: base.Path, exclude: exclude}, fromCommon)
+}
+
+// contentRepo opens the repository a control-plane reference names: the mapped location
+// when url is mapped, else the control plane itself.
+func (cp *ControlPlane) contentRepo(ctx context.Context, url string) (*Repo, error) {
+	if url != "" && cp.repos.Mapped(url) {
+		return cp.repos.Open(ctx, url)
+	}
+	return cp.repo, nil
+}
+
+func (cp *ControlPlane) addSection(b *builder, s section, from origin) error {
+	docs, diags, err := s.read()
+	if err != nil {
+		return err
+	}
+	b.snap.Diagnostics = append(b.snap.Diagnostics, diags...)
+	for _, d := range docs {
+		b.add(d, from, nil)
+	}
+	return nil
+}
+
+// loadRegistrations reads the Workloads of every WorkloadRegistration. A registration
+// whose repository cannot be read is reported and recorded in FailedSources.
+func (cp *ControlPlane) loadRegistrations(ctx context.Context, b *builder) {
+	regs := append([]*WorkloadRegistration(nil), b.snap.Registrations...)
+	sort.Slice(regs, func(i, j int) bool { return regs[i].Metadata.Name < regs[j].Metadata.Name })
+	for _, reg := range regs {
+		ref := reg.Spec.Workload
+		fail := func(err error) {
+			b.diag(reg.Source.Diag("spec.workload.repo", fmt.Sprintf("cannot read workloads from %s: %v", redactURL(ref.Repo), err),
+				"check the URL and credentials, or map it with --repo-map URL=PATH"))
+			b.snap.FailedSources = append(b.snap.FailedSources, "registration/"+reg.Metadata.Name)
+		}
+		repo, err := cp.repos.Open(ctx, ref.Repo)
+		if err != nil {
+			fail(err)
+			continue
+		}
+		tree, err := repo.Tree(ref.Branch)
+		if err != nil {
+			fail(err)
+			continue
+		}
+		docs, diags, err := section{tree: tree, root: ref.Path, repo: ref.Repo}.read()
+		if err != nil {
+			fail(err)
+			continue
+		}
+		b.snap.Diagnostics = append(b.snap.Diagnostics, diags...)
+		for _, d := range diags {
+			if d.Severity == SeverityError {
+				b.snap.FailedSources = append(b.snap.FailedSources, "file/"+ref.Repo+"/"+path.Clean(d.File))
+			}
+		}
+		for _, d := range docs {
+			b.add(d, fromWorkloadRepo, reg)
+		}
+	}
+}

@@ -1,0 +1,252 @@
+package platform
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/go-git/go-git/v5/storage/memory"
+)
+
+// RepoMap maps repository URLs to local directories or git repositories. A key ending in
+// "/" maps every URL under it: the rest of the URL is appended to the value.
+type RepoMap map[string]string
+
+// Lookup returns the local location of url, if mapped.
+func (m RepoMap) Lookup(url string) (string, bool) {
+	n := normalizeURL(url)
+	for k, v := range m {
+		if normalizeURL(k) == n && !strings.HasSuffix(k, "/") {
+			return v, true
+		}
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if strings.HasSuffix(k, "/") {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return len(keys[i]) > len(keys[j]) }) // longest prefix wins
+	for _, k := range keys {
+		if rest, ok := strings.CutPrefix(n, strings.TrimSuffix(k, "/")+"/"); ok {
+			return filepath.Join(m[k], filepath.FromSlash(rest)), true
+		}
+	}
+	return "", false
+}
+
+func normalizeURL(u string) string {
+	u = strings.TrimSpace(u)
+	u = strings.TrimSuffix(u, "/")
+	return strings.TrimSuffix(u, ".git")
+}
+
+// Repo is an opened repository: a plain directory or a git repository.
+type Repo struct {
+	// Location is what was opened (URL or path), for messages.
+	Location string
+	dir      string
+	git      *git.Repository
+}
+
+// IsGit reports whether the repository has git history (refs and commits).
+func (r *Repo) IsGit() bool { return r.git != nil }
+
+// Git returns the underlying go-git repository, or nil for a directory.
+func (r *Repo) Git() *git.Repository { return r.git }
+
+// Tree returns the tree at ref: a branch, tag or commit. For a directory the ref is ignored.
+// An empty ref means HEAD.
+func (r *Repo) Tree(ref string) (Tree, error) {
+	if r.git == nil {
+		return DirTree(r.dir), nil
+	}
+	h, err := r.Resolve(ref)
+	if err != nil {
+		return nil, err
+	}
+	c, err := r.git.CommitObject(h)
+	if err != nil {
+		return nil, fmt.Errorf("read commit %s: %w", h, err)
+	}
+	t, err := c.Tree()
+	if err != nil {
+		return nil, fmt.Errorf("read tree of %s: %w", h, err)
+	}
+	return gitTree{commit: h.String(), tree: t}, nil
+}
+
+// Resolve turns a branch, tag or (short) commit into a commit hash.
+func (r *Repo) Resolve(ref string) (plumbing.Hash, error) {
+	if ref == "" {
+		ref = "HEAD"
+	}
+	h, err := r.git.ResolveRevision(plumbing.Revision(ref))
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("%s: ref %q: %w", r.Location, ref, errNotFound)
+	}
+	return *h, nil
+}
+
+// HasBranch reports whether the repository has the branch.
+func (r *Repo) HasBranch(name string) bool {
+	if r.git == nil {
+		return false
+	}
+	_, err := r.git.Reference(plumbing.NewBranchReferenceName(name), true)
+	return err == nil
+}
+
+// Repos opens repositories by URL or path, honouring a RepoMap, and caches them.
+type Repos struct {
+	repoMap RepoMap
+	logger  *slog.Logger
+	mu      sync.Mutex
+	cache   map[string]*Repo
+}
+
+// NewRepos returns a Repos that resolves URLs through m.
+func NewRepos(m RepoMap, logger *slog.Logger) *Repos {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Repos{repoMap: m, logger: logger, cache: map[string]*Repo{}}
+}
+
+// Mapped reports whether url is mapped to a local location.
+func (rs *Repos) Mapped(url string) bool {
+	_, ok := rs.repoMap.Lookup(url)
+	return ok
+}
+
+// Open opens url (a URL or a local path), through the repo map when it is mapped.
+func (rs *Repos) Open(ctx context.Context, url string) (*Repo, error) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if r, ok := rs.cache[url]; ok {
+		return r, nil
+	}
+	loc := url
+	if mapped, ok := rs.repoMap.Lookup(url); ok {
+		loc = mapped
+	}
+	r, err := rs.open(ctx, loc)
+	if err != nil {
+		return nil, err
+	}
+	r.Location = url
+	rs.cache[url] = r
+	return r, nil
+}
+
+func (rs *Repos) open(ctx context.Context, loc string) (*Repo, error) {
+	if p, ok := localPath(loc); ok {
+		return openLocal(p)
+	}
+	rs.logger.InfoContext(ctx, "fetching repository", "url", redactURL(loc))
+	return fetchRemote(ctx, loc)
+}
+
+// localPath returns the filesystem path of a local location (a path or file:// URL).
+func localPath(loc string) (string, bool) {
+	if p, ok := strings.CutPrefix(loc, "file://"); ok {
+		return p, true
+	}
+	if strings.Contains(loc, "://") || (strings.Contains(loc, "@") && strings.Contains(loc, ":")) {
+		return "", false
+	}
+	return loc, true
+}
+
+func openLocal(p string) (*Repo, error) {
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", p, err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("open %s: not a directory", p)
+	}
+	if isGitDir(p) {
+		g, err := git.PlainOpenWithOptions(p, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+		if err != nil {
+			return nil, fmt.Errorf("open git repository %s: %w", p, err)
+		}
+		return &Repo{dir: p, git: g}, nil
+	}
+	return &Repo{dir: p}, nil
+}
+
+// isGitDir reports whether p is the top of a git work tree or a bare repository.
+func isGitDir(p string) bool {
+	if _, err := os.Stat(filepath.Join(p, ".git")); err == nil {
+		return true
+	}
+	_, errHead := os.Stat(filepath.Join(p, "HEAD"))
+	_, errObj := os.Stat(filepath.Join(p, "objects"))
+	return errHead == nil && errObj == nil
+}
+
+// fetchRemote fetches every branch and tag of a remote repository into memory.
+func fetchRemote(ctx context.Context, url string) (*Repo, error) {
+	g, err := git.Init(memory.NewStorage(), nil)
+	if err != nil {
+		return nil, err
+	}
+	remote, err := g.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{url}})
+	if err != nil {
+		return nil, err
+	}
+	err = remote.FetchContext(ctx, &git.FetchOptions{
+		RefSpecs: []config.RefSpec{"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"},
+		Auth:     authFromEnv(),
+		Tags:     git.NoTags,
+	})
+	if err != nil && err != git.NoErrAlreadyUpToDate {
+		return nil, fmt.Errorf("fetch %s: %w", redactURL(url), err)
+	}
+	if head, err := remote.ListContext(ctx, &git.ListOptions{Auth: authFromEnv()}); err == nil {
+		for _, ref := range head {
+			if ref.Name() == plumbing.HEAD && ref.Type() == plumbing.SymbolicReference {
+				_ = g.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, ref.Target()))
+			}
+		}
+	}
+	return &Repo{git: g}, nil
+}
+
+// authFromEnv returns HTTP credentials from FLEETFORM_GIT_TOKEN (with
+// FLEETFORM_GIT_USERNAME, default "git"), or nil to let go-git use its defaults
+// (ssh-agent for ssh URLs).
+func authFromEnv() transport.AuthMethod {
+	tok := os.Getenv("FLEETFORM_GIT_TOKEN")
+	if tok == "" {
+		return nil
+	}
+	user := os.Getenv("FLEETFORM_GIT_USERNAME")
+	if user == "" {
+		user = "git"
+	}
+	return &http.BasicAuth{Username: user, Password: tok}
+}
+
+// redactURL removes credentials from a URL before it is logged or shown.
+func redactURL(u string) string {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return u
+	}
+	if at := strings.LastIndex(rest, "@"); at >= 0 && at < strings.IndexAny(rest+"/", "/") {
+		rest = "***@" + rest[at+1:]
+	}
+	return scheme + "://" + rest
+}

@@ -1,0 +1,225 @@
+package platform
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// maxWalkNodes bounds the strict walk, so that alias bombs cannot make it loop for long.
+const maxWalkNodes = 1 << 20
+
+// strictWalker checks a YAML node tree against a Go type before decoding: unknown or
+// misspelled fields, wrong shapes and unquoted non-strings where strings are required are
+// reported with their line, and every field's line is recorded for later diagnostics.
+type strictWalker struct {
+	src   *Source
+	diags []Diagnostic
+	nodes int
+}
+
+func (w *strictWalker) fail(line int, path, msg, hint string) {
+	d := w.src.Diag(path, msg, hint)
+	d.Line = line
+	w.diags = append(w.diags, d)
+}
+
+func (w *strictWalker) walk(n *yaml.Node, t reflect.Type, path string) {
+	if w.nodes++; w.nodes > maxWalkNodes {
+		if w.nodes == maxWalkNodes+1 {
+			w.fail(n.Line, path, "document is too large or uses too many aliases", "")
+		}
+		return
+	}
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if path != "" {
+		if _, ok := w.src.lines[path]; !ok {
+			w.src.lines[path] = n.Line
+		}
+	}
+	if n.Tag == "!!null" {
+		return
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		w.walkStruct(n, t, path)
+	case reflect.Map:
+		w.walkMap(n, t, path)
+	case reflect.Slice:
+		w.walkSlice(n, t, path)
+	case reflect.String:
+		if n.Kind != yaml.ScalarNode {
+			w.fail(n.Line, path, fmt.Sprintf("must be a string, not a %s", nodeKind(n)), "")
+		} else if n.Tag != "!!str" && n.Style == 0 {
+			w.fail(n.Line, path, fmt.Sprintf("must be a string, got %s %s", strings.TrimPrefix(n.Tag, "!!"), n.Value),
+				fmt.Sprintf("quote it: %q", n.Value))
+		}
+	case reflect.Interface:
+		// any: accepted as is
+	default:
+		if n.Kind != yaml.ScalarNode {
+			w.fail(n.Line, path, fmt.Sprintf("must be a %s, not a %s", t.Kind(), nodeKind(n)), "")
+		}
+	}
+}
+
+func (w *strictWalker) walkStruct(n *yaml.Node, t reflect.Type, path string) {
+	if n.Kind != yaml.MappingNode {
+		w.fail(n.Line, path, fmt.Sprintf("must be a mapping, not a %s", nodeKind(n)), "")
+		return
+	}
+	fields := yamlFields(t)
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Value == "<<" && k.Tag == "!!merge" {
+			w.walkMerge(v, t, path)
+			continue
+		}
+		p := joinPath(path, k.Value)
+		if first, dup := seen[k.Value]; dup {
+			w.fail(k.Line, p, fmt.Sprintf("field is set twice (first on line %d)", first), "remove one of them")
+			continue
+		}
+		seen[k.Value] = k.Line
+		ft, ok := fields[k.Value]
+		if !ok {
+			w.fail(k.Line, p, "unknown field", suggest(k.Value, fields))
+			continue
+		}
+		w.walk(v, ft, p)
+	}
+}
+
+func (w *strictWalker) walkMerge(v *yaml.Node, t reflect.Type, path string) {
+	if v.Kind == yaml.AliasNode {
+		v = v.Alias
+	}
+	if v.Kind == yaml.SequenceNode {
+		for _, m := range v.Content {
+			w.walkMerge(m, t, path)
+		}
+		return
+	}
+	w.walkStruct(v, t, path)
+}
+
+func (w *strictWalker) walkMap(n *yaml.Node, t reflect.Type, path string) {
+	if n.Kind != yaml.MappingNode {
+		w.fail(n.Line, path, fmt.Sprintf("must be a mapping, not a %s", nodeKind(n)), "")
+		return
+	}
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		p := joinPath(path, k.Value)
+		if first, dup := seen[k.Value]; dup {
+			w.fail(k.Line, p, fmt.Sprintf("key is set twice (first on line %d)", first), "remove one of them")
+			continue
+		}
+		seen[k.Value] = k.Line
+		w.src.lines[p] = k.Line
+		w.walk(v, t.Elem(), p)
+	}
+}
+
+func (w *strictWalker) walkSlice(n *yaml.Node, t reflect.Type, path string) {
+	if n.Kind != yaml.SequenceNode {
+		w.fail(n.Line, path, fmt.Sprintf("must be a list, not a %s", nodeKind(n)), "")
+		return
+	}
+	for i, item := range n.Content {
+		w.walk(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i))
+	}
+}
+
+func joinPath(parent, key string) string {
+	if parent == "" {
+		return key
+	}
+	return parent + "." + key
+}
+
+func nodeKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.ScalarNode:
+		return "scalar (" + strings.TrimPrefix(n.Tag, "!!") + ")"
+	default:
+		return "node"
+	}
+}
+
+// yamlFields maps the YAML keys of a struct (inline structs flattened) to field types.
+func yamlFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("yaml")
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if strings.Contains(opts, "inline") {
+			for k, v := range yamlFields(f.Type) {
+				out[k] = v
+			}
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		out[name] = f.Type
+	}
+	return out
+}
+
+// suggest returns a "did you mean" hint for a misspelled key, or the list of known keys.
+func suggest(key string, fields map[string]reflect.Type) string {
+	names := make([]string, 0, len(fields))
+	for k := range fields {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	best, bestDist := "", len(key)/2+2
+	for _, n := range names {
+		if d := levenshtein(strings.ToLower(key), strings.ToLower(n)); d < bestDist {
+			best, bestDist = n, d
+		}
+	}
+	if best != "" {
+		return fmt.Sprintf("did you mean %q?", best)
+	}
+	return "known fields: " + strings.Join(names, ", ")
+}
+
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,237 @@
+package platform
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// maxFileSize bounds every file read from a control plane or workload repository.
+const maxFileSize = 8 << 20
+
+// Tree is a read-only set of files: a directory, or a commit of a git repository.
+type Tree interface {
+	// Files lists every regular file as a slash-separated path relative to the root, sorted.
+	Files() ([]string, error)
+	// ReadFile returns a file's content.
+	ReadFile(name string) ([]byte, error)
+	// Revision is the commit the tree was read at, or "" for a directory.
+	Revision() string
+}
+
+// dirTree is a directory on disk.
+type dirTree struct{ root string }
+
+// DirTree returns the directory at root as a Tree.
+func DirTree(root string) Tree { return dirTree{root: root} }
+
+func (d dirTree) Revision() string { return "" }
+
+func (d dirTree) Files() ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(d.root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if e.IsDir() && e.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if e.Type().IsRegular() {
+			rel, err := filepath.Rel(d.root, p)
+			if err != nil {
+				return err
+			}
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out, err
+}
+
+func (d dirTree) ReadFile(name string) ([]byte, error) {
+	f, err := os.Open(filepath.Join(d.root, filepath.FromSlash(name)))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readLimited(f, name)
+}
+
+func readLimited(r io.Reader, name string) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxFileSize {
+		return nil, fmt.Errorf("%s is larger than %d MiB", name, maxFileSize>>20)
+	}
+	return data, nil
+}
+
+// gitTree is the tree of one commit.
+type gitTree struct {
+	commit string
+	tree   *object.Tree
+}
+
+func (g gitTree) Revision() string { return g.commit }
+
+func (g gitTree) Files() ([]string, error) {
+	var out []string
+	err := g.tree.Files().ForEach(func(f *object.File) error {
+		if f.Mode.IsFile() {
+			out = append(out, f.Name)
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out, err
+}
+
+func (g gitTree) ReadFile(name string) ([]byte, error) {
+	f, err := g.tree.File(name)
+	if err != nil {
+		return nil, err
+	}
+	if f.Size > maxFileSize {
+		return nil, fmt.Errorf("%s is larger than %d MiB", name, maxFileSize>>20)
+	}
+	r, err := f.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return readLimited(r, name)
+}
+
+// Flux's default exclusions (source-controller sourceignore), applied before .sourceignore.
+var defaultIgnore = []string{
+	".git/", ".gitignore", ".gitmodules", ".gitattributes",
+	"*.jpg", "*.jpeg", "*.gif", "*.png", "*.wmv", "*.flv", "*.tar.gz", "*.zip",
+	".github/", ".circleci/", ".travis.yml", ".gitlab-ci.yml", "appveyor.yml", ".drone.yml",
+	"cloudbuild.yaml", "codeship-services.yml", "codeship-steps.yml",
+	"**/.goreleaser.yml", "**/.sops.yaml", "**/.flux.yaml",
+}
+
+// ignoreMatcher builds Flux's matcher for a tree: the default exclusions, then every
+// .sourceignore file, each scoped to its own folder.
+func ignoreMatcher(t Tree, files []string) (gitignore.Matcher, error) {
+	var ps []gitignore.Pattern
+	for _, p := range defaultIgnore {
+		ps = append(ps, gitignore.ParsePattern(p, nil))
+	}
+	for _, f := range files {
+		if path.Base(f) != ".sourceignore" {
+			continue
+		}
+		data, err := t.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		var domain []string
+		if dir := path.Dir(f); dir != "." {
+			domain = strings.Split(dir, "/")
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			line = strings.TrimRight(line, "\r")
+			if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
+				continue
+			}
+			ps = append(ps, gitignore.ParsePattern(line, domain))
+		}
+	}
+	return gitignore.NewMatcher(ps), nil
+}
+
+// ignored reports whether a file, or any folder above it, is excluded.
+func ignored(m gitignore.Matcher, file string) bool {
+	parts := strings.Split(file, "/")
+	for i := 1; i < len(parts); i++ {
+		if m.Match(parts[:i], true) {
+			return true
+		}
+	}
+	return m.Match(parts, false)
+}
+
+func isYAML(name string) bool {
+	ext := strings.ToLower(path.Ext(name))
+	return ext == ".yaml" || ext == ".yml"
+}
+
+// section is the part of a tree a loader reads: the YAML files under root that Flux would
+// deliver, minus the excluded prefixes.
+type section struct {
+	tree     Tree
+	root     string   // folder, "" for the whole tree
+	exclude  []string // folder prefixes to skip (e.g. "environments/")
+	noIgnore bool     // read everything, ignoring .sourceignore and the default exclusions
+	repo     string   // repository URL for diagnostics, "" for the control plane
+}
+
+// read decodes every document of the section. Files that cannot be read or parsed are
+// reported; everything else is returned.
+func (s section) read() ([]document, []Diagnostic, error) {
+	files, err := s.tree.Files()
+	if err != nil {
+		return nil, nil, fmt.Errorf("list files: %w", err)
+	}
+	m, err := ignoreMatcher(s.tree, files)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read .sourceignore: %w", err)
+	}
+	if s.noIgnore {
+		m = gitignore.NewMatcher(nil)
+	}
+	var docs []document
+	var diags []Diagnostic
+	for _, f := range files {
+		if !s.includes(f) || !isYAML(f) || ignored(m, f) {
+			continue
+		}
+		data, err := s.tree.ReadFile(f)
+		src := Source{Repo: s.repo, Commit: s.tree.Revision(), File: f}
+		if err != nil {
+			diags = append(diags, src.Diag("", "cannot read file: "+err.Error(), ""))
+			continue
+		}
+		ds, dg := decodeFile(data, src)
+		docs = append(docs, ds...)
+		diags = append(diags, dg...)
+	}
+	return docs, diags, nil
+}
+
+func (s section) includes(f string) bool {
+	root := cleanDir(s.root)
+	if root != "" && !strings.HasPrefix(f, root) {
+		return false
+	}
+	for _, x := range s.exclude {
+		if strings.HasPrefix(f, x) {
+			return false
+		}
+	}
+	return true
+}
+
+// cleanDir turns "./a/b", "a/b/", "." or "" into "a/b/" or "".
+func cleanDir(p string) string {
+	p = path.Clean("/" + strings.TrimSpace(p))
+	if p == "/" {
+		return ""
+	}
+	return strings.TrimPrefix(p, "/") + "/"
+}
+
+var errNotFound = errors.New("not found")

@@ -1,0 +1,121 @@
+package platform
+
+import (
+	"fmt"
+	"maps"
+
+	"github.com/fleetform/fleetform/api/v1alpha1"
+)
+
+// addWorkload records a Workload and unfolds its deployment targets, as Kalypso's workload
+// controller does: name <workload>-<target>; labels are the target's, then the workload's,
+// then workload=<name> and workspace=<workspace>; schemas are the target's, then the
+// workload's.
+func (b *builder) addWorkload(o *v1alpha1.Workload, src Source, reg *WorkloadRegistration) {
+	if !b.checkLabels(src, "metadata.labels", o.Metadata.Labels) || !b.claim(v1alpha1.KindWorkload, o.Metadata.Name, src) {
+		return
+	}
+	w := &Workload{Workload: o, Source: src, Workspace: o.Metadata.Labels[v1alpha1.LabelWorkspace]}
+	if reg != nil {
+		w.Workspace, w.Registration = reg.Spec.Workspace, reg.Metadata.Name
+	}
+	b.snap.Workloads = append(b.snap.Workloads, w)
+
+	names := map[string]int{}
+	for i, t := range o.Spec.DeploymentTargets {
+		path := fmt.Sprintf("spec.deploymentTargets[%d]", i)
+		if first, dup := names[t.Name]; dup {
+			b.diag(src.Diag(path+".name", fmt.Sprintf("deployment target %q is defined twice in this workload (first at %s)",
+				t.Name, fmt.Sprintf("spec.deploymentTargets[%d]", first)), "rename one of them"))
+			continue
+		}
+		names[t.Name] = i
+		if dt := b.unfoldTarget(w, t, path); dt != nil {
+			b.addTarget(dt)
+		}
+	}
+}
+
+func (b *builder) unfoldTarget(w *Workload, t v1alpha1.WorkloadTarget, path string) *DeploymentTarget {
+	src := w.Source
+	ok := true
+	if t.Name == "" {
+		b.diag(src.Diag(path+".name", "name is required", ""))
+		ok = false
+	}
+	if t.Environment == "" {
+		b.diag(src.Diag(path+".environment", "environment is required", "name the environment this target runs in"))
+		ok = false
+	}
+	if !b.checkLabels(src, path+".labels", t.Labels) {
+		ok = false
+	}
+	if !ok {
+		return nil
+	}
+	labels := make(map[string]string, len(t.Labels)+len(w.Metadata.Labels)+2)
+	maps.Copy(labels, t.Labels)
+	maps.Copy(labels, w.Metadata.Labels)
+	labels[v1alpha1.LabelWorkload] = w.Metadata.Name
+	labels[v1alpha1.LabelWorkspace] = w.Workspace
+	schemas := make([]SchemaRef, 0, len(t.ConfigSchemas)+len(w.Spec.ConfigSchemas))
+	for i, s := range t.ConfigSchemas {
+		schemas = append(schemas, SchemaRef{Text: s, Source: src, Path: fmt.Sprintf("%s.configSchemas[%d]", path, i)})
+	}
+	for i, s := range w.Spec.ConfigSchemas {
+		schemas = append(schemas, SchemaRef{Text: s, Source: src, Path: fmt.Sprintf("spec.configSchemas[%d]", i)})
+	}
+	return &DeploymentTarget{
+		Name: w.Metadata.Name + "-" + t.Name, Labels: labels, Environment: t.Environment,
+		Manifests: t.Manifests, ConfigSchemas: schemas, Workload: w.Metadata.Name,
+		Workspace: w.Workspace, Registration: w.Registration, Source: src, Path: path,
+	}
+}
+
+// addDeploymentTarget records a DeploymentTarget written directly in the control plane.
+func (b *builder) addDeploymentTarget(o *v1alpha1.DeploymentTarget, src Source) {
+	if !b.checkLabels(src, "metadata.labels", o.Metadata.Labels) {
+		return
+	}
+	if o.Spec.Environment == "" {
+		b.diag(src.Diag("spec.environment", "environment is required", ""))
+		return
+	}
+	labels := maps.Clone(o.Metadata.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	schemas := make([]SchemaRef, 0, len(o.Spec.ConfigSchemas))
+	for i, s := range o.Spec.ConfigSchemas {
+		schemas = append(schemas, SchemaRef{Text: s, Source: src, Path: fmt.Sprintf("spec.configSchemas[%d]", i)})
+	}
+	b.addTarget(&DeploymentTarget{
+		Name: o.Metadata.Name, Labels: labels, Environment: o.Spec.Environment, Manifests: o.Spec.Manifests,
+		ConfigSchemas: schemas, Workload: labels[v1alpha1.LabelWorkload], Workspace: labels[v1alpha1.LabelWorkspace],
+		Source: src,
+	})
+}
+
+func (b *builder) addTarget(dt *DeploymentTarget) {
+	path := dt.Path
+	if path != "" {
+		path += ".name"
+	} else {
+		path = "metadata.name"
+	}
+	if errs := checkDNSName(dt.Name); errs != "" {
+		b.diag(dt.Source.Diag(path, fmt.Sprintf("deployment target name %q is invalid: %s", dt.Name, errs),
+			"use lowercase letters, digits and '-'"))
+		return
+	}
+	key := v1alpha1.KindDeploymentTarget + "/" + dt.Name
+	if first, dup := b.seen[key]; dup {
+		b.diag(dt.Source.Diag(path, fmt.Sprintf("deployment target %q is already defined at %s", dt.Name, where(first)),
+			"deployment target names (<workload>-<target>) must be unique"))
+		return
+	}
+	src := dt.Source
+	src.Line = src.LineOf(path)
+	b.seen[key] = src
+	b.snap.DeploymentTargets = append(b.snap.DeploymentTargets, dt)
+}

@@ -1,0 +1,183 @@
+package render
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"text/template"
+	"text/template/parse"
+
+	"github.com/fleetform/fleetform/api/v1alpha1"
+	"github.com/fleetform/fleetform/internal/platform"
+)
+
+// BuiltinPrefix starts the names of the templates fleetform ships.
+const BuiltinPrefix = "builtin/"
+
+// Template is a parsed Template: every manifest compiled once.
+type Template struct {
+	Name        string
+	Type        string
+	ContentType string
+	// Source locates the Template document; zero for built-in templates.
+	Source    platform.Source
+	manifests []*template.Template
+	// mutates is set when a manifest calls a function that changes dicts in place.
+	mutates bool
+	// digest identifies the template's text and settings.
+	digest [32]byte
+}
+
+// Engine holds the parsed templates of a snapshot and the built-in ones.
+type Engine struct {
+	templates map[string]*Template
+	funcs     template.FuncMap
+	// Diagnostics are template parse errors; a broken template is left out.
+	Diagnostics []platform.Diagnostic
+}
+
+// NewEngine parses every template of the snapshot, and the built-in templates, once.
+func NewEngine(s *platform.Snapshot) *Engine {
+	e := &Engine{templates: map[string]*Template{}, funcs: FuncMap()}
+	for _, b := range builtins() {
+		if t, err := e.compile(b, platform.Source{}); err == nil {
+			e.templates[t.Name] = t
+		} else {
+			panic(fmt.Sprintf("built-in template %s: %v", b.Metadata.Name, err)) // a test guards this
+		}
+	}
+	for _, t := range s.Templates {
+		ct, err := e.compile(t.Template, t.Source)
+		if err != nil {
+			e.Diagnostics = append(e.Diagnostics, templateDiag(t.Source, err))
+			continue
+		}
+		e.templates[ct.Name] = ct
+	}
+	return e
+}
+
+// Lookup returns the template with the given name.
+func (e *Engine) Lookup(name string) (*Template, bool) {
+	t, ok := e.templates[name]
+	return t, ok
+}
+
+// Names returns the names of every template, sorted.
+func (e *Engine) Names() []string {
+	out := make([]string, 0, len(e.templates))
+	for n := range e.templates {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (e *Engine) compile(t *v1alpha1.Template, src platform.Source) (*Template, error) {
+	out := &Template{Name: t.Metadata.Name, Type: t.Spec.Type, ContentType: t.Spec.ContentType, Source: src}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", t.Metadata.Name, t.Spec.Type, t.Spec.ContentType)
+	for i, text := range t.Spec.Manifests {
+		fmt.Fprintf(h, "%d\x00%s\x00", len(text), text)
+		tt, err := template.New(manifestName(t.Metadata.Name, i)).Option("missingkey=error").Funcs(e.funcs).Parse(text)
+		if err != nil {
+			return nil, &manifestError{index: i, err: err}
+		}
+		for _, sub := range tt.Templates() {
+			out.mutates = out.mutates || usesAny(sub.Tree.Root, mutating)
+		}
+		out.manifests = append(out.manifests, tt)
+	}
+	copy(out.digest[:], h.Sum(nil))
+	return out, nil
+}
+
+func manifestName(template string, i int) string { return fmt.Sprintf("%s[%d]", template, i) }
+
+// manifestError is an error in one manifest of a template.
+type manifestError struct {
+	index int
+	err   error
+}
+
+func (m *manifestError) Error() string { return m.err.Error() }
+func (m *manifestError) Unwrap() error { return m.err }
+
+// templateLineRE finds the line inside a manifest in text/template errors ("name[0]:5:").
+var templateLineRE = regexp.MustCompile(`\]:(\d+)(?::\d+)?:`)
+
+// templateDiag locates a template error at its line in the Template's file: the manifest's
+// first line plus the line inside the manifest.
+func templateDiag(src platform.Source, err error) platform.Diagnostic {
+	path := "spec.manifests"
+	if me, ok := err.(*manifestError); ok {
+		path = fmt.Sprintf("spec.manifests[%d]", me.index)
+	}
+	d := src.Diag(path, err.Error(), "")
+	if m := templateLineRE.FindStringSubmatch(err.Error()); m != nil && d.Line > 0 {
+		n, _ := strconv.Atoi(m[1])
+		d.Line += n // the manifest text starts on the line after its `- |` indicator
+	}
+	return d
+}
+
+// usesAny reports whether a template tree calls any of the named functions.
+func usesAny(n parse.Node, names map[string]bool) bool {
+	found := false
+	var walk func(parse.Node)
+	walk = func(n parse.Node) {
+		if n == nil || found {
+			return
+		}
+		switch x := n.(type) {
+		case *parse.IdentifierNode:
+			found = names[x.Ident]
+		case *parse.ListNode:
+			if x == nil {
+				return
+			}
+			for _, c := range x.Nodes {
+				walk(c)
+			}
+		case *parse.ActionNode:
+			if x.Pipe != nil {
+				walk(x.Pipe)
+			}
+		case *parse.PipeNode:
+			if x == nil {
+				return
+			}
+			for _, c := range x.Cmds {
+				walk(c)
+			}
+		case *parse.CommandNode:
+			for _, a := range x.Args {
+				walk(a)
+			}
+		case *parse.BranchNode:
+			if x.Pipe != nil {
+				walk(x.Pipe)
+			}
+			if x.List != nil {
+				walk(x.List)
+			}
+			if x.ElseList != nil {
+				walk(x.ElseList)
+			}
+		case *parse.IfNode:
+			walk(&x.BranchNode)
+		case *parse.RangeNode:
+			walk(&x.BranchNode)
+		case *parse.WithNode:
+			walk(&x.BranchNode)
+		case *parse.TemplateNode:
+			if x.Pipe != nil {
+				walk(x.Pipe)
+			}
+		}
+	}
+	walk(n)
+	return found
+}

@@ -1,0 +1,330 @@
+package render
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"path"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/fleetform/fleetform/internal/compose"
+	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/schedule"
+)
+
+// Version is folded into every input digest: bump it when rendering changes, so that an
+// incremental apply re-renders everything once.
+const Version = "fleetform-render/1"
+
+// maxErrorsPerTemplate bounds the diagnostics reported for one failing template.
+const maxErrorsPerTemplate = 10
+
+// Output is the rendered GitOps tree of one environment, relative to the GitOps path.
+type Output struct {
+	Environment string
+	// ClusterTypes are the names of every cluster type (each gets a folder and a README).
+	ClusterTypes []string
+	// Assignments are in schedule order; failed ones have Files == nil.
+	Assignments []Assignment
+	// PromotedCommit is the common-content commit, written to PromotedCommitFile; "" when
+	// the control plane is not a git repository.
+	PromotedCommit string
+	Diagnostics    []platform.Diagnostic
+}
+
+// Assignment is one scheduled assignment and what was rendered for it.
+type Assignment struct {
+	*schedule.Assignment
+	Config *compose.Config
+	// Files is nil when the assignment failed (see Err).
+	Files *Files
+	Err   error
+	// InputDigest identifies everything the files are rendered from: equal digests mean
+	// byte-identical files.
+	InputDigest string
+}
+
+// Dir is the assignment's folder: <clusterType>/<deploymentTarget>.
+func (a *Assignment) Dir() string { return a.ClusterType + "/" + a.DeploymentTarget }
+
+// Options tune Render.
+type Options struct {
+	// Workers is the number of goroutines; 0 means GOMAXPROCS.
+	Workers int
+	// Skip, when set, is asked for every assignment's input digest before rendering; when
+	// it returns true the assignment is not rendered (Files stays nil, Err nil).
+	Skip func(a *schedule.Assignment, digest string) bool
+}
+
+// Render composes, validates and renders every assignment. An assignment whose config is
+// invalid or whose template fails is reported and left out; the others are rendered.
+func Render(s *platform.Snapshot, sched *schedule.Result, opts Options) *Output {
+	out := &Output{Environment: s.Environment, PromotedCommit: promotedCommit(s)}
+	for _, ct := range sched.ClusterTypes {
+		out.ClusterTypes = append(out.ClusterTypes, ct.Metadata.Name)
+	}
+	engine := NewEngine(s)
+	out.Diagnostics = append(out.Diagnostics, engine.Diagnostics...)
+	composer := compose.New(s)
+	types, diags := resolveTypes(engine, sched)
+	out.Diagnostics = append(out.Diagnostics, diags...)
+
+	out.Assignments = make([]Assignment, len(sched.Assignments))
+	for i := range sched.Assignments {
+		out.Assignments[i].Assignment = &sched.Assignments[i]
+	}
+	r := &renderer{env: s.Environment, engine: engine, composer: composer, types: types, opts: opts, targets: map[*platform.DeploymentTarget][]byte{}}
+	r.run(out.Assignments)
+	out.Diagnostics = append(out.Diagnostics, r.diagnostics(out.Assignments)...)
+	return out
+}
+
+func promotedCommit(s *platform.Snapshot) string {
+	if s.BaseRepo != nil && s.BaseRepo.Spec.Commit != "" && !s.Revisions.Pinned {
+		return s.BaseRepo.Spec.Commit
+	}
+	return s.Revisions.Common
+}
+
+// typeTemplates is a cluster type's resolved templates, or why it cannot render.
+type typeTemplates struct {
+	ts      *ClusterTypeTemplates
+	problem string
+	digest  []byte
+}
+
+func resolveTypes(e *Engine, sched *schedule.Result) (map[string]*typeTemplates, []platform.Diagnostic) {
+	out := map[string]*typeTemplates{}
+	var diags []platform.Diagnostic
+	counts := map[string]int{}
+	for _, a := range sched.Assignments {
+		counts[a.ClusterType]++
+	}
+	for _, ct := range sched.ClusterTypes {
+		ts, problems := e.TemplatesFor(ct.Spec)
+		tt := &typeTemplates{ts: ts}
+		for _, p := range problems {
+			field, msg := SplitField(p)
+			hint := fmt.Sprintf("define a Template with that name or use a built-in one (%s)", joinNames(e))
+			if n := counts[ct.Metadata.Name]; n > 0 {
+				msg = fmt.Sprintf("%s; %d assignment(s) on this cluster type are not rendered", msg, n)
+			}
+			diags = append(diags, ct.Source.Diag(field, msg, hint))
+			tt.problem = "cluster type " + ct.Metadata.Name + ": " + p
+		}
+		if tt.problem == "" {
+			for _, m := range ts.TypeMismatches() {
+				field, msg := SplitField(m)
+				diags = append(diags, ct.Source.Warn(field, msg, ""))
+			}
+			h := sha256.New()
+			for _, t := range []*Template{ts.Reconciler, ts.Namespace, ts.Config} {
+				h.Write(t.digest[:])
+			}
+			tt.digest = h.Sum(nil)
+		}
+		out[ct.Metadata.Name] = tt
+	}
+	return out, diags
+}
+
+func joinNames(e *Engine) string {
+	var b []byte
+	for _, n := range e.Names() {
+		if len(n) > len(BuiltinPrefix) && n[:len(BuiltinPrefix)] == BuiltinPrefix {
+			if len(b) > 0 {
+				b = append(b, ", "...)
+			}
+			b = append(b, n...)
+		}
+	}
+	return string(b)
+}
+
+// renderer runs the per-assignment work on a pool of goroutines.
+type renderer struct {
+	env      string
+	engine   *Engine
+	composer *compose.Composer
+	types    map[string]*typeTemplates
+	opts     Options
+
+	mu      sync.Mutex
+	targets map[*platform.DeploymentTarget][]byte // per-target digest cache
+}
+
+func (r *renderer) run(as []Assignment) {
+	workers := r.opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	const chunk = 64
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				start := int(next.Add(chunk)) - chunk
+				if start >= len(as) {
+					return
+				}
+				for i := start; i < min(start+chunk, len(as)); i++ {
+					r.one(&as[i])
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// one composes, validates and renders a single assignment.
+func (r *renderer) one(a *Assignment) {
+	tt := r.types[a.ClusterType]
+	if tt.problem != "" {
+		a.Err = errors.New(tt.problem)
+		return
+	}
+	a.Config = r.composer.Compose(a.Type, a.Target)
+	a.InputDigest = r.digest(a, tt)
+	if r.opts.Skip != nil && r.opts.Skip(a.Assignment, a.InputDigest) {
+		return
+	}
+	if ds := r.composer.Validate(a.Config, a.Type, a.Target); len(ds) > 0 {
+		a.Err = &ValidationError{Diagnostics: ds}
+		return
+	}
+	a.Files, a.Err = r.engine.RenderAssignment(r.env, a.Assignment, a.Config, tt.ts)
+}
+
+// ValidationError is a composed config that violates a schema.
+type ValidationError struct{ Diagnostics []platform.Diagnostic }
+
+func (e *ValidationError) Error() string {
+	if len(e.Diagnostics) == 1 {
+		return e.Diagnostics[0].Message
+	}
+	return fmt.Sprintf("%s (and %d more violations)", e.Diagnostics[0].Message, len(e.Diagnostics)-1)
+}
+
+// digest hashes everything an assignment's files depend on: the templates, the target
+// (name, labels, manifests, workload, workspace), the cluster type name, the namespace,
+// the environment and the composed config. Schemas decide only whether it renders.
+func (r *renderer) digest(a *Assignment, tt *typeTemplates) string {
+	h := sha256.New()
+	h.Write([]byte(Version))
+	h.Write(tt.digest)
+	h.Write(r.targetDigest(a.Target))
+	writeStrings(h, r.env, a.ClusterType, a.Namespace)
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], a.Config.Digest)
+	h.Write(b[:])
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+func (r *renderer) targetDigest(dt *platform.DeploymentTarget) []byte {
+	r.mu.Lock()
+	d, ok := r.targets[dt]
+	r.mu.Unlock()
+	if ok {
+		return d
+	}
+	h := sha256.New()
+	writeStrings(h, dt.Name, dt.Workload, dt.Workspace)
+	for _, m := range []map[string]string{dt.Labels, dt.Manifests} {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		writeStrings(h, fmt.Sprint(len(keys)))
+		for _, k := range keys {
+			writeStrings(h, k, m[k])
+		}
+	}
+	d = h.Sum(nil)
+	r.mu.Lock()
+	r.targets[dt] = d
+	r.mu.Unlock()
+	return d
+}
+
+func writeStrings(h hash.Hash, ss ...string) {
+	var b [8]byte
+	for _, s := range ss {
+		binary.LittleEndian.PutUint64(b[:], uint64(len(s)))
+		h.Write(b[:])
+		h.Write([]byte(s))
+	}
+}
+
+// diagnostics reports failed assignments: every schema violation, and template failures
+// bounded per template.
+func (r *renderer) diagnostics(as []Assignment) []platform.Diagnostic {
+	var out []platform.Diagnostic
+	perTemplate := map[*Template]int{}
+	for i := range as {
+		a := &as[i]
+		var ve *ValidationError
+		var te *TemplateError
+		switch {
+		case a.Err == nil:
+		case errors.As(a.Err, &ve):
+			out = append(out, ve.Diagnostics...)
+		case errors.As(a.Err, &te):
+			perTemplate[te.Template]++
+			if n := perTemplate[te.Template]; n <= maxErrorsPerTemplate {
+				d := templateDiag(te.Template.Source, te.Err)
+				d.Kind, d.Name = "Template", te.Template.Name
+				d.Message = fmt.Sprintf("rendering %s on %s: %s", a.DeploymentTarget, a.ClusterType, d.Message)
+				out = append(out, d)
+			}
+		}
+	}
+	for t, n := range perTemplate {
+		if n > maxErrorsPerTemplate {
+			d := t.Source.Diag("spec.manifests", fmt.Sprintf("and %d more assignments failed with this template", n-maxErrorsPerTemplate), "")
+			d.Kind, d.Name = "Template", t.Name
+			out = append(out, d)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].File < out[j].File })
+	return out
+}
+
+// Tree returns every file of the output as path -> content, relative to the GitOps path.
+// Failed assignments have no files.
+func (o *Output) Tree() map[string][]byte {
+	tree := map[string][]byte{}
+	for _, ct := range o.ClusterTypes {
+		tree[ct+"/"+ReadmeFile] = []byte(ReadmeText)
+	}
+	for i := range o.Assignments {
+		a := &o.Assignments[i]
+		if a.Files == nil {
+			continue
+		}
+		dir := a.Dir()
+		a.Files.Each(func(name string, content []byte) { tree[path.Join(dir, name)] = content })
+	}
+	if o.PromotedCommit != "" {
+		tree[PromotedCommitFile] = []byte(o.PromotedCommit)
+	}
+	return tree
+}
+
+// Failed returns the assignments that could not be rendered.
+func (o *Output) Failed() []*Assignment {
+	var out []*Assignment
+	for i := range o.Assignments {
+		if o.Assignments[i].Err != nil {
+			out = append(out, &o.Assignments[i])
+		}
+	}
+	return out
+}

@@ -1,0 +1,229 @@
+// Package render turns scheduled, composed assignments into the files of the GitOps tree,
+// with Go text/template and a hardened function set. It is pure: values in, bytes out.
+// Output is deterministic: the same input renders byte-identical files.
+package render
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"strings"
+
+	"github.com/fleetform/fleetform/api/v1alpha1"
+	"github.com/fleetform/fleetform/internal/compose"
+	"github.com/fleetform/fleetform/internal/schedule"
+)
+
+// maxManifestBytes bounds the output of one manifest execution.
+const maxManifestBytes = 4 << 20
+
+// Data is what a template sees: exactly Kalypso's fields.
+type Data struct {
+	DeploymentTargetName string
+	Namespace            string
+	Environment          string
+	Workspace            string
+	Workload             string
+	Labels               map[string]string
+	Manifests            map[string]string
+	ClusterType          string
+	ConfigData           map[string]any
+}
+
+// File names inside a deployment target's folder.
+const (
+	ReconcilerFile = "reconciler.yaml"
+	NamespaceFile  = "namespace.yaml"
+	ConfigYAMLFile = "platform-config.yaml"
+	ConfigShFile   = "platform-config.sh"
+	// ReadmeFile is written in every cluster type's folder.
+	ReadmeFile = "README.md"
+	// ReadmeText is its content (Kalypso's, byte for byte).
+	ReadmeText = "This folder contains deployment targets scheduled on the cluster type"
+	// PromotedCommitFile records the promoted control-plane commit.
+	PromotedCommitFile = ".github/tracking/Promoted_Commit_Id"
+)
+
+// Files are the rendered files of one assignment.
+type Files struct {
+	Reconciler []byte
+	Namespace  []byte
+	// Config is nil when the config template rendered nothing.
+	Config []byte
+	// ConfigName is platform-config.yaml or platform-config.sh.
+	ConfigName string
+}
+
+// Each calls fn for every file, in name order, with its name inside the target's folder.
+func (f *Files) Each(fn func(name string, content []byte)) {
+	if f.Config != nil && f.ConfigName == ConfigShFile {
+		fn(ConfigShFile, f.Config)
+	}
+	fn(NamespaceFile, f.Namespace)
+	if f.Config != nil && f.ConfigName == ConfigYAMLFile {
+		fn(ConfigYAMLFile, f.Config)
+	}
+	fn(ReconcilerFile, f.Reconciler)
+}
+
+// TemplateError is a template that failed for one assignment.
+type TemplateError struct {
+	Template *Template
+	Err      error
+}
+
+func (e *TemplateError) Error() string { return fmt.Sprintf("template %s: %v", e.Template.Name, e.Err) }
+func (e *TemplateError) Unwrap() error { return e.Err }
+
+// RenderAssignment renders the three files of one assignment with the cluster type's
+// templates (already resolved by the caller).
+func (e *Engine) RenderAssignment(env string, a *schedule.Assignment, cfg *compose.Config, ts *ClusterTypeTemplates) (*Files, error) {
+	data := &Data{
+		DeploymentTargetName: a.DeploymentTarget, Namespace: a.Namespace, Environment: env,
+		Workspace: a.Target.Labels[v1alpha1.LabelWorkspace], Workload: a.Target.Labels[v1alpha1.LabelWorkload],
+		Labels: a.Target.Labels, Manifests: a.Target.Manifests, ClusterType: a.ClusterType, ConfigData: cfg.Data,
+	}
+	if data.Manifests == nil {
+		data.Manifests = map[string]string{}
+	}
+	var f Files
+	var err error
+	if f.Reconciler, err = execute(ts.Reconciler, data); err != nil {
+		return nil, err
+	}
+	if f.Namespace, err = execute(ts.Namespace, data); err != nil {
+		return nil, err
+	}
+	if f.Config, err = execute(ts.Config, data); err != nil {
+		return nil, err
+	}
+	if len(f.Config) == 0 {
+		f.Config = nil
+	}
+	f.ConfigName = ConfigYAMLFile
+	if ts.Config.ContentType == v1alpha1.ContentTypeShell {
+		f.ConfigName = ConfigShFile
+	}
+	return &f, nil
+}
+
+// execute runs every manifest of t and joins the non-empty outputs with "---".
+func execute(t *Template, data *Data) ([]byte, error) {
+	if t.mutates {
+		data = data.deepCopy()
+	}
+	var out bytes.Buffer
+	var item bytes.Buffer
+	for _, m := range t.manifests {
+		item.Reset()
+		w := &limitedWriter{w: &item, left: maxManifestBytes}
+		if err := m.Execute(w, data); err != nil {
+			if errors.Is(err, errTooLarge) {
+				err = fmt.Errorf("%s: output larger than %d MiB", m.Name(), maxManifestBytes>>20)
+			}
+			return nil, &TemplateError{Template: t, Err: err}
+		}
+		if len(bytes.TrimSpace(item.Bytes())) == 0 {
+			continue // empty or whitespace-only output is dropped
+		}
+		if out.Len() > 0 {
+			out.WriteString("---\n")
+		}
+		out.Write(item.Bytes())
+		if item.Bytes()[item.Len()-1] != '\n' {
+			out.WriteByte('\n')
+		}
+	}
+	return out.Bytes(), nil
+}
+
+func (d *Data) deepCopy() *Data {
+	c := *d
+	c.Labels = maps.Clone(d.Labels)
+	c.Manifests = maps.Clone(d.Manifests)
+	c.ConfigData, _ = deepCopyValue(d.ConfigData).(map[string]any)
+	return &c
+}
+
+func deepCopyValue(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = deepCopyValue(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = deepCopyValue(e)
+		}
+		return out
+	default:
+		return v
+	}
+}
+
+var errTooLarge = errors.New("output too large")
+
+type limitedWriter struct {
+	w    io.Writer
+	left int
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	if len(p) > l.left {
+		return 0, errTooLarge
+	}
+	l.left -= len(p)
+	return l.w.Write(p)
+}
+
+// ClusterTypeTemplates are the three templates a cluster type renders with.
+type ClusterTypeTemplates struct {
+	Reconciler, Namespace, Config *Template
+}
+
+// TemplatesFor resolves a cluster type's templates; it fails when one is missing.
+func (e *Engine) TemplatesFor(spec v1alpha1.ClusterTypeSpec) (*ClusterTypeTemplates, []string) {
+	var ts ClusterTypeTemplates
+	var problems []string
+	for _, ref := range []struct {
+		field, name, want string
+		dst               **Template
+	}{
+		{"spec.reconciler", spec.Reconciler, v1alpha1.TemplateReconciler, &ts.Reconciler},
+		{"spec.namespaceService", spec.NamespaceService, v1alpha1.TemplateNamespace, &ts.Namespace},
+		{"spec.configType", spec.ConfigType, v1alpha1.TemplateConfig, &ts.Config},
+	} {
+		t, ok := e.templates[ref.name]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("%s: template %q not found", ref.field, ref.name))
+			continue
+		}
+		*ref.dst = t
+	}
+	return &ts, problems
+}
+
+// TypeMismatches lists the templates used in a role other than their declared type.
+func (ts *ClusterTypeTemplates) TypeMismatches() []string {
+	var out []string
+	for _, x := range []struct {
+		t           *Template
+		field, want string
+	}{{ts.Reconciler, "spec.reconciler", v1alpha1.TemplateReconciler}, {ts.Namespace, "spec.namespaceService", v1alpha1.TemplateNamespace}, {ts.Config, "spec.configType", v1alpha1.TemplateConfig}} {
+		if x.t != nil && x.t.Type != x.want {
+			out = append(out, fmt.Sprintf("%s: template %q has type %s, used as %s", x.field, x.t.Name, x.t.Type, x.want))
+		}
+	}
+	return out
+}
+
+// SplitField returns the field path of a TemplatesFor problem ("spec.reconciler: ...").
+func SplitField(problem string) (field, msg string) {
+	field, msg, _ = strings.Cut(problem, ": ")
+	return field, msg
+}

@@ -1,0 +1,37 @@
+package schedule
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+)
+
+// maxNamespaceLen is the longest valid Kubernetes namespace name (a DNS-1123 label).
+const maxNamespaceLen = 63
+
+// Namespace returns the namespace of an assignment: <env>-<clusterType>-<deploymentTarget>,
+// as Kalypso names it. A name that is not a valid DNS-1123 label (too long, or with dots
+// or capitals) is made valid deterministically: lowercased, other characters replaced by
+// '-', cut to fit, and suffixed with 8 hex digits of the SHA-256 of the full name, so
+// distinct assignments keep distinct namespaces.
+func Namespace(env, clusterType, deploymentTarget string) string {
+	full := env + "-" + clusterType + "-" + deploymentTarget
+	name := sanitize(full)
+	if name == full && len(name) <= maxNamespaceLen {
+		return name
+	}
+	sum := sha256.Sum256([]byte(full))
+	suffix := hex.EncodeToString(sum[:])[:8]
+	head := name[:min(len(name), maxNamespaceLen-len(suffix)-1)]
+	return strings.TrimRight(head, "-") + "-" + suffix
+}
+
+func sanitize(s string) string {
+	b := []byte(strings.ToLower(s))
+	for i, c := range b {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
+			b[i] = '-'
+		}
+	}
+	return strings.Trim(string(b), "-")
+}

@@ -1,0 +1,161 @@
+// Package schedule decides which deployment targets run on which cluster types in one
+// environment, with Kalypso's semantics: a SchedulingPolicy selects deployment targets (by
+// workspace and label selector) and cluster types (by label selector); the assignments are
+// the union over policies, and a pair selected by several policies is one assignment that
+// lists them all. It is pure: a Snapshot in, a Result out.
+package schedule
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/fleetform/fleetform/api/v1alpha1"
+	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/selector"
+)
+
+// Assignment is one deployment target scheduled on one cluster type.
+type Assignment struct {
+	Workload         string
+	DeploymentTarget string
+	ClusterType      string
+	Namespace        string
+	// Policies are the names of the policies that selected the pair, sorted.
+	Policies []string
+	Target   *platform.DeploymentTarget
+	Type     *platform.ClusterType
+}
+
+// Result is the schedule of one environment, with what is needed to explain it.
+type Result struct {
+	Environment string
+	// Assignments are sorted by cluster type, then deployment target.
+	Assignments []Assignment
+	// Targets are the deployment targets of this environment, sorted by name.
+	Targets []*platform.DeploymentTarget
+	// ClusterTypes are sorted by name.
+	ClusterTypes []*platform.ClusterType
+	// Policies are sorted by name; invalid ones are marked and select nothing.
+	Policies []*PolicyResult
+	// FailedPolicies names the policies that could not be evaluated: what they scheduled
+	// before is unknown, so it must be kept.
+	FailedPolicies []string
+	Diagnostics    []platform.Diagnostic
+}
+
+// PolicyResult is how one policy matched.
+type PolicyResult struct {
+	Policy *platform.SchedulingPolicy
+	Valid  bool
+	// Targets are indexes into Result.Targets the policy selects.
+	Targets []int
+	// Types are indexes into Result.ClusterTypes the policy selects.
+	Types     []int
+	targetSel labels.Selector
+	typeSel   labels.Selector
+}
+
+// Schedule computes the assignments of the snapshot's environment.
+func Schedule(s *platform.Snapshot) *Result {
+	r := &Result{Environment: s.Environment}
+	for _, dt := range s.DeploymentTargets {
+		if dt.Environment == s.Environment {
+			r.Targets = append(r.Targets, dt)
+		}
+	}
+	sort.Slice(r.Targets, func(i, j int) bool { return r.Targets[i].Name < r.Targets[j].Name })
+	r.ClusterTypes = append(r.ClusterTypes, s.ClusterTypes...)
+	sort.Slice(r.ClusterTypes, func(i, j int) bool { return r.ClusterTypes[i].Metadata.Name < r.ClusterTypes[j].Metadata.Name })
+	pols := append([]*platform.SchedulingPolicy(nil), s.SchedulingPolicies...)
+	sort.Slice(pols, func(i, j int) bool { return pols[i].Metadata.Name < pols[j].Metadata.Name })
+	for _, p := range pols {
+		r.Policies = append(r.Policies, r.evaluate(p))
+	}
+	r.assign()
+	return r
+}
+
+// evaluate parses a policy's selectors and records what it selects.
+func (r *Result) evaluate(p *platform.SchedulingPolicy) *PolicyResult {
+	pr := &PolicyResult{Policy: p}
+	var okTarget, okType bool
+	pr.targetSel, okTarget = r.parse(p, "spec.deploymentTargetSelector.labelSelector", p.Spec.DeploymentTargetSelector.LabelSelector)
+	pr.typeSel, okType = r.parse(p, "spec.clusterTypeSelector.labelSelector", p.Spec.ClusterTypeSelector.LabelSelector)
+	if !okTarget || !okType {
+		r.FailedPolicies = append(r.FailedPolicies, p.Metadata.Name)
+		return pr
+	}
+	pr.Valid = true
+	ws := p.Spec.DeploymentTargetSelector.Workspace
+	for i, dt := range r.Targets {
+		if (ws == "" || dt.Workspace == ws) && pr.targetSel.Matches(labels.Set(dt.Labels)) {
+			pr.Targets = append(pr.Targets, i)
+		}
+	}
+	for i, ct := range r.ClusterTypes {
+		if pr.typeSel.Matches(labels.Set(ct.Metadata.Labels)) {
+			pr.Types = append(pr.Types, i)
+		}
+	}
+	return pr
+}
+
+// parse converts one of a policy's selectors, reporting a missing or invalid one at path.
+func (r *Result) parse(p *platform.SchedulingPolicy, path string, s *v1alpha1.LabelSelector) (labels.Selector, bool) {
+	if s == nil {
+		r.Diagnostics = append(r.Diagnostics, p.Source.Diag(path, "labelSelector is required",
+			"write labelSelector: {} to select everything"))
+		return labels.Nothing(), false
+	}
+	parsed, err := selector.Parse(s)
+	if err != nil {
+		var se *selector.Error
+		if errors.As(err, &se) {
+			path += "." + se.Path
+			err = se.Err
+		}
+		r.Diagnostics = append(r.Diagnostics, p.Source.Diag(path, fmt.Sprintf("invalid selector: %v", err), ""))
+		return labels.Nothing(), false
+	}
+	return parsed, true
+}
+
+// assign builds the union of the policies' cross products, one assignment per pair.
+func (r *Result) assign() {
+	policiesOfType := make([][]int, len(r.ClusterTypes))
+	for pi, p := range r.Policies {
+		for _, ci := range p.Types {
+			policiesOfType[ci] = append(policiesOfType[ci], pi)
+		}
+	}
+	perTarget := make([][]int, len(r.Targets))
+	var touched []int
+	for ci, ct := range r.ClusterTypes {
+		touched = touched[:0]
+		for _, pi := range policiesOfType[ci] {
+			for _, di := range r.Policies[pi].Targets {
+				if len(perTarget[di]) == 0 {
+					touched = append(touched, di)
+				}
+				perTarget[di] = append(perTarget[di], pi)
+			}
+		}
+		sort.Ints(touched)
+		for _, di := range touched {
+			dt := r.Targets[di]
+			names := make([]string, len(perTarget[di]))
+			for i, pi := range perTarget[di] {
+				names[i] = r.Policies[pi].Policy.Metadata.Name
+			}
+			r.Assignments = append(r.Assignments, Assignment{
+				Workload: dt.Workload, DeploymentTarget: dt.Name, ClusterType: ct.Metadata.Name,
+				Namespace: Namespace(r.Environment, ct.Metadata.Name, dt.Name), Policies: names,
+				Target: dt, Type: ct,
+			})
+			perTarget[di] = perTarget[di][:0]
+		}
+	}
+}
