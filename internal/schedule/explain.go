@@ -34,7 +34,11 @@ func (r *Result) Explain(dt, ct string) Explanation {
 		ex.Reasons = append(ex.Reasons, fmt.Sprintf("cluster type %q does not exist in environment %s", ct, r.Environment))
 	}
 	if di == len(r.Targets) || r.Targets[di].Name != dt {
-		ex.Reasons = append(ex.Reasons, fmt.Sprintf("deployment target %q has no target in environment %s", dt, r.Environment))
+		if env, ok := r.elsewhere[dt]; ok {
+			ex.Reasons = append(ex.Reasons, fmt.Sprintf("deployment target %q belongs to environment %s, not %s", dt, env, r.Environment))
+		} else {
+			ex.Reasons = append(ex.Reasons, fmt.Sprintf("deployment target %q does not exist", dt))
+		}
 	}
 	if len(ex.Reasons) > 0 {
 		return ex

@@ -44,6 +44,9 @@ type Result struct {
 	// before is unknown, so it must be kept.
 	FailedPolicies []string
 	Diagnostics    []platform.Diagnostic
+
+	// elsewhere maps the deployment targets of other environments to their environment.
+	elsewhere map[string]string
 }
 
 // PolicyResult is how one policy matched.
@@ -60,10 +63,12 @@ type PolicyResult struct {
 
 // Schedule computes the assignments of the snapshot's environment.
 func Schedule(s *platform.Snapshot) *Result {
-	r := &Result{Environment: s.Environment}
+	r := &Result{Environment: s.Environment, elsewhere: map[string]string{}}
 	for _, dt := range s.DeploymentTargets {
 		if dt.Environment == s.Environment {
 			r.Targets = append(r.Targets, dt)
+		} else {
+			r.elsewhere[dt.Name] = dt.Environment
 		}
 	}
 	sort.Slice(r.Targets, func(i, j int) bool { return r.Targets[i].Name < r.Targets[j].Name })

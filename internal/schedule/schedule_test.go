@@ -1,0 +1,265 @@
+package schedule_test
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fleetform/fleetform/api/v1alpha1"
+	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/schedule"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func ct(name string, labels map[string]string) *platform.ClusterType {
+	return &platform.ClusterType{ClusterType: &v1alpha1.ClusterType{Metadata: v1alpha1.ObjectMeta{Name: name, Labels: labels}}}
+}
+
+func dt(name, env, workspace string, labels map[string]string) *platform.DeploymentTarget {
+	l := map[string]string{"workload": strings.Split(name, "-")[0], "workspace": workspace}
+	for k, v := range labels {
+		l[k] = v
+	}
+	return &platform.DeploymentTarget{Name: name, Environment: env, Labels: l, Workload: l["workload"], Workspace: workspace}
+}
+
+func policy(name, workspace string, target, types *v1alpha1.LabelSelector) *platform.SchedulingPolicy {
+	p := &v1alpha1.SchedulingPolicy{Metadata: v1alpha1.ObjectMeta{Name: name}}
+	p.Spec.DeploymentTargetSelector.Workspace = workspace
+	p.Spec.DeploymentTargetSelector.LabelSelector = target
+	p.Spec.ClusterTypeSelector.LabelSelector = types
+	return &platform.SchedulingPolicy{SchedulingPolicy: p}
+}
+
+func match(kv ...string) *v1alpha1.LabelSelector {
+	s := &v1alpha1.LabelSelector{MatchLabels: map[string]string{}}
+	for i := 0; i+1 < len(kv); i += 2 {
+		s.MatchLabels[kv[i]] = kv[i+1]
+	}
+	return s
+}
+
+func expr(key, op string, values ...string) *v1alpha1.LabelSelector {
+	return &v1alpha1.LabelSelector{MatchExpressions: []v1alpha1.LabelSelectorRequirement{{Key: key, Operator: op, Values: values}}}
+}
+
+// fleet is a small environment used by most cases.
+func fleet(policies ...*platform.SchedulingPolicy) *platform.Snapshot {
+	return &platform.Snapshot{
+		Environment: "dev",
+		ClusterTypes: []*platform.ClusterType{
+			ct("small", map[string]string{"size": "small", "region": "west"}),
+			ct("large", map[string]string{"size": "large", "region": "west"}),
+			ct("drone", map[string]string{"size": "small", "region": "east", "edge": "true"}),
+		},
+		DeploymentTargets: []*platform.DeploymentTarget{
+			dt("obs-prometheus", "dev", "platform", map[string]string{"stack": "observability"}),
+			dt("obs-grafana", "dev", "platform", map[string]string{"stack": "observability"}),
+			dt("app-functional", "dev", "apps", map[string]string{"purpose": "test", "edge": "true"}),
+			dt("app-uat", "stage", "apps", map[string]string{"purpose": "uat"}),
+		},
+		SchedulingPolicies: policies,
+	}
+}
+
+type pair struct {
+	CT, DT   string
+	Policies []string
+}
+
+func pairs(r *schedule.Result) []pair {
+	out := []pair{}
+	for _, a := range r.Assignments {
+		out = append(out, pair{a.ClusterType, a.DeploymentTarget, a.Policies})
+	}
+	return out
+}
+
+func TestSchedule(t *testing.T) {
+	tests := []struct {
+		name       string
+		policies   []*platform.SchedulingPolicy
+		want       []pair
+		wantErrors []string // substrings of diagnostics, in order
+	}{
+		{
+			name:     "no policy, no assignment",
+			policies: nil,
+			want:     []pair{},
+		},
+		{
+			name:     "matchLabels on both sides, sorted by cluster type then target",
+			policies: []*platform.SchedulingPolicy{policy("obs", "platform", match("stack", "observability"), match("size", "large"))},
+			want:     []pair{{"large", "obs-grafana", []string{"obs"}}, {"large", "obs-prometheus", []string{"obs"}}},
+		},
+		{
+			name:     "empty selectors select everything in the environment only",
+			policies: []*platform.SchedulingPolicy{policy("all", "", &v1alpha1.LabelSelector{}, &v1alpha1.LabelSelector{})},
+			want: []pair{
+				{"drone", "app-functional", []string{"all"}}, {"drone", "obs-grafana", []string{"all"}}, {"drone", "obs-prometheus", []string{"all"}},
+				{"large", "app-functional", []string{"all"}}, {"large", "obs-grafana", []string{"all"}}, {"large", "obs-prometheus", []string{"all"}},
+				{"small", "app-functional", []string{"all"}}, {"small", "obs-grafana", []string{"all"}}, {"small", "obs-prometheus", []string{"all"}},
+			},
+		},
+		{
+			name:     "workspace filter",
+			policies: []*platform.SchedulingPolicy{policy("apps", "apps", &v1alpha1.LabelSelector{}, match("edge", "true"))},
+			want:     []pair{{"drone", "app-functional", []string{"apps"}}},
+		},
+		{
+			name: "pair selected by two policies is one assignment listing both",
+			policies: []*platform.SchedulingPolicy{
+				policy("b-west", "", match("stack", "observability"), match("region", "west")),
+				policy("a-large", "", match("workload", "obs"), match("size", "large")),
+			},
+			want: []pair{
+				{"large", "obs-grafana", []string{"a-large", "b-west"}}, {"large", "obs-prometheus", []string{"a-large", "b-west"}},
+				{"small", "obs-grafana", []string{"b-west"}}, {"small", "obs-prometheus", []string{"b-west"}},
+			},
+		},
+		{
+			name: "matchExpressions In, NotIn, Exists, DoesNotExist",
+			policies: []*platform.SchedulingPolicy{
+				policy("in", "", expr("stack", "In", "observability", "logging"), expr("region", "In", "east")),
+				policy("notin", "", expr("purpose", "NotIn", "test"), expr("size", "NotIn", "small")),
+				policy("exists", "", expr("purpose", "Exists"), expr("edge", "Exists")),
+				policy("absent", "", expr("edge", "DoesNotExist"), expr("edge", "DoesNotExist")),
+			},
+			want: []pair{
+				{"drone", "app-functional", []string{"exists"}},
+				{"drone", "obs-grafana", []string{"in"}}, {"drone", "obs-prometheus", []string{"in"}},
+				{"large", "obs-grafana", []string{"absent", "notin"}}, {"large", "obs-prometheus", []string{"absent", "notin"}},
+				{"small", "obs-grafana", []string{"absent"}}, {"small", "obs-prometheus", []string{"absent"}},
+			},
+		},
+		{
+			name: "an invalid policy is reported and selects nothing; the others still schedule",
+			policies: []*platform.SchedulingPolicy{
+				policy("broken", "", expr("stack", "Equals", "x"), &v1alpha1.LabelSelector{}),
+				policy("missing", "", nil, &v1alpha1.LabelSelector{}),
+				policy("obs", "", match("stack", "observability"), match("size", "large")),
+			},
+			want: []pair{{"large", "obs-grafana", []string{"obs"}}, {"large", "obs-prometheus", []string{"obs"}}},
+			wantErrors: []string{
+				`spec.deploymentTargetSelector.labelSelector.matchExpressions[0].operator: invalid selector: "Equals" is not a valid operator`,
+				"spec.deploymentTargetSelector.labelSelector: labelSelector is required",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := schedule.Schedule(fleet(tt.policies...))
+			if diff := cmp.Diff(tt.want, pairs(r)); diff != "" {
+				t.Errorf("assignments (-want +got):\n%s", diff)
+			}
+			if len(r.Diagnostics) != len(tt.wantErrors) {
+				t.Fatalf("diagnostics = %v, want %d", r.Diagnostics, len(tt.wantErrors))
+			}
+			for i, d := range r.Diagnostics {
+				if !strings.Contains(d.Error(), tt.wantErrors[i]) {
+					t.Errorf("diagnostic %d = %q, want it to contain %q", i, d.Error(), tt.wantErrors[i])
+				}
+			}
+		})
+	}
+}
+
+func TestFailedPoliciesAreRecorded(t *testing.T) {
+	r := schedule.Schedule(fleet(policy("broken", "", expr("k", "In"), &v1alpha1.LabelSelector{})))
+	if diff := cmp.Diff([]string{"broken"}, r.FailedPolicies); diff != "" {
+		t.Errorf("FailedPolicies (-want +got):\n%s", diff)
+	}
+}
+
+func TestNamespace(t *testing.T) {
+	long := strings.Repeat("x", 40)
+	tests := []struct {
+		env, ct, dt string
+		want        string
+	}{
+		{"dev", "large", "observability-prometheus", "dev-large-observability-prometheus"},
+		{"dev", "edge.eu", "app", "dev-edge-eu-app-"},             // dots are not valid: sanitized and hashed
+		{"dev", long, long, "dev-" + long + "-" + long[:9] + "-"}, // too long: cut and hashed
+	}
+	seen := map[string]bool{}
+	for _, tt := range tests {
+		got := schedule.Namespace(tt.env, tt.ct, tt.dt)
+		if !strings.HasPrefix(got, tt.want) {
+			t.Errorf("Namespace(%q, %q, %q) = %q, want prefix %q", tt.env, tt.ct, tt.dt, got, tt.want)
+		}
+		if len(got) > 63 {
+			t.Errorf("Namespace(%q, %q, %q) = %q is longer than 63", tt.env, tt.ct, tt.dt, got)
+		}
+		if got != schedule.Namespace(tt.env, tt.ct, tt.dt) {
+			t.Errorf("Namespace is not deterministic for %q", got)
+		}
+		seen[got] = true
+	}
+	a, b := schedule.Namespace("dev", long, long+"a"), schedule.Namespace("dev", long, long+"b")
+	if a == b {
+		t.Errorf("distinct long names collide: %q", a)
+	}
+	if schedule.Namespace("dev", "a.b", "c") == schedule.Namespace("dev", "a-b", "c") {
+		t.Error("a sanitized name collides with the valid name it resembles")
+	}
+}
+
+func TestExplain(t *testing.T) {
+	r := schedule.Schedule(fleet(
+		policy("obs", "platform", match("stack", "observability"), match("size", "large")),
+		policy("apps", "apps", &v1alpha1.LabelSelector{}, match("edge", "true")),
+	))
+	got := map[string]schedule.Explanation{
+		"scheduled":            r.Explain("obs-grafana", "large"),
+		"wrong cluster type":   r.Explain("obs-grafana", "small"),
+		"wrong workspace":      r.Explain("app-functional", "large"),
+		"other environment":    r.Explain("app-uat", "large"),
+		"unknown cluster type": r.Explain("obs-grafana", "nope"),
+	}
+	assertGolden(t, "explain.json", got)
+}
+
+// TestGoldenKalypsoLikeFleet schedules a small fleet and compares the full result.
+func TestGoldenSchedule(t *testing.T) {
+	r := schedule.Schedule(fleet(
+		policy("obs", "platform", match("stack", "observability"), expr("size", "In", "large", "small")),
+		policy("edge-tests", "apps", expr("purpose", "In", "test"), match("edge", "true")),
+	))
+	type row struct {
+		Workload, DeploymentTarget, ClusterType, Namespace string
+		Policies                                           []string
+	}
+	var rows []row
+	for _, a := range r.Assignments {
+		rows = append(rows, row{a.Workload, a.DeploymentTarget, a.ClusterType, a.Namespace, a.Policies})
+	}
+	assertGolden(t, "schedule.json", rows)
+}
+
+func assertGolden(t *testing.T, name string, v any) {
+	t.Helper()
+	got, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s differs (-want +got); run go test -update if the change is intended:\n%s", path, diff)
+	}
+}
