@@ -42,15 +42,23 @@ func New(t testing.TB) *Repo {
 
 func newRepo(t testing.TB, bare bool) *Repo {
 	t.Helper()
-	dir := t.TempDir()
+	r, err := InitRepo(t.TempDir(), bare)
+	if err != nil {
+		t.Fatalf("init repository: %v", err)
+	}
+	return r
+}
+
+// InitRepo creates an empty repository in dir whose HEAD is branch main.
+func InitRepo(dir string, bare bool) (*Repo, error) {
 	g, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{
 		Bare:        bare,
 		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")},
 	})
 	if err != nil {
-		t.Fatalf("init repository: %v", err)
+		return nil, err
 	}
-	return &Repo{Dir: dir, Git: g}
+	return &Repo{Dir: dir, Git: g}, nil
 }
 
 // Commit writes files (path -> content) as the complete tree of a new commit on branch,
@@ -73,6 +81,14 @@ func (r *Repo) CommitDir(t testing.TB, branch, dir string) plumbing.Hash {
 // ReadDir reads every regular file under dir into a map keyed by slash-separated paths.
 func ReadDir(t testing.TB, dir string) map[string]string {
 	t.Helper()
+	files, err := readDir(dir)
+	if err != nil {
+		t.Fatalf("read %s: %v", dir, err)
+	}
+	return files
+}
+
+func readDir(dir string) (map[string]string, error) {
 	files := map[string]string{}
 	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
 		if err != nil || !e.Type().IsRegular() {
@@ -86,10 +102,7 @@ func ReadDir(t testing.TB, dir string) map[string]string {
 		files[filepath.ToSlash(rel)] = string(data)
 		return nil
 	})
-	if err != nil {
-		t.Fatalf("read %s: %v", dir, err)
-	}
-	return files
+	return files, err
 }
 
 // CommitFiles writes files as the full tree of a new commit on branch in storer.

@@ -55,18 +55,49 @@ func FixtureDir(t testing.TB) string {
 func NewKalypso(t testing.TB) *Kalypso {
 	t.Helper()
 	fx := FixtureDir(t)
-	cp := New(t)
-	main := cp.CommitDir(t, "main", filepath.Join(fx, "control-plane", "main"))
-	for _, env := range []string{"dev", "stage"} {
-		files := ReadDir(t, filepath.Join(fx, "control-plane", env))
-		files["base-repo.yaml"] = repin(files["base-repo.yaml"], main.String())
-		cp.Commit(t, env, files)
+	k, err := BuildKalypso(fx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
 	}
-	setHead(t, cp, "main")
-	svc := New(t)
-	svc.CommitDir(t, "main", filepath.Join(fx, "svc-src", "main"))
-	setHead(t, svc, "main")
-	return &Kalypso{ControlPlane: cp, SvcSrc: svc, Main: main, RepoMap: map[string]string{SvcSrcURL: svc.Dir}}
+	return k
+}
+
+// BuildKalypso builds the sample repositories from fixture directory fx under dir
+// (dir/control-plane and dir/svc-src), for callers without a testing.TB.
+func BuildKalypso(fx, dir string) (*Kalypso, error) {
+	cp, err := InitRepo(filepath.Join(dir, "control-plane"), false)
+	if err != nil {
+		return nil, err
+	}
+	files, err := readDir(filepath.Join(fx, "control-plane", "main"))
+	if err != nil {
+		return nil, err
+	}
+	main, err := CommitFiles(cp.Git.Storer, "main", files, "main")
+	if err != nil {
+		return nil, err
+	}
+	for _, env := range []string{"dev", "stage"} {
+		files, err := readDir(filepath.Join(fx, "control-plane", env))
+		if err != nil {
+			return nil, err
+		}
+		files["base-repo.yaml"] = repin(files["base-repo.yaml"], main.String())
+		if _, err := CommitFiles(cp.Git.Storer, env, files, env); err != nil {
+			return nil, err
+		}
+	}
+	svc, err := InitRepo(filepath.Join(dir, "svc-src"), false)
+	if err != nil {
+		return nil, err
+	}
+	if files, err = readDir(filepath.Join(fx, "svc-src", "main")); err != nil {
+		return nil, err
+	}
+	if _, err := CommitFiles(svc.Git.Storer, "main", files, "svc"); err != nil {
+		return nil, err
+	}
+	return &Kalypso{ControlPlane: cp, SvcSrc: svc, Main: main, RepoMap: map[string]string{SvcSrcURL: svc.Dir}}, nil
 }
 
 func repin(baseRepo, commit string) string {
@@ -77,12 +108,4 @@ func repin(baseRepo, commit string) string {
 		}
 	}
 	return strings.Join(lines, "\n")
-}
-
-func setHead(t testing.TB, r *Repo, branch string) {
-	t.Helper()
-	ref := plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.NewBranchReferenceName(branch))
-	if err := r.Git.Storer.SetReference(ref); err != nil {
-		t.Fatal(err)
-	}
 }

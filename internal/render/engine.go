@@ -83,7 +83,7 @@ func (e *Engine) compile(t *v1alpha1.Template, src platform.Source) (*Template, 
 		fmt.Fprintf(h, "%d\x00%s\x00", len(text), text)
 		tt, err := template.New(manifestName(t.Metadata.Name, i)).Option("missingkey=error").Funcs(e.funcs).Parse(text)
 		if err != nil {
-			return nil, &manifestError{index: i, err: err}
+			return nil, err
 		}
 		for _, sub := range tt.Templates() {
 			out.mutates = out.mutates || usesAny(sub.Tree.Root, mutating)
@@ -96,29 +96,22 @@ func (e *Engine) compile(t *v1alpha1.Template, src platform.Source) (*Template, 
 
 func manifestName(template string, i int) string { return fmt.Sprintf("%s[%d]", template, i) }
 
-// manifestError is an error in one manifest of a template.
-type manifestError struct {
-	index int
-	err   error
-}
+// templateLineRE finds the manifest index and the line inside it in text/template errors
+// (`template: name[0]:5:12: ...`).
+var templateLineRE = regexp.MustCompile(`\[(\d+)\]:(\d+)(?::\d+)?:`)
 
-func (m *manifestError) Error() string { return m.err.Error() }
-func (m *manifestError) Unwrap() error { return m.err }
-
-// templateLineRE finds the line inside a manifest in text/template errors ("name[0]:5:").
-var templateLineRE = regexp.MustCompile(`\]:(\d+)(?::\d+)?:`)
-
-// templateDiag locates a template error at its line in the Template's file: the manifest's
-// first line plus the line inside the manifest.
+// templateDiag locates a template error at its line in the Template's file: the line of
+// the manifest's block indicator (`- |`) plus the line inside the manifest.
 func templateDiag(src platform.Source, err error) platform.Diagnostic {
 	path := "spec.manifests"
-	if me, ok := err.(*manifestError); ok {
-		path = fmt.Sprintf("spec.manifests[%d]", me.index)
+	m := templateLineRE.FindStringSubmatch(err.Error())
+	if m != nil {
+		path = "spec.manifests[" + m[1] + "]"
 	}
 	d := src.Diag(path, err.Error(), "")
-	if m := templateLineRE.FindStringSubmatch(err.Error()); m != nil && d.Line > 0 {
-		n, _ := strconv.Atoi(m[1])
-		d.Line += n // the manifest text starts on the line after its `- |` indicator
+	if m != nil && d.Line > 0 {
+		n, _ := strconv.Atoi(m[2])
+		d.Line += n
 	}
 	return d
 }
