@@ -129,6 +129,10 @@ func TestBuiltinErrors(t *testing.T) {
 			"builtin/flux: manifests.repo is required"},
 		{"flux without revision", fluxSpec, map[string]string{"repo": "https://example.com/x.git"}, nil,
 			"builtin/flux: manifests.branch is required (or tag, semver or commit)"},
+		{"flux with an scp-like URL", fluxSpec, map[string]string{"repo": "git@example.com:org/x.git", "branch": "main"}, nil,
+			`builtin/flux: manifests.repo "git@example.com:org/x.git" must be an http, https or ssh URL`},
+		{"flux with a bad interval", fluxSpec, map[string]string{"repo": "https://example.com/x.git", "branch": "main", "interval": "5 minutes"}, nil,
+			`builtin/flux: manifests.interval "5 minutes" is not a duration`},
 		{"argocd without repo", argoSpec, map[string]string{"branch": "main"}, nil,
 			"builtin/argocd: manifests.repo is required"},
 		{"ansible without repo", vmSpec, map[string]string{"branch": "main"}, nil,
@@ -185,7 +189,13 @@ func renderOne(t *testing.T, e *render.Engine, spec v1alpha1.ClusterTypeSpec, ma
 // any error: every assignment of the golden input must render.
 func renderAll(t *testing.T, dir string) map[string]*render.Output {
 	t.Helper()
-	cp, err := platform.Open(t.Context(), dir, platform.Options{})
+	return renderAllMapped(t, dir, nil)
+}
+
+// renderAllMapped is renderAll with repository URLs mapped to local folders.
+func renderAllMapped(t *testing.T, dir string, repoMap platform.RepoMap) map[string]*render.Output {
+	t.Helper()
+	cp, err := platform.Open(t.Context(), dir, platform.Options{RepoMap: repoMap})
 	if err != nil {
 		t.Fatal(err)
 	}
