@@ -16,6 +16,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/render"
 )
 
@@ -44,13 +45,24 @@ var coreKinds = map[string]bool{
 	"secrets-store.csi.x-k8s.io/v1/SecretProviderClass": true,
 }
 
-// TestBuiltinOutputValid checks every file of the golden renders: Flux and Argo CD objects
+// TestBuiltinOutputValid checks every file of the golden renders and of the example
+// control plane: Flux and Argo CD objects
 // against their real CRD schemas, the other Kubernetes objects structurally, Ansible
 // playbooks as lists of plays, and shell files with sh -n.
 func TestBuiltinOutputValid(t *testing.T) {
 	schemas := loadCRDSchemas(t)
 	seen := map[string]int{}
+	outputs := map[string]*render.Output{}
 	for env, out := range renderAll(t, builtinInput) {
+		outputs[env] = out
+	}
+	// The example control plane of the README quick start (examples/) renders with the
+	// built-in templates too.
+	examples := filepath.Join(moduleRoot(t), "examples")
+	for env, out := range renderAllMapped(t, filepath.Join(examples, "platform"), exampleRepoMap(t, filepath.Join(examples, "fleetform.yaml"))) {
+		outputs["examples/"+env] = out
+	}
+	for env, out := range outputs {
 		for p, content := range out.Tree() {
 			where := env + "/" + p
 			switch {
@@ -95,6 +107,27 @@ func TestBuiltinOutputValid(t *testing.T) {
 			t.Errorf("no %s was rendered: extend the golden control plane", gvk)
 		}
 	}
+}
+
+// exampleRepoMap reads the repoMap of the example's config file, resolved against the
+// file's folder as the --config flag does.
+func exampleRepoMap(t *testing.T, config string) platform.RepoMap {
+	t.Helper()
+	data, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fc struct {
+		RepoMap map[string]string `yaml:"repoMap"`
+	}
+	if err := yaml.Unmarshal(data, &fc); err != nil {
+		t.Fatalf("%s: %v", config, err)
+	}
+	m := platform.RepoMap{}
+	for url, p := range fc.RepoMap {
+		m[url] = filepath.Join(filepath.Dir(config), p)
+	}
+	return m
 }
 
 func decodeAll(t *testing.T, where string, content []byte) []any {
