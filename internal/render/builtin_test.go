@@ -91,7 +91,7 @@ func TestBuiltinHeaders(t *testing.T) {
 // TestBuiltinGolden renders the golden control plane, every environment, through the real
 // pipeline (load, schedule, render) and compares the trees with the golden files.
 func TestBuiltinGolden(t *testing.T) {
-	for env, out := range renderAll(t, builtinInput) {
+	for env, out := range renderGolden(t) {
 		t.Run(env, func(t *testing.T) {
 			compareTree(t, filepath.Join(builtinWant, env), out.Tree())
 		})
@@ -100,7 +100,7 @@ func TestBuiltinGolden(t *testing.T) {
 
 // TestBuiltinDeterministic renders twice and requires identical bytes.
 func TestBuiltinDeterministic(t *testing.T) {
-	first, second := renderAll(t, builtinInput), renderAll(t, builtinInput)
+	first, second := renderGolden(t), renderGolden(t)
 	for env, out := range first {
 		a, b := out.Tree(), second[env].Tree()
 		for p, content := range a {
@@ -185,15 +185,15 @@ func renderOne(t *testing.T, e *render.Engine, spec v1alpha1.ClusterTypeSpec, ma
 	return e.RenderAssignment("dev", a, &compose.Config{Data: config}, ts)
 }
 
-// renderAll renders every environment of the control plane at dir and fails the test on
-// any error: every assignment of the golden input must render.
-func renderAll(t *testing.T, dir string) map[string]*render.Output {
+// renderGolden renders every environment of the golden control plane.
+func renderGolden(t *testing.T) map[string]*render.Output {
 	t.Helper()
-	return renderAllMapped(t, dir, nil)
+	return renderAll(t, builtinInput, nil)
 }
 
-// renderAllMapped is renderAll with repository URLs mapped to local folders.
-func renderAllMapped(t *testing.T, dir string, repoMap platform.RepoMap) map[string]*render.Output {
+// renderAll renders every environment of the control plane at dir, with repository URLs
+// mapped to local folders, and fails the test on any diagnostic or failed assignment.
+func renderAll(t *testing.T, dir string, repoMap platform.RepoMap) map[string]*render.Output {
 	t.Helper()
 	cp, err := platform.Open(t.Context(), dir, platform.Options{RepoMap: repoMap})
 	if err != nil {

@@ -34,7 +34,7 @@ func checkShell(t *testing.T, where string, content []byte) {
 	if err := os.WriteFile(f, content, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(shell, "-n", f).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(t.Context(), shell, "-n", f).CombinedOutput(); err != nil {
 		t.Errorf("%s: sh -n: %v\n%s\n%s", where, err, out, content)
 	}
 }
@@ -44,7 +44,7 @@ func checkShell(t *testing.T, where string, content []byte) {
 func TestEnvFileRoundTrip(t *testing.T) {
 	needShell(t)
 	checked := 0
-	for env, out := range renderAll(t, builtinInput) {
+	for env, out := range renderGolden(t) {
 		for _, a := range out.Assignments {
 			if a.Files.ConfigName != render.ConfigShFile {
 				continue
@@ -73,7 +73,7 @@ func TestEnvFileRoundTrip(t *testing.T) {
 			for _, n := range names {
 				inner.WriteString(` "$` + n + `"`)
 			}
-			cmd := exec.Command(shell, "-c", `. "$1" && exec "$0" -c "$2"`, shell, f, inner.String())
+			cmd := exec.CommandContext(t.Context(), shell, "-c", `. "$1" && exec "$0" -c "$2"`, shell, f, inner.String())
 			cmd.Env = []string{}
 			got, err := cmd.Output()
 			if err != nil {
@@ -120,7 +120,7 @@ func TestAnsibleCronJob(t *testing.T) {
 	writeScript(t, filepath.Join(bin, "flock"), `[ "$1" = -n ] && [ "$2" = "$HOME/.ansible-pull.lock" ] || exit 97; shift 2; exec "$@"`)
 	writeScript(t, filepath.Join(bin, "ansible-pull"), `printf '%s\0' "$@"`)
 	checked := 0
-	for env, out := range renderAll(t, builtinInput) {
+	for env, out := range renderGolden(t) {
 		for _, a := range out.Assignments {
 			if !strings.HasPrefix(string(a.Files.Reconciler), "- name:") {
 				continue // not a playbook
@@ -135,7 +135,7 @@ func TestAnsibleCronJob(t *testing.T) {
 				t.Errorf("%s: user name %q: want 1 to 32 characters", where, u)
 			}
 			home := t.TempDir()
-			cmd := exec.Command(shell, "-c", cronCommand(cron["job"].(string)))
+			cmd := exec.CommandContext(t.Context(), shell, "-c", cronCommand(cron["job"].(string)))
 			cmd.Env = []string{"HOME=" + home, "PATH=" + bin + ":/usr/bin:/bin"}
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Errorf("%s: cron job failed: %v\n%s", where, err, out)

@@ -53,13 +53,13 @@ func TestBuiltinOutputValid(t *testing.T) {
 	schemas := loadCRDSchemas(t)
 	seen := map[string]int{}
 	outputs := map[string]*render.Output{}
-	for env, out := range renderAll(t, builtinInput) {
+	for env, out := range renderGolden(t) {
 		outputs[env] = out
 	}
 	// The example control plane of the README quick start (examples/) renders with the
 	// built-in templates too.
 	examples := filepath.Join(moduleRoot(t), "examples")
-	for env, out := range renderAllMapped(t, filepath.Join(examples, "platform"), exampleRepoMap(t, filepath.Join(examples, "fleetform.yaml"))) {
+	for env, out := range renderAll(t, filepath.Join(examples, "platform"), exampleRepoMap(t, filepath.Join(examples, "fleetform.yaml"))) {
 		outputs["examples/"+env] = out
 	}
 	for env, out := range outputs {
