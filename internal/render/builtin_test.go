@@ -301,3 +301,78 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// TestBuiltinRefusalBlamesTarget checks that when a built-in template refuses its input,
+// the diagnostic points at the deployment target that has to change, not at the template.
+func TestBuiltinRefusalBlamesTarget(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"environments/dev/env.yaml": `apiVersion: scheduler.kalypso.io/v1alpha1
+kind: Environment
+metadata:
+  name: dev
+spec:
+  controlPlane: {repo: https://example.com/cp.git, branch: main, path: ./environments/dev}
+---
+apiVersion: scheduler.kalypso.io/v1alpha1
+kind: ClusterType
+metadata:
+  name: small
+spec: {reconciler: builtin/flux, namespaceService: builtin/namespace, configType: builtin/configmap}
+---
+apiVersion: scheduler.kalypso.io/v1alpha1
+kind: SchedulingPolicy
+metadata:
+  name: all
+spec:
+  deploymentTargetSelector: {labelSelector: {}}
+  clusterTypeSelector: {labelSelector: {}}
+`,
+		"workloads/app.yaml": `apiVersion: scheduler.kalypso.io/v1alpha1
+kind: Workload
+metadata:
+  name: app
+spec:
+  deploymentTargets:
+    - name: good
+      environment: dev
+      manifests: {repo: https://example.com/app.git, branch: main}
+    - name: scp
+      environment: dev
+      manifests: {repo: "git@example.com:app.git", branch: main}
+`,
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cp, err := platform.Open(t.Context(), dir, platform.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := cp.Load(t.Context(), "dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	failOnErrors(t, snap.Diagnostics)
+	out := render.Render(snap, schedule.Schedule(snap), render.Options{})
+	if got := len(out.Failed()); got != 1 {
+		t.Fatalf("%d failed assignments, want 1 (app-scp)", got)
+	}
+	if len(out.Diagnostics) != 1 {
+		t.Fatalf("diagnostics = %v, want 1", out.Diagnostics)
+	}
+	d := out.Diagnostics[0]
+	if d.File != "workloads/app.yaml" || d.Line != 10 || d.Kind != "Workload" || d.Name != "app" || d.Path != "spec.deploymentTargets[1]" {
+		t.Errorf("diagnostic at %s:%d %s/%s %s, want workloads/app.yaml:10 Workload/app spec.deploymentTargets[1]", d.File, d.Line, d.Kind, d.Name, d.Path)
+	}
+	want := `rendering app-scp on small: builtin/flux: manifests.repo "git@example.com:app.git" must be an http, https or ssh URL`
+	if !strings.HasPrefix(d.Message, want) {
+		t.Errorf("message = %q\nwant it to start with %q", d.Message, want)
+	}
+}
