@@ -307,7 +307,7 @@ func templateFailure(a *Assignment, te *TemplateError) platform.Diagnostic {
 			path = a.Target.Path
 		}
 		return a.Target.Source.Diag(path, fmt.Sprintf("rendering %s on %s: %s", a.DeploymentTarget, a.ClusterType, msg),
-			"fix the target's manifests or the config values the template reads; its header comment lists them")
+			"fix the target's manifests, or the config value where it is set (fleetform explain shows where); the template's header comment lists the keys it reads")
 	}
 	d := templateDiag(te.Template.Source, te.Err)
 	d.Kind, d.Name = "Template", te.Template.Name
