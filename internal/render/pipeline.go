@@ -10,6 +10,7 @@ import (
 	"path"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -279,10 +280,7 @@ func (r *renderer) diagnostics(as []Assignment) []platform.Diagnostic {
 		case errors.As(a.Err, &te):
 			perTemplate[te.Template]++
 			if n := perTemplate[te.Template]; n <= maxErrorsPerTemplate {
-				d := templateDiag(te.Template.Source, te.Err)
-				d.Kind, d.Name = "Template", te.Template.Name
-				d.Message = fmt.Sprintf("rendering %s on %s: %s", a.DeploymentTarget, a.ClusterType, d.Message)
-				out = append(out, d)
+				out = append(out, templateFailure(a, te))
 			}
 		}
 	}
@@ -295,6 +293,40 @@ func (r *renderer) diagnostics(as []Assignment) []platform.Diagnostic {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].File < out[j].File })
 	return out
+}
+
+// templateFailure locates a template that failed for an assignment. A control-plane
+// template is blamed at the failing line of its file. A built-in template has no file the
+// user can fix: when it refuses its input (with fail) the blame goes to the deployment
+// target whose manifests or config it refused (built-in messages name the template).
+func templateFailure(a *Assignment, te *TemplateError) platform.Diagnostic {
+	msg, refused := failMessage(te.Err)
+	if te.Template.Source.File == "" && refused && a.Target != nil {
+		path := "metadata.name"
+		if a.Target.Path != "" {
+			path = a.Target.Path
+		}
+		return a.Target.Source.Diag(path, fmt.Sprintf("rendering %s on %s: %s", a.DeploymentTarget, a.ClusterType, msg),
+			"fix the target's manifests, or the config value where it is set (fleetform explain shows where); the template's header comment lists the keys it reads")
+	}
+	d := templateDiag(te.Template.Source, te.Err)
+	d.Kind, d.Name = "Template", te.Template.Name
+	if refused {
+		d.Message = msg
+	}
+	d.Message = fmt.Sprintf("rendering %s on %s: %s", a.DeploymentTarget, a.ClusterType, d.Message)
+	return d
+}
+
+// failMessage returns the message a template passed to fail, without text/template's
+// location prefix, and whether the error came from fail.
+func failMessage(err error) (string, bool) {
+	const marker = "error calling fail: "
+	msg := err.Error()
+	if i := strings.LastIndex(msg, marker); i >= 0 {
+		return msg[i+len(marker):], true
+	}
+	return msg, false
 }
 
 // Tree returns every file of the output as path -> content, relative to the GitOps path.

@@ -1,0 +1,1 @@
+# Platform configuration of plc-bare on vm (bare), rendered by fleetform.
