@@ -2,7 +2,6 @@ package render_test
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"sort"
@@ -16,7 +15,6 @@ import (
 	"github.com/fleetform/fleetform/internal/schedule"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func renderKalypso(t *testing.T, env string, opts render.Options) (*render.Output, *gittest.Kalypso) {
 	t.Helper()
