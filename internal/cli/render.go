@@ -98,6 +98,9 @@ func (o *renderOptions) write(e *env, r *result) error {
 		fmt.Fprintf(w, "rendered environment %s: %d assignment(s) on %d cluster type(s) into %s\n",
 			doc.Environment, doc.Assignments-len(doc.Failed), doc.ClusterTypes, o.dir)
 		fmt.Fprintf(w, "files: %d written, %d unchanged, %d removed\n", len(doc.Written), doc.Unchanged, len(doc.Removed))
+		if err := perClusterType(w, r, doc.Written); err != nil {
+			return err
+		}
 		if len(doc.Failed) > 0 {
 			fmt.Fprintf(w, "%d assignment(s) failed and kept their previous files:\n", len(doc.Failed))
 			t := newTable(w, "  CLUSTER TYPE", "DEPLOYMENT TARGET", "ERROR")
@@ -115,6 +118,28 @@ func (o *renderOptions) write(e *env, r *result) error {
 		return failed(ExitFailed, nil)
 	}
 	return nil
+}
+
+// perClusterType prints, for each cluster type, its assignments and files written.
+func perClusterType(w io.Writer, r *result, written []string) error {
+	assigned, failedN, writes := map[string]int{}, map[string]int{}, map[string]int{}
+	for i := range r.output.Assignments {
+		a := &r.output.Assignments[i]
+		assigned[a.ClusterType]++
+		if a.Err != nil {
+			failedN[a.ClusterType]++
+		}
+	}
+	for _, p := range written {
+		ct, _, _ := strings.Cut(p, "/")
+		writes[ct]++
+	}
+	fmt.Fprintln(w)
+	t := newTable(w, "CLUSTER TYPE", "ASSIGNMENTS", "FAILED", "FILES WRITTEN")
+	for _, ct := range r.output.ClusterTypes {
+		t.row(ct, fmt.Sprint(assigned[ct]), fmt.Sprint(failedN[ct]), fmt.Sprint(writes[ct]))
+	}
+	return t.flush()
 }
 
 // writeTree writes every file whose content differs, and returns the written paths.
