@@ -33,8 +33,8 @@ type Value struct {
 	// Value is a string, or []any / map[string]any for structured values.
 	Value  any    `json:"value"`
 	Source Source `json:"source"`
-	// Shadowed are the lower-precedence values of the same key, nearest first. For
-	// structured values they were merged into Value rather than replaced.
+	// Shadowed are the lower-precedence values of the same key, nearest first, each as its
+	// own source set it. Structured values were merged into Value rather than replaced.
 	Shadowed []Shadowed `json:"shadowed"`
 }
 
@@ -214,6 +214,7 @@ func signature(idx []int) string {
 // merge composes the contributions at idx (ascending = lowest precedence first).
 func (c *Composer) merge(idx []int) *Config {
 	cfg := &Config{Data: map[string]any{}, Values: map[string]*Value{}}
+	own := map[string]any{} // the value the current winner of each key set itself
 	for _, i := range idx {
 		con := &c.contribs[i]
 		for _, k := range con.keys {
@@ -221,6 +222,8 @@ func (c *Composer) merge(idx []int) *Config {
 			src := con.src
 			src.Line = con.lines[k]
 			prev, exists := cfg.Values[k]
+			prevOwn := own[k]
+			own[k] = v
 			if !exists {
 				cfg.Data[k] = v
 				cfg.Values[k] = &Value{Value: v, Source: src, Shadowed: []Shadowed{}}
@@ -228,7 +231,9 @@ func (c *Composer) merge(idx []int) *Config {
 			}
 			merged := Merge(cfg.Data[k], v)
 			cfg.Data[k] = merged
-			shadowed := append([]Shadowed{{Value: prev.Value, Source: prev.Source}}, prev.Shadowed...)
+			shadowed := make([]Shadowed, 0, len(prev.Shadowed)+1)
+			shadowed = append(shadowed, Shadowed{Value: prevOwn, Source: prev.Source})
+			shadowed = append(shadowed, prev.Shadowed...)
 			cfg.Values[k] = &Value{Value: merged, Source: src, Shadowed: shadowed}
 		}
 	}
