@@ -62,9 +62,11 @@ type contribution struct {
 	level  level
 	name   string
 	keys   []string // sorted
-	values map[string]any
-	lines  map[string]int
-	src    Source
+	// azureKey is the full key (l1.v1....KEY) of an Azure App Configuration source.
+	azureKey string
+	values   map[string]any
+	lines    map[string]int
+	src      Source
 }
 
 // Composer composes configs for the assignments of one snapshot. Its methods are safe for
@@ -110,7 +112,7 @@ func contributions(cms []*platform.ConfigMap, precedence string) []contribution 
 		if azure[i].name != azure[j].name {
 			return azure[i].name < azure[j].name
 		}
-		return len(azure[i].keys[0]) < len(azure[j].keys[0])
+		return len(azure[i].azureKey) < len(azure[j].azureKey) // more qualified keys later
 	})
 	all := append(platformCMs, azure...)
 	if precedence != v1alpha1.PrecedenceName {
@@ -149,7 +151,7 @@ func fromAzureConfigMap(cm *platform.ConfigMap) []contribution {
 		}
 		lv := levelOf(labels)
 		out = append(out, contribution{
-			labels: labels, level: lv, name: cm.Metadata.Name, keys: []string{key},
+			labels: labels, level: lv, name: cm.Metadata.Name, keys: []string{key}, azureKey: full,
 			values: map[string]any{key: ParseValue(cm.Data[full])},
 			lines:  map[string]int{key: cm.Source.LineOf("data." + full)},
 			src: Source{Kind: "ConfigMap", Name: cm.Metadata.Name + ":" + full, File: cm.Source.File,
