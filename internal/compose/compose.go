@@ -51,8 +51,9 @@ type Config struct {
 	Data map[string]any
 	// Values holds every key's provenance.
 	Values map[string]*Value
-	// Digest identifies the sources that produced the config (for caches and incremental
-	// rendering): equal digests mean equal configs.
+	// Digest identifies the config's data (for caches and incremental rendering): equal
+	// digests mean equal Data. Configs with equal Data may still come from different
+	// sources, so the Digest says nothing about Values.
 	Digest uint64
 }
 

@@ -3,6 +3,7 @@ package compose_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -80,3 +81,5 @@ func pair(t *testing.T, s *platform.Snapshot, ct, dt string) (*platform.ClusterT
 	}
 	return c, d
 }
+
+func slicesSort(s []string) { slices.Sort(s) }
