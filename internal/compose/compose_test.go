@@ -1,6 +1,7 @@
 package compose_test
 
 import (
+	"fmt"
 	"maps"
 	"strings"
 	"testing"
@@ -8,6 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fleetform/fleetform/internal/compose"
+	"github.com/fleetform/fleetform/internal/gittest"
+	"github.com/fleetform/fleetform/internal/platform"
 )
 
 // withFiles returns base plus extra files (extra wins).
@@ -331,4 +334,36 @@ func lineAfter(t *testing.T, text, anchor, prefix string) int {
 		_, rest, _ = strings.Cut(rest, "\n")
 	}
 	return start + lineOf(t, rest, prefix)
+}
+
+// TestComposeKalypsoRepositories composes from Kalypso's sample repositories rebuilt in the
+// Kalypso layout (branch per environment, workload from its registration), so that the
+// provenance is that of the original files.
+func TestComposeKalypsoRepositories(t *testing.T) {
+	t.Parallel()
+	k := gittest.NewKalypso(t)
+	cp, err := platform.Open(t.Context(), k.ControlPlane.Dir, platform.Options{RepoMap: k.RepoMap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := cp.Load(t.Context(), "dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, dt := pair(t, snap, "large", "observability-prometheus")
+	cfg := compose.New(snap).Compose(ct, dt)
+	got := map[string]string{}
+	for k, v := range cfg.Values {
+		got[k] = fmt.Sprintf("%v @ %s:%d", v.Value, v.Source.File, v.Source.Line)
+	}
+	want := map[string]string{
+		"CLUSTER_NAME":                     "Large @ cluster-types/west-us/large/large-config.yaml:9",
+		"DATABASE_URL":                     "mysql://west:8806/mysql2 @ cluster-types/west-us/west-us-config.yaml:10",
+		"ENVIRONMENT":                      "Dev @ configs/dev-config.yaml:8",
+		"REGION":                           "West US @ cluster-types/west-us/west-us-config.yaml:9",
+		"SOME_COMMON_ENVIRONMENT_VARIABLE": "false @ configs/dev-config.yaml:9",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("values mismatch (-want +got):\n%s", diff)
+	}
 }
