@@ -73,8 +73,12 @@ func (c *Composer) Validate(cfg *Config, ct *platform.ClusterType, dt *platform.
 	for _, i := range c.schemas.ix.matches(buf[:0], ct, dt) {
 		refs = append(refs, c.schemas.schemas[i])
 	}
+	kind, name := "Workload", dt.Workload // unfolded from a Workload
+	if dt.Path == "" {
+		kind, name = "DeploymentTarget", dt.Name // written as a DeploymentTarget document
+	}
 	for _, s := range dt.ConfigSchemas {
-		refs = append(refs, schemaRef{text: s.Text, source: s.Source, path: s.Path, kind: "Workload", name: dt.Workload})
+		refs = append(refs, schemaRef{text: s.Text, source: s.Source, path: s.Path, kind: kind, name: name})
 	}
 	var diags []platform.Diagnostic
 	for _, ref := range refs {

@@ -392,3 +392,35 @@ func sortedKeys(m map[string]string) []string {
 	slicesSort(keys)
 	return keys
 }
+
+// TestValidateDeploymentTargetDocument checks the schemas of a DeploymentTarget written
+// directly in the control plane: its diagnostics name that document.
+func TestValidateDeploymentTargetDocument(t *testing.T) {
+	t.Parallel()
+	files := validateFiles(map[string]string{
+		valuesFile: configMapYAML("values", nil, map[string]string{"OTHER": "x"}),
+		"environments/dev/targets/direct.yaml": `apiVersion: scheduler.kalypso.io/v1alpha1
+kind: DeploymentTarget
+metadata:
+  name: direct
+  labels: {workload: observability, workspace: platform-team}
+spec:
+  environment: dev
+  manifests: {repo: "https://example.com/r", branch: dev, path: ./direct}
+  configSchemas:
+    - '{"required": ["FROM_DIRECT"]}'
+`,
+	})
+	snap := loadDev(t, files)
+	ct, dt := pair(t, snap, "large", "direct")
+	c := compose.New(snap)
+	diags := c.Validate(c.Compose(ct, dt), ct, dt)
+	if len(diags) != 1 {
+		t.Fatalf("got %d diagnostics, want 1: %v", len(diags), diags)
+	}
+	d := diags[0]
+	if d.Kind != "DeploymentTarget" || d.Name != "direct" || d.File != "environments/dev/targets/direct.yaml" ||
+		d.Path != "spec.configSchemas[0]" || !strings.Contains(d.Message, "FROM_DIRECT") {
+		t.Errorf("diagnostic = %+v, want DeploymentTarget/direct spec.configSchemas[0] missing FROM_DIRECT", d)
+	}
+}
