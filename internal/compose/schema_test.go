@@ -424,3 +424,30 @@ spec:
 		t.Errorf("diagnostic = %+v, want DeploymentTarget/direct spec.configSchemas[0] missing FROM_DIRECT", d)
 	}
 }
+
+// TestComposeAndValidateConcurrently shares one Composer between goroutines (as the
+// renderer does); run with -race.
+func TestComposeAndValidateConcurrently(t *testing.T) {
+	t.Parallel()
+	snap := loadDev(t, withFiles(kalypsoDev, map[string]string{
+		schemasFile: configSchemaYAML("names", nil, `{"properties": {"CLUSTER_NAME": {"enum": ["Large", "Small"]}}}`),
+	}))
+	c := compose.New(snap)
+	dt := snap.DeploymentTargets[0]
+	want := map[string]int{"large": 0, "small": 0, "drone": 1, "command-center": 1} // diagnostics per cluster type
+	results := make(chan map[string]int, 8)
+	for range cap(results) {
+		go func() {
+			got := map[string]int{}
+			for _, ct := range snap.ClusterTypes {
+				got[ct.Metadata.Name] = len(c.Validate(c.Compose(ct, dt), ct, dt))
+			}
+			results <- got
+		}()
+	}
+	for range cap(results) {
+		if diff := cmp.Diff(want, <-results); diff != "" {
+			t.Errorf("diagnostics per cluster type mismatch (-want +got):\n%s", diff)
+		}
+	}
+}
