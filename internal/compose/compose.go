@@ -216,32 +216,47 @@ func signature(idx []int) string {
 
 // merge composes the contributions at idx (ascending = lowest precedence first).
 func (c *Composer) merge(idx []int) *Config {
-	cfg := &Config{Data: map[string]any{}, Values: map[string]*Value{}}
-	own := map[string]any{} // the value the current winner of each key set itself
+	perKey := map[string][]Shadowed{} // every value of a key with its source, lowest first
 	for _, i := range idx {
 		con := &c.contribs[i]
 		for _, k := range con.keys {
-			v := con.values[k]
 			src := con.src
 			src.Line = con.lines[k]
-			prev, exists := cfg.Values[k]
-			prevOwn := own[k]
-			own[k] = v
-			if !exists {
-				cfg.Data[k] = v
-				cfg.Values[k] = &Value{Value: v, Source: src, Shadowed: []Shadowed{}}
-				continue
-			}
-			merged := Merge(cfg.Data[k], v)
-			cfg.Data[k] = merged
-			shadowed := make([]Shadowed, 0, len(prev.Shadowed)+1)
-			shadowed = append(shadowed, Shadowed{Value: prevOwn, Source: prev.Source})
-			shadowed = append(shadowed, prev.Shadowed...)
-			cfg.Values[k] = &Value{Value: merged, Source: src, Shadowed: shadowed}
+			perKey[k] = append(perKey[k], Shadowed{Value: con.values[k], Source: src})
 		}
+	}
+	cfg := &Config{Data: make(map[string]any, len(perKey)), Values: make(map[string]*Value, len(perKey))}
+	for k, vs := range perKey {
+		last := len(vs) - 1
+		v := mergeAll(vs)
+		shadowed := make([]Shadowed, last)
+		for j := range shadowed {
+			shadowed[j] = vs[last-1-j] // nearest first
+		}
+		cfg.Data[k] = v
+		cfg.Values[k] = &Value{Value: v, Source: vs[last].Source, Shadowed: shadowed}
 	}
 	cfg.Digest = digest(cfg.Data)
 	return cfg
+}
+
+// mergeAll merges the values in order. A scalar replaces whatever is below it, so merging
+// starts at the last scalar.
+func mergeAll(vs []Shadowed) any {
+	start := 0
+	for j := len(vs) - 1; j > 0; j-- {
+		switch vs[j].Value.(type) {
+		case map[string]any, []any:
+			continue
+		}
+		start = j
+		break
+	}
+	v := vs[start].Value
+	for _, s := range vs[start+1:] {
+		v = Merge(v, s.Value)
+	}
+	return v
 }
 
 func sortedKeys[V any](m map[string]V) []string {
