@@ -33,8 +33,8 @@ type Value struct {
 	// Value is a string, or []any / map[string]any for structured values.
 	Value  any    `json:"value"`
 	Source Source `json:"source"`
-	// Shadowed are the lower-precedence values of the same key, nearest first. For
-	// structured values they were merged into Value rather than replaced.
+	// Shadowed are the lower-precedence values of the same key, nearest first, each as its
+	// own source set it. Structured values were merged into Value rather than replaced.
 	Shadowed []Shadowed `json:"shadowed"`
 }
 
@@ -51,8 +51,9 @@ type Config struct {
 	Data map[string]any
 	// Values holds every key's provenance.
 	Values map[string]*Value
-	// Digest identifies the sources that produced the config (for caches and incremental
-	// rendering): equal digests mean equal configs.
+	// Digest identifies the config's data (for caches and incremental rendering): equal
+	// digests mean equal Data. Configs with equal Data may still come from different
+	// sources, so the Digest says nothing about Values.
 	Digest uint64
 }
 
@@ -62,9 +63,11 @@ type contribution struct {
 	level  level
 	name   string
 	keys   []string // sorted
-	values map[string]any
-	lines  map[string]int
-	src    Source
+	// azureKey is the full key (l1.v1....KEY) of an Azure App Configuration source.
+	azureKey string
+	values   map[string]any
+	lines    map[string]int
+	src      Source
 }
 
 // Composer composes configs for the assignments of one snapshot. Its methods are safe for
@@ -110,7 +113,7 @@ func contributions(cms []*platform.ConfigMap, precedence string) []contribution 
 		if azure[i].name != azure[j].name {
 			return azure[i].name < azure[j].name
 		}
-		return len(azure[i].keys[0]) < len(azure[j].keys[0])
+		return len(azure[i].azureKey) < len(azure[j].azureKey) // more qualified keys later
 	})
 	all := append(platformCMs, azure...)
 	if precedence != v1alpha1.PrecedenceName {
@@ -149,7 +152,7 @@ func fromAzureConfigMap(cm *platform.ConfigMap) []contribution {
 		}
 		lv := levelOf(labels)
 		out = append(out, contribution{
-			labels: labels, level: lv, name: cm.Metadata.Name, keys: []string{key},
+			labels: labels, level: lv, name: cm.Metadata.Name, keys: []string{key}, azureKey: full,
 			values: map[string]any{key: ParseValue(cm.Data[full])},
 			lines:  map[string]int{key: cm.Source.LineOf("data." + full)},
 			src: Source{Kind: "ConfigMap", Name: cm.Metadata.Name + ":" + full, File: cm.Source.File,
@@ -213,27 +216,47 @@ func signature(idx []int) string {
 
 // merge composes the contributions at idx (ascending = lowest precedence first).
 func (c *Composer) merge(idx []int) *Config {
-	cfg := &Config{Data: map[string]any{}, Values: map[string]*Value{}}
+	perKey := map[string][]Shadowed{} // every value of a key with its source, lowest first
 	for _, i := range idx {
 		con := &c.contribs[i]
 		for _, k := range con.keys {
-			v := con.values[k]
 			src := con.src
 			src.Line = con.lines[k]
-			prev, exists := cfg.Values[k]
-			if !exists {
-				cfg.Data[k] = v
-				cfg.Values[k] = &Value{Value: v, Source: src, Shadowed: []Shadowed{}}
-				continue
-			}
-			merged := Merge(cfg.Data[k], v)
-			cfg.Data[k] = merged
-			shadowed := append([]Shadowed{{Value: prev.Value, Source: prev.Source}}, prev.Shadowed...)
-			cfg.Values[k] = &Value{Value: merged, Source: src, Shadowed: shadowed}
+			perKey[k] = append(perKey[k], Shadowed{Value: con.values[k], Source: src})
 		}
+	}
+	cfg := &Config{Data: make(map[string]any, len(perKey)), Values: make(map[string]*Value, len(perKey))}
+	for k, vs := range perKey {
+		last := len(vs) - 1
+		v := mergeAll(vs)
+		shadowed := make([]Shadowed, last)
+		for j := range shadowed {
+			shadowed[j] = vs[last-1-j] // nearest first
+		}
+		cfg.Data[k] = v
+		cfg.Values[k] = &Value{Value: v, Source: vs[last].Source, Shadowed: shadowed}
 	}
 	cfg.Digest = digest(cfg.Data)
 	return cfg
+}
+
+// mergeAll merges the values in order. A scalar replaces whatever is below it, so merging
+// starts at the last scalar.
+func mergeAll(vs []Shadowed) any {
+	start := 0
+	for j := len(vs) - 1; j > 0; j-- {
+		switch vs[j].Value.(type) {
+		case map[string]any, []any:
+			continue
+		}
+		start = j
+		break
+	}
+	v := vs[start].Value
+	for _, s := range vs[start+1:] {
+		v = Merge(v, s.Value)
+	}
+	return v
 }
 
 func sortedKeys[V any](m map[string]V) []string {

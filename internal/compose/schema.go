@@ -37,7 +37,9 @@ type schemaSet struct {
 
 	mu       sync.Mutex
 	compiled map[string]compiled
-	results  map[resultKey][]string
+	// results are the violations by (config data, schema). They hold no provenance:
+	// configs with equal data may come from different ConfigMaps.
+	results map[resultKey][]violation
 }
 
 type compiled struct {
@@ -51,7 +53,7 @@ type resultKey struct {
 }
 
 func newSchemaSet(cs []*platform.ConfigSchema) *schemaSet {
-	s := &schemaSet{compiled: map[string]compiled{}, results: map[resultKey][]string{}}
+	s := &schemaSet{compiled: map[string]compiled{}, results: map[resultKey][]violation{}}
 	sorted := append([]*platform.ConfigSchema(nil), cs...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Metadata.Name < sorted[j].Metadata.Name })
 	labels := make([]map[string]string, len(sorted))
@@ -71,12 +73,16 @@ func (c *Composer) Validate(cfg *Config, ct *platform.ClusterType, dt *platform.
 	for _, i := range c.schemas.ix.matches(buf[:0], ct, dt) {
 		refs = append(refs, c.schemas.schemas[i])
 	}
+	kind, name := "Workload", dt.Workload // unfolded from a Workload
+	if dt.Path == "" {
+		kind, name = "DeploymentTarget", dt.Name // written as a DeploymentTarget document
+	}
 	for _, s := range dt.ConfigSchemas {
-		refs = append(refs, schemaRef{text: s.Text, source: s.Source, path: s.Path, kind: "Workload", name: dt.Workload})
+		refs = append(refs, schemaRef{text: s.Text, source: s.Source, path: s.Path, kind: kind, name: name})
 	}
 	var diags []platform.Diagnostic
 	for _, ref := range refs {
-		for _, msg := range c.schemas.check(cfg, ref.text) {
+		for _, msg := range describe(cfg, c.schemas.check(cfg, ref.text)) {
 			d := ref.source.Diag(ref.path, fmt.Sprintf("config of %s on %s: %s", dt.Name, ct.Metadata.Name, msg),
 				"fix the value where it is set, or the schema")
 			d.Kind, d.Name = ref.kind, ref.name
@@ -86,8 +92,14 @@ func (c *Composer) Validate(cfg *Config, ct *platform.ClusterType, dt *platform.
 	return diags
 }
 
-// check validates cfg against one schema text, caching by (config, schema).
-func (s *schemaSet) check(cfg *Config, text string) []string {
+// violation is a schema violation: its message and the top-level key it is about ("" for
+// the whole config).
+type violation struct {
+	msg, key string
+}
+
+// check validates cfg against one schema text, caching by (config data, schema).
+func (s *schemaSet) check(cfg *Config, text string) []violation {
 	key := resultKey{config: cfg.Digest, schema: text}
 	s.mu.Lock()
 	if r, ok := s.results[key]; ok {
@@ -102,10 +114,10 @@ func (s *schemaSet) check(cfg *Config, text string) []string {
 	return msgs
 }
 
-func (s *schemaSet) validate(cfg *Config, text string) []string {
+func (s *schemaSet) validate(cfg *Config, text string) []violation {
 	sch, err := s.compile(text)
 	if err != nil {
-		return []string{"invalid schema: " + err.Error()}
+		return []violation{{msg: "invalid schema: " + err.Error()}}
 	}
 	inst := any(cfg.Data)
 	for range maxCoercionPasses {
@@ -115,15 +127,15 @@ func (s *schemaSet) validate(cfg *Config, text string) []string {
 		}
 		var ve *jsonschema.ValidationError
 		if !errors.As(err, &ve) {
-			return []string{err.Error()}
+			return []violation{{msg: err.Error()}}
 		}
 		next, changed := coerce(inst, leaves(ve, nil))
 		if !changed {
-			return describe(cfg, leaves(ve, nil))
+			return violations(leaves(ve, nil))
 		}
 		inst = next
 	}
-	return []string{"schema validation did not settle"}
+	return []violation{{msg: "schema validation did not settle"}}
 }
 
 func (s *schemaSet) compile(text string) (*jsonschema.Schema, error) {
@@ -262,22 +274,44 @@ func replace(v any, path []string, nv any) any {
 
 var printer = message.NewPrinter(language.English)
 
-// describe turns violations into messages naming the key, the rule and the value's source.
-func describe(cfg *Config, errs []*jsonschema.ValidationError) []string {
-	out := make([]string, 0, len(errs))
+// violations turns validation errors into messages naming the key and the rule, sorted.
+func violations(errs []*jsonschema.ValidationError) []violation {
+	out := make([]violation, 0, len(errs))
 	for _, e := range errs {
 		key := strings.Join(e.InstanceLocation, ".")
 		if key == "" {
 			key = "(config)"
 		}
-		msg := fmt.Sprintf("%s: %s (rule %s)", key, e.ErrorKind.LocalizedString(printer), strings.Join(e.ErrorKind.KeywordPath(), "/"))
+		v := violation{msg: fmt.Sprintf("%s: %s (rule %s)", key, e.ErrorKind.LocalizedString(printer), rule(e))}
 		if len(e.InstanceLocation) > 0 {
-			if v, ok := cfg.Values[e.InstanceLocation[0]]; ok {
-				msg += fmt.Sprintf("; value set by %s %s at %s:%d", v.Source.Kind, v.Source.Name, v.Source.File, v.Source.Line)
-			}
+			v.key = e.InstanceLocation[0]
+		}
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].msg < out[j].msg })
+	return out
+}
+
+// describe adds to each violation the source of the value it is about.
+func describe(cfg *Config, vs []violation) []string {
+	out := make([]string, 0, len(vs))
+	for _, v := range vs {
+		msg := v.msg
+		if src, ok := cfg.Values[v.key]; ok && v.key != "" {
+			msg += fmt.Sprintf("; value set by %s %s at %s:%d", src.Source.Kind, src.Source.Name, src.Source.File, src.Source.Line)
 		}
 		out = append(out, msg)
 	}
-	sort.Strings(out)
 	return out
+}
+
+// rule names the schema keyword that failed by its location in the schema, as in
+// properties/port/maximum (references are followed: $defs/port/maximum).
+func rule(e *jsonschema.ValidationError) string {
+	kw := strings.Join(e.ErrorKind.KeywordPath(), "/")
+	_, frag, _ := strings.Cut(e.SchemaURL, "#")
+	if frag = strings.Trim(frag, "/"); frag == "" {
+		return kw
+	}
+	return frag + "/" + kw
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -18,17 +19,24 @@ import (
 //     map[string]any);
 //   - anything else stays the original string, untouched.
 //
-// Unlike Kalypso, structures are parsed as YAML 1.2 (yes/no/on/off stay strings).
+// Unlike Kalypso, structures are parsed as YAML 1.2 (yes/no/on/off stay strings), mapping
+// keys are the text as written (`1.0: x` has the key "1.0", `~: x` the key "~") and
+// timestamps stay the text as written.
 func ParseValue(raw string) any {
 	t := strings.TrimSpace(raw)
 	if len(t) > 0 && t[0] == '\'' && t[len(t)-1] == '\'' {
 		return strings.Trim(t, "'")
 	}
-	if t == "" || (!strings.ContainsAny(t, ":-[{") && !strings.Contains(t, "\n")) {
+	if t == "" || (!strings.ContainsAny(t, ":-[{?!") && !strings.Contains(t, "\n")) {
 		return raw // cannot be a list or a mapping
 	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(raw), &doc); err != nil || len(doc.Content) == 0 {
+		return raw
+	}
+	keepText(doc.Content[0])
 	var v any
-	if err := yaml.Unmarshal([]byte(raw), &v); err != nil {
+	if err := doc.Content[0].Decode(&v); err != nil {
 		return raw
 	}
 	switch v.(type) {
@@ -36,6 +44,33 @@ func ParseValue(raw string) any {
 		return normalize(v)
 	}
 	return raw
+}
+
+// keepText retags the nodes whose text must survive decoding: mapping keys (so that keys
+// are always strings, as written, and two keys never collapse into one) and timestamps
+// (which would otherwise become time.Time and be printed differently). Merge keys (<<)
+// keep their meaning. Aliases are skipped: their anchor is visited where it is defined.
+func keepText(n *yaml.Node) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind == yaml.ScalarNode && k.ShortTag() != "!!merge" {
+				k.Tag = "!!str"
+			} else {
+				keepText(k)
+			}
+			keepText(n.Content[i+1])
+		}
+	case yaml.SequenceNode:
+		for _, c := range n.Content {
+			keepText(c)
+		}
+	case yaml.ScalarNode:
+		if n.ShortTag() == "!!timestamp" {
+			n.Tag = "!!str"
+		}
+	}
 }
 
 // normalize converts YAML-decoded values to JSON-compatible ones (string map keys).
@@ -48,11 +83,7 @@ func normalize(v any) any {
 		}
 		return out
 	case map[any]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[fmt.Sprint(k)] = normalize(e)
-		}
-		return out
+		return normalizeAnyMap(x)
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
@@ -71,6 +102,34 @@ func normalize(v any) any {
 	default:
 		return x
 	}
+}
+
+// normalizeAnyMap turns non-string keys (left only by aliased keys) into their printed form.
+// Keys that print the same are resolved deterministically: in (printed, type) order, the
+// last one wins.
+func normalizeAnyMap(x map[any]any) map[string]any {
+	type entry struct {
+		key, typ string
+		val      any
+	}
+	entries := make([]entry, 0, len(x))
+	for k, e := range x {
+		entries = append(entries, entry{fmt.Sprint(k), fmt.Sprintf("%T", k), e})
+	}
+	sort.Slice(entries, func(i, j int) bool {
+		if entries[i].key != entries[j].key {
+			return entries[i].key < entries[j].key
+		}
+		if entries[i].typ != entries[j].typ {
+			return entries[i].typ < entries[j].typ
+		}
+		return fmt.Sprintf("%#v", entries[i].val) < fmt.Sprintf("%#v", entries[j].val) // NaN keys
+	})
+	out := make(map[string]any, len(x))
+	for _, e := range entries {
+		out[e.key] = normalize(e.val)
+	}
+	return out
 }
 
 // Merge combines a value with a higher-precedence one, as Kalypso does, without changing
