@@ -25,10 +25,10 @@ unit:
 
 # Each fuzz target runs for FUZZTIME on top of its seed corpus.
 fuzz-smoke:
-	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./internal/platform
-	$(GO) test -run '^$$' -fuzz '^FuzzSelector$$' -fuzztime $(FUZZTIME) ./internal/selector
-	$(GO) test -run '^$$' -fuzz '^FuzzMerge$$' -fuzztime $(FUZZTIME) ./internal/compose
-	$(GO) test -run '^$$' -fuzz '^FuzzParseValue$$' -fuzztime $(FUZZTIME) ./internal/compose
+	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./internal/platform
+	$(GO) test -run '^$$' -fuzz '^FuzzSelector$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./internal/selector
+	$(GO) test -run '^$$' -fuzz '^FuzzMerge$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./internal/compose
+	$(GO) test -run '^$$' -fuzz '^FuzzParseValue$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./internal/compose
 
 lint:
 	$(GO) tool -modfile=tools/go.mod golangci-lint run $(PKGS)
