@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"regexp"
 	"strconv"
+	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
 
@@ -37,40 +38,147 @@ var kindTypes = map[string]reflect.Type{
 	"v1/" + v1alpha1.KindConfigMap:                                reflect.TypeFor[v1alpha1.ConfigMap](),
 }
 
-var yamlLineRE = regexp.MustCompile(`line (\d+)`)
+var yamlLineRE = regexp.MustCompile(`^line (\d+): `)
+
+// docMarkerRE matches a document marker line ("---", alone or followed by content).
+var docMarkerRE = regexp.MustCompile(`^---(?:[ \t]|$)`)
 
 // decodeFile decodes every document of a YAML file. Documents that fail are reported and
-// skipped; the others are returned.
+// skipped; the others are returned. After a syntax error, which the YAML decoder cannot
+// recover from, decoding resumes at the next document marker ("---" at the start of a line),
+// so one broken document does not hide the documents after it.
 func decodeFile(data []byte, src Source) ([]document, []Diagnostic) {
 	var docs []document
 	var diags []Diagnostic
-	dec := yaml.NewDecoder(bytes.NewReader(data))
+	markers := markerLines(data)
+	start, off := 0, 0 // byte offset and line offset of the part being decoded
+	for {
+		d, ok := decodeStream(data[start:], off, markers, src, &docs, &diags)
+		if ok {
+			return docs, diags
+		}
+		d.Hint = tabHint(data, d.Line)
+		diags = append(diags, d)
+		// Resume at the first marker at or after the error's line that starts a document
+		// after the part's first line: the error may be reported on the marker that ends
+		// the broken document, and the document opened by the part's first line is the
+		// broken one when the error is there.
+		next := -1
+		for _, m := range markers {
+			if m.line >= d.Line && m.line > off+1 {
+				next = m.offset
+				off = m.line - 1
+				break
+			}
+		}
+		if next < 0 {
+			return docs, diags
+		}
+		start = next
+	}
+}
+
+// marker is a document marker line: its 1-based line and byte offset in the file.
+type marker struct{ line, offset int }
+
+func markerLines(data []byte) []marker {
+	var out []marker
+	line, offset := 1, 0
+	for offset < len(data) {
+		end := bytes.IndexByte(data[offset:], '\n')
+		if end < 0 {
+			end = len(data) - offset
+		}
+		if docMarkerRE.Match(data[offset : offset+end]) {
+			out = append(out, marker{line: line, offset: offset})
+		}
+		offset += end + 1
+		line++
+	}
+	return out
+}
+
+// decodeStream decodes the documents of part, whose first line is line off+1 of the file.
+// It returns ok at the end of the stream, or the diagnostic of the syntax error that stopped
+// it.
+func decodeStream(part []byte, off int, markers []marker, src Source, docs *[]document, diags *[]Diagnostic) (Diagnostic, bool) {
+	dec := yaml.NewDecoder(bytes.NewReader(part))
+	last := 0 // line of the last document decoded
 	for {
 		var root yaml.Node
 		err := dec.Decode(&root)
 		if errors.Is(err, io.EOF) {
-			break
+			return Diagnostic{}, true
 		}
 		if err != nil {
-			d := src.Diag("", "invalid YAML: "+trimYAMLErr(err), "")
-			if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
-				d.Line, _ = strconv.Atoi(m[1])
+			msg, line := splitYAMLErr(err)
+			if line > 0 {
+				line += off
+			} else {
+				// Errors without a position are on the first line of the part, or somewhere
+				// in the document after the last one decoded: point at its start.
+				line = off + 1
+				for _, m := range markers {
+					if last > 0 && m.line > last {
+						line = m.line
+						break
+					}
+				}
 			}
-			diags = append(diags, d)
-			break // the decoder cannot resynchronise after a syntax error
+			d := src.Diag("", "invalid YAML: "+msg, "")
+			d.Line = line
+			return d, false
 		}
+		if off > 0 {
+			shiftLines(&root, off)
+		}
+		last = root.Line
 		doc, ds := decodeDocument(&root, src)
-		diags = append(diags, ds...)
+		*diags = append(*diags, ds...)
 		if doc != nil {
-			docs = append(docs, *doc)
+			*docs = append(*docs, *doc)
 		}
 	}
-	return docs, diags
 }
 
-func trimYAMLErr(err error) string {
-	s := err.Error()
-	return string(bytes.TrimPrefix([]byte(s), []byte("yaml: ")))
+// shiftLines adds off to the line of every node of a tree (aliases are not followed: their
+// targets are in the tree too).
+func shiftLines(n *yaml.Node, off int) {
+	n.Line += off
+	for _, c := range n.Content {
+		shiftLines(c, off)
+	}
+}
+
+// splitYAMLErr returns the message of a YAML error without the "yaml: " and "line N: "
+// prefixes, and the line (0 when the error has none). Multi-line unmarshal errors are reduced
+// to their first entry.
+func splitYAMLErr(err error) (string, int) {
+	s := strings.TrimPrefix(err.Error(), "yaml: ")
+	if rest, ok := strings.CutPrefix(s, "unmarshal errors:\n"); ok {
+		s, _, _ = strings.Cut(strings.TrimSpace(rest), "\n")
+	}
+	m := yamlLineRE.FindStringSubmatch(s)
+	if m == nil {
+		return s, 0
+	}
+	line, _ := strconv.Atoi(m[1])
+	return s[len(m[0]):], line
+}
+
+// tabHint returns a hint when line (1-based) of data is indented with a tab.
+func tabHint(data []byte, line int) string {
+	for i := 1; i < line && len(data) > 0; i++ {
+		nl := bytes.IndexByte(data, '\n')
+		if nl < 0 {
+			return ""
+		}
+		data = data[nl+1:]
+	}
+	if text, _, _ := bytes.Cut(data, []byte("\n")); bytes.Contains(text[:len(text)-len(bytes.TrimLeft(text, " \t"))], []byte("\t")) {
+		return "indent with spaces: YAML does not allow tabs for indentation"
+	}
+	return ""
 }
 
 // decodeDocument decodes one document strictly. It returns nil for empty documents and for
@@ -90,6 +198,13 @@ func decodeDocument(root *yaml.Node, src Source) (*document, []Diagnostic) {
 	}
 	apiVersion, kind, name := scalarAt(n, "apiVersion"), scalarAt(n, "kind"), scalarAt(n, "metadata", "name")
 	src.kind, src.name = kind, name
+	for i := 0; i+1 < len(n.Content); i += 2 { // so that kind and apiVersion errors have their line
+		if k := n.Content[i]; k.Kind == yaml.ScalarNode {
+			if _, ok := src.lines[k.Value]; !ok {
+				src.lines[k.Value] = k.Line
+			}
+		}
+	}
 	if apiVersion == "" || kind == "" {
 		return nil, []Diagnostic{src.Diag("", "document has no apiVersion or kind",
 			"every document must be a fleetform object; list files that are not in .sourceignore")}
@@ -108,9 +223,10 @@ func decodeDocument(root *yaml.Node, src Source) (*document, []Diagnostic) {
 	}
 	obj := reflect.New(t)
 	if err := n.Decode(obj.Interface()); err != nil {
-		d := src.Diag("", trimYAMLErr(err), "")
-		if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
-			d.Line, _ = strconv.Atoi(m[1])
+		msg, line := splitYAMLErr(err)
+		d := src.Diag("", msg, "")
+		if line > 0 {
+			d.Line = line
 		}
 		return nil, []Diagnostic{d}
 	}
@@ -123,6 +239,14 @@ func unknownKind(src Source, apiVersion, kind string) Diagnostic {
 			return src.Diag("apiVersion", fmt.Sprintf("kind %s has apiVersion %s, not %s", kind, v, apiVersion),
 				fmt.Sprintf("set apiVersion: %s", v))
 		}
+	}
+	kinds := map[string]reflect.Type{}
+	for k, t := range kindTypes {
+		_, kd, _ := cutLast(k, "/")
+		kinds[kd] = t
+	}
+	if hint := suggest(kind, kinds); strings.HasPrefix(hint, "did you mean") {
+		return src.Diag("kind", fmt.Sprintf("unknown kind %s (apiVersion %s)", kind, apiVersion), hint)
 	}
 	return src.Diag("kind", fmt.Sprintf("unknown kind %s (apiVersion %s)", kind, apiVersion),
 		"fleetform reads Environment, ClusterType, Workload, DeploymentTarget, WorkloadRegistration, "+

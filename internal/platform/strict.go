@@ -3,6 +3,7 @@ package platform
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -65,9 +66,28 @@ func (w *strictWalker) walk(n *yaml.Node, t reflect.Type, path string) {
 	case reflect.Interface:
 		// any: accepted as is
 	default:
-		if n.Kind != yaml.ScalarNode {
-			w.fail(n.Line, path, fmt.Sprintf("must be a %s, not a %s", t.Kind(), nodeKind(n)), "")
-		}
+		w.walkScalar(n, t, path)
+	}
+}
+
+// scalarTags are the YAML tags a Go scalar kind decodes from.
+var scalarTags = map[reflect.Kind][]string{
+	reflect.Bool: {"!!bool"}, reflect.Int: {"!!int"}, reflect.Int8: {"!!int"}, reflect.Int16: {"!!int"},
+	reflect.Int32: {"!!int"}, reflect.Int64: {"!!int"}, reflect.Uint: {"!!int"}, reflect.Uint8: {"!!int"},
+	reflect.Uint16: {"!!int"}, reflect.Uint32: {"!!int"}, reflect.Uint64: {"!!int"},
+	reflect.Float32: {"!!float", "!!int"}, reflect.Float64: {"!!float", "!!int"},
+}
+
+var scalarNames = map[string]string{"!!bool": "a boolean", "!!int": "an integer", "!!float": "a number"}
+
+func (w *strictWalker) walkScalar(n *yaml.Node, t reflect.Type, path string) {
+	tags, known := scalarTags[t.Kind()]
+	if n.Kind != yaml.ScalarNode {
+		w.fail(n.Line, path, fmt.Sprintf("must be a %s, not a %s", t.Kind(), nodeKind(n)), "")
+		return
+	}
+	if known && !slices.Contains(tags, n.ShortTag()) {
+		w.fail(n.Line, path, fmt.Sprintf("must be %s, got %s %s", scalarNames[tags[0]], strings.TrimPrefix(n.ShortTag(), "!!"), n.Value), "")
 	}
 }
 
@@ -90,6 +110,9 @@ func (w *strictWalker) walkStruct(n *yaml.Node, t reflect.Type, path string) {
 			continue
 		}
 		seen[k.Value] = k.Line
+		if _, ok := w.src.lines[p]; !ok {
+			w.src.lines[p] = k.Line // a field is located by its key
+		}
 		ft, ok := fields[k.Value]
 		if !ok {
 			w.fail(k.Line, p, "unknown field", suggest(k.Value, fields))
