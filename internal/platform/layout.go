@@ -2,6 +2,7 @@ package platform
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path"
@@ -101,7 +102,7 @@ func (cp *ControlPlane) detectLayout() Layout {
 	return LayoutFolder
 }
 
-// mainRef is the Kalypso layout's main branch (or the folder layout's tip).
+// mainRef is the Kalypso layout's main branch: --ref, else main, else HEAD.
 func (cp *ControlPlane) mainRef() string {
 	if cp.opts.Ref != "" {
 		return cp.opts.Ref
@@ -112,6 +113,15 @@ func (cp *ControlPlane) mainRef() string {
 	return "HEAD"
 }
 
+// tipRef is where Environments are declared: the main branch in the Kalypso layout, the
+// tip (--ref, else HEAD) in the folder layout, where environment content is read too.
+func (cp *ControlPlane) tipRef() string {
+	if cp.layout == LayoutKalypso {
+		return cp.mainRef()
+	}
+	return cp.opts.Ref
+}
+
 // EnvironmentInfo is an environment as declared at the tip.
 type EnvironmentInfo struct {
 	Name string
@@ -119,11 +129,20 @@ type EnvironmentInfo struct {
 	Object *Environment
 }
 
-// Environments lists the environments declared at the tip, sorted by name.
+// Environments lists the environments declared at the tip, sorted by name, with the problems
+// found in their declarations.
 func (cp *ControlPlane) Environments() ([]EnvironmentInfo, []Diagnostic, error) {
-	tip, err := cp.repo.Tree(cp.mainRef())
+	envs, decodeDiags, checkDiags, err := cp.environments()
+	return envs, append(decodeDiags, checkDiags...), err
+}
+
+// environments lists the environments declared at the tip. decodeDiags are the problems of
+// the files read (in the folder layout, only those of Environment documents), checkDiags
+// those of the declarations themselves (misplaced or duplicate Environments).
+func (cp *ControlPlane) environments() (envs []EnvironmentInfo, decodeDiags, checkDiags []Diagnostic, err error) {
+	tip, err := cp.repo.Tree(cp.tipRef())
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	root, ignore := ".environments/", true
 	if cp.layout == LayoutFolder {
@@ -131,11 +150,21 @@ func (cp *ControlPlane) Environments() ([]EnvironmentInfo, []Diagnostic, error) 
 	}
 	docs, diags, err := section{tree: tip, root: root, noIgnore: ignore}.read()
 	if err != nil {
-		return nil, diags, err
+		return nil, nil, nil, err
+	}
+	for _, d := range diags {
+		// In the folder layout environments/ holds every environment's content: its other
+		// problems belong to the environment that reads it.
+		if cp.layout == LayoutKalypso || d.Kind == v1alpha1.KindEnvironment {
+			decodeDiags = append(decodeDiags, d)
+		}
 	}
 	byName := map[string]*EnvironmentInfo{}
 	if cp.layout == LayoutFolder {
-		files, _ := tip.Files()
+		files, err := tip.Files()
+		if err != nil {
+			return nil, nil, nil, err
+		}
 		for _, f := range files {
 			if rest, ok := strings.CutPrefix(f, environmentsDir); ok && strings.Contains(rest, "/") {
 				name := rest[:strings.Index(rest, "/")]
@@ -147,32 +176,32 @@ func (cp *ControlPlane) Environments() ([]EnvironmentInfo, []Diagnostic, error) 
 		env, ok := d.object.(*v1alpha1.Environment)
 		if !ok {
 			if cp.layout == LayoutKalypso {
-				diags = append(diags, d.source.Diag("kind", "only Environment documents belong in .environments/", ""))
+				checkDiags = append(checkDiags, d.source.Diag("kind", "only Environment documents belong in .environments/", ""))
 			}
 			continue
 		}
 		if cp.layout == LayoutFolder && !strings.HasPrefix(d.source.File, environmentsDir+d.name+"/") {
-			diags = append(diags, d.source.Diag("metadata.name",
+			checkDiags = append(checkDiags, d.source.Diag("metadata.name",
 				fmt.Sprintf("Environment %q must be in %s%s/", d.name, environmentsDir, d.name), "move the file or rename the environment"))
 			continue
 		}
 		if prev, dup := byName[d.name]; dup && prev.Object != nil {
-			diags = append(diags, d.source.Diag("metadata.name", fmt.Sprintf("duplicate Environment %q: already defined at %s",
+			checkDiags = append(checkDiags, d.source.Diag("metadata.name", fmt.Sprintf("duplicate Environment %q: already defined at %s",
 				d.name, where(prev.Object.Source)), ""))
 			continue
 		}
 		byName[d.name] = &EnvironmentInfo{Name: d.name, Object: &Environment{env, d.source}}
 	}
-	out := make([]EnvironmentInfo, 0, len(byName))
+	envs = make([]EnvironmentInfo, 0, len(byName))
 	for _, n := range sortedKeys(byName) {
-		out = append(out, *byName[n])
+		envs = append(envs, *byName[n])
 	}
-	return out, diags, nil
+	return envs, decodeDiags, checkDiags, nil
 }
 
 // Load reads everything environment env is rendered from.
 func (cp *ControlPlane) Load(ctx context.Context, env string) (*Snapshot, error) {
-	envs, diags, err := cp.Environments()
+	envs, decodeDiags, checkDiags, err := cp.environments()
 	if err != nil {
 		return nil, fmt.Errorf("list environments: %w", err)
 	}
@@ -185,11 +214,25 @@ func (cp *ControlPlane) Load(ctx context.Context, env string) (*Snapshot, error)
 		}
 	}
 	if info == nil {
-		return nil, fmt.Errorf("environment %q is not declared; declared: %s", env, strings.Join(names, ", "))
+		err := fmt.Errorf("environment %q is not declared; declared: %s", env, strings.Join(names, ", "))
+		var problems []error
+		for _, d := range append(decodeDiags, checkDiags...) {
+			if d.Severity == SeverityError {
+				problems = append(problems, d)
+			}
+		}
+		if len(problems) > 0 {
+			err = fmt.Errorf("%w; problems in the environment declarations:\n%w", err, errors.Join(problems...))
+		}
+		return nil, err
 	}
-	b := newBuilder(env)
+	b := newBuilder(env, cp.layout)
 	b.snap.EnvironmentObject = info.Object
-	b.snap.Diagnostics = append(b.snap.Diagnostics, diags...)
+	if cp.layout == LayoutKalypso {
+		// The folder layout reads the environment's own folder again, with its problems.
+		b.snap.Diagnostics = append(b.snap.Diagnostics, decodeDiags...)
+	}
+	b.snap.Diagnostics = append(b.snap.Diagnostics, checkDiags...)
 	if cp.layout == LayoutKalypso {
 		err = cp.loadKalypso(ctx, b, info)
 	} else {
@@ -234,7 +277,7 @@ func (cp *ControlPlane) loadKalypso(ctx context.Context, b *builder, info *Envir
 			base.Branch = cp.mainRef()
 		}
 	}
-	return cp.addCommon(ctx, b, base, nil)
+	return cp.addCommon(ctx, b, base, []string{".environments/"})
 }
 
 // loadFolder reads environments/<env>/ at the tip and the rest at the BaseRepo pin.
@@ -276,6 +319,9 @@ func (cp *ControlPlane) addCommon(ctx context.Context, b *builder, base v1alpha1
 	}
 	tree, err := repo.Tree(ref)
 	if err != nil {
+		if cp.opts.CommonRef != "" {
+			return fmt.Errorf("common content at --common-ref %q: %w", ref, err)
+		}
 		if pinned && b.snap.BaseRepo != nil {
 			d := b.snap.BaseRepo.Source.Diag("spec.commit", fmt.Sprintf("pinned commit %s is not in %s", ref, repo.Location),
 				"fetch the commit into the repository, or promote an existing commit")
@@ -284,6 +330,10 @@ func (cp *ControlPlane) addCommon(ctx context.Context, b *builder, base v1alpha1
 		return fmt.Errorf("common content at %q: %w", ref, err)
 	}
 	b.snap.Revisions.Common, b.snap.Revisions.Pinned = tree.Revision(), pinned && repo.IsGit()
+	if !repo.IsGit() && base.Commit != "" && cp.opts.CommonRef == "" && b.snap.BaseRepo != nil {
+		b.diag(b.snap.BaseRepo.Source.Warn("spec.commit", fmt.Sprintf("pin %s ignored: %s is not a git repository", base.Commit, repo.Location),
+			"common content is read as it is"))
+	}
 	return cp.addSection(b, section{tree: tree, root: base.Path, exclude: exclude}, fromCommon)
 }
 
