@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
@@ -89,7 +90,8 @@ func (g gitTree) Revision() string { return g.commit }
 func (g gitTree) Files() ([]string, error) {
 	var out []string
 	err := g.tree.Files().ForEach(func(f *object.File) error {
-		if f.Mode.IsFile() {
+		// Regular files only, as in a directory (and in Flux's artifacts): no symbolic links.
+		if f.Mode == filemode.Regular || f.Mode == filemode.Executable || f.Mode == filemode.Deprecated {
 			out = append(out, f.Name)
 		}
 		return nil
@@ -130,10 +132,18 @@ func ignoreMatcher(t Tree, files []string) (gitignore.Matcher, error) {
 	for _, p := range defaultIgnore {
 		ps = append(ps, gitignore.ParsePattern(p, nil))
 	}
+	// Shallower files first, so that a deeper .sourceignore overrides them (gitignore's last
+	// match wins), whatever the folder names: "a/-b/" sorts before "a/.sourceignore".
+	var ignoreFiles []string
 	for _, f := range files {
-		if path.Base(f) != ".sourceignore" {
-			continue
+		if path.Base(f) == ".sourceignore" {
+			ignoreFiles = append(ignoreFiles, f)
 		}
+	}
+	sort.SliceStable(ignoreFiles, func(i, j int) bool {
+		return strings.Count(ignoreFiles[i], "/") < strings.Count(ignoreFiles[j], "/")
+	})
+	for _, f := range ignoreFiles {
 		data, err := t.ReadFile(f)
 		if err != nil {
 			return nil, err
