@@ -380,15 +380,18 @@ func (cp *ControlPlane) loadRegistrations(ctx context.Context, b *builder) {
 			fail(err)
 			continue
 		}
-		docs, diags, err := section{tree: tree, root: ref.Path, repo: ref.Repo}.read()
+		shown := redactURL(ref.Repo) // credentials never reach a source or a message
+		docs, diags, err := section{tree: tree, root: ref.Path, repo: shown}.read()
 		if err != nil {
 			fail(err)
 			continue
 		}
 		b.snap.Diagnostics = append(b.snap.Diagnostics, diags...)
+		failed := map[string]bool{}
 		for _, d := range diags {
-			if d.Severity == SeverityError {
-				b.snap.FailedSources = append(b.snap.FailedSources, "file/"+ref.Repo+"/"+path.Clean(d.File))
+			if f := "file/" + shown + "/" + path.Clean(d.File); d.Severity == SeverityError && !failed[f] {
+				failed[f] = true
+				b.snap.FailedSources = append(b.snap.FailedSources, f)
 			}
 		}
 		for _, d := range docs {
