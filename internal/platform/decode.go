@@ -2,9 +2,7 @@ package platform
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -40,107 +38,6 @@ var kindTypes = map[string]reflect.Type{
 
 var yamlLineRE = regexp.MustCompile(`^line (\d+): `)
 
-// docMarkerRE matches a document marker line ("---", alone or followed by content).
-var docMarkerRE = regexp.MustCompile(`^---(?:[ \t]|$)`)
-
-// decodeFile decodes every document of a YAML file. Documents that fail are reported and
-// skipped; the others are returned. After a syntax error, which the YAML decoder cannot
-// recover from, decoding resumes at the next document marker ("---" at the start of a line),
-// so one broken document does not hide the documents after it.
-func decodeFile(data []byte, src Source) ([]document, []Diagnostic) {
-	var docs []document
-	var diags []Diagnostic
-	markers := markerLines(data)
-	start, off := 0, 0 // byte offset and line offset of the part being decoded
-	for {
-		d, ok := decodeStream(data[start:], off, markers, src, &docs, &diags)
-		if ok {
-			return docs, diags
-		}
-		d.Hint = tabHint(data, d.Line)
-		diags = append(diags, d)
-		// Resume at the first marker at or after the error's line that starts a document
-		// after the part's first line: the error may be reported on the marker that ends
-		// the broken document, and the document opened by the part's first line is the
-		// broken one when the error is there.
-		next := -1
-		for _, m := range markers {
-			if m.line >= d.Line && m.line > off+1 {
-				next = m.offset
-				off = m.line - 1
-				break
-			}
-		}
-		if next < 0 {
-			return docs, diags
-		}
-		start = next
-	}
-}
-
-// marker is a document marker line: its 1-based line and byte offset in the file.
-type marker struct{ line, offset int }
-
-func markerLines(data []byte) []marker {
-	var out []marker
-	line, offset := 1, 0
-	for offset < len(data) {
-		end := bytes.IndexByte(data[offset:], '\n')
-		if end < 0 {
-			end = len(data) - offset
-		}
-		if docMarkerRE.Match(data[offset : offset+end]) {
-			out = append(out, marker{line: line, offset: offset})
-		}
-		offset += end + 1
-		line++
-	}
-	return out
-}
-
-// decodeStream decodes the documents of part, whose first line is line off+1 of the file.
-// It returns ok at the end of the stream, or the diagnostic of the syntax error that stopped
-// it.
-func decodeStream(part []byte, off int, markers []marker, src Source, docs *[]document, diags *[]Diagnostic) (Diagnostic, bool) {
-	dec := yaml.NewDecoder(bytes.NewReader(part))
-	last := 0 // line of the last document decoded
-	for {
-		var root yaml.Node
-		err := dec.Decode(&root)
-		if errors.Is(err, io.EOF) {
-			return Diagnostic{}, true
-		}
-		if err != nil {
-			msg, line := splitYAMLErr(err)
-			if line > 0 {
-				line += off
-			} else {
-				// Errors without a position are on the first line of the part, or somewhere
-				// in the document after the last one decoded: point at its start.
-				line = off + 1
-				for _, m := range markers {
-					if last > 0 && m.line > last {
-						line = m.line
-						break
-					}
-				}
-			}
-			d := src.Diag("", "invalid YAML: "+msg, "")
-			d.Line = line
-			return d, false
-		}
-		if off > 0 {
-			shiftLines(&root, off)
-		}
-		last = root.Line
-		doc, ds := decodeDocument(&root, src)
-		*diags = append(*diags, ds...)
-		if doc != nil {
-			*docs = append(*docs, *doc)
-		}
-	}
-}
-
 // shiftLines adds off to the line of every node of a tree (aliases are not followed: their
 // targets are in the tree too).
 func shiftLines(n *yaml.Node, off int) {
@@ -163,22 +60,27 @@ func splitYAMLErr(err error) (string, int) {
 		return s, 0
 	}
 	line, _ := strconv.Atoi(m[1])
-	return s[len(m[0]):], line
+	msg := s[len(m[0]):]
+	if parserProblems[msg] {
+		line++ // the decoder reports its parser's errors with 0-based lines
+	}
+	return msg, line
 }
 
-// tabHint returns a hint when line (1-based) of data is indented with a tab.
-func tabHint(data []byte, line int) string {
-	for i := 1; i < line && len(data) > 0; i++ {
-		nl := bytes.IndexByte(data, '\n')
-		if nl < 0 {
-			return ""
-		}
-		data = data[nl+1:]
-	}
-	if text, _, _ := bytes.Cut(data, []byte("\n")); bytes.Contains(text[:len(text)-len(bytes.TrimLeft(text, " \t"))], []byte("\t")) {
-		return "indent with spaces: YAML does not allow tabs for indentation"
-	}
-	return ""
+// parserProblems are the messages of the YAML parser's errors (go.yaml.in/yaml/v3
+// parserc.go), whose lines are 0-based; the scanner's are 1-based.
+var parserProblems = map[string]bool{
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected <document start>": true,
+	"did not find expected <stream-start>":   true,
+	"did not find expected key":              true,
+	"did not find expected node content":     true,
+	"found duplicate %TAG directive":         true,
+	"found duplicate %YAML directive":        true,
+	"found incompatible YAML document":       true,
+	"found undefined tag handle":             true,
 }
 
 // decodeDocument decodes one document strictly. It returns nil for empty documents and for
@@ -262,9 +164,13 @@ func cutLast(s, sep string) (before, after string, found bool) {
 	return s[:i], s[i+len(sep):], true
 }
 
-// scalarAt returns the scalar value at a key path of a mapping node, or "".
+// scalarAt returns the scalar value at a key path of a mapping node, or "". Aliases are
+// followed, as decoding does.
 func scalarAt(n *yaml.Node, keys ...string) string {
 	for _, k := range keys {
+		if n.Kind == yaml.AliasNode {
+			n = n.Alias
+		}
 		if n.Kind != yaml.MappingNode {
 			return ""
 		}
@@ -278,6 +184,9 @@ func scalarAt(n *yaml.Node, keys ...string) string {
 			return ""
 		}
 		n = next
+	}
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
 	}
 	if n.Kind != yaml.ScalarNode {
 		return ""

@@ -1,6 +1,8 @@
 package platform_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -164,10 +166,83 @@ func TestStrictDecoding(t *testing.T) {
 				"apiVersion: v1\nkind: ConfigMap\nmetadata:\n\tname: d\n", // 22-25
 				configMapDoc("e")),
 			want: []want{
-				{file: file, line: 13, has: []string{"invalid YAML"}}, // where the unclosed list starts
+				{file: file, line: 14, has: []string{"invalid YAML"}}, // where the unclosed list meets the next document
 				{file: file, line: 25, has: []string{"invalid YAML"}},
 			},
 			loaded: []string{"ConfigMap/a", "ConfigMap/c", "ConfigMap/e"},
+		},
+		{
+			name: "parser errors have their line", // the YAML decoder reports them one line early
+			in:   "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n- x\n",
+			want: []want{{file: file, line: 5, has: []string{"invalid YAML: did not find expected key"}}},
+		},
+		{
+			name:   "unclosed flow mapping, then a good document",
+			in:     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata: {x: y\n---\n" + configMapDoc("b"),
+			want:   []want{{file: file, line: 5, has: []string{"invalid YAML", "expected ',' or '}'"}}},
+			loaded: []string{"ConfigMap/b"},
+		},
+		{
+			name:   "unclosed quote, then a good document",
+			in:     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  x: \"abc\n---\n" + configMapDoc("b"),
+			want:   []want{{file: file, line: 6, has: []string{"invalid YAML"}}},
+			loaded: []string{"ConfigMap/b"},
+		},
+		{
+			name:   "content after a document end marker",
+			in:     configMapDoc("a") + "...\n" + configMapDoc("b"),
+			want:   []want{{file: file, line: 8, has: []string{"invalid YAML", "<document start>"}}},
+			loaded: []string{"ConfigMap/a"},
+		},
+		{
+			name:   "a control character in one document, the others load",
+			in:     joinDocs(configMapDoc("a"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\ndata: {x: \"\x01\"}\n", configMapDoc("c")),
+			want:   []want{{file: file, line: 12, has: []string{"invalid YAML: control character U+0001 is not allowed"}}},
+			loaded: []string{"ConfigMap/a", "ConfigMap/c"},
+		},
+		{
+			name:   "invalid UTF-8 in one document, the others load",
+			in:     joinDocs(configMapDoc("a"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n  labels: {x: \"\xff\"}\n", configMapDoc("c")),
+			want:   []want{{file: file, line: 12, has: []string{"invalid YAML: invalid UTF-8 byte 0xff"}}},
+			loaded: []string{"ConfigMap/a", "ConfigMap/c"},
+		},
+		{
+			name:   "unknown anchor",
+			in:     joinDocs(configMapDoc("a"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\ndata:\n  x: *nope\n", configMapDoc("c")),
+			want:   []want{{file: file, line: 13, has: []string{"invalid YAML: unknown anchor 'nope' referenced"}}},
+			loaded: []string{"ConfigMap/a", "ConfigMap/c"},
+		},
+		{
+			name: "lines end with CR alone",
+			in:   "apiVersion: v1\rkind: ConfigMap\rmetadata:\r  name: a\r  nmae: b\r",
+			want: []want{{file: file, line: 5, has: []string{"metadata.nmae"}}},
+		},
+		{
+			name:   "lines end with CR LF",
+			in:     "apiVersion: v1\r\nkind: ConfigMap\r\nmetadata:\r\n  name: a\r\n---\r\nx: [\r\n---\r\n" + configMapDoc("b"),
+			want:   []want{{file: file, line: 7, has: []string{"invalid YAML"}}}, // where the unclosed list meets the next document
+			loaded: []string{"ConfigMap/a", "ConfigMap/b"},
+		},
+		{
+			name:   "documents on their marker lines",
+			in:     "--- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n--- {apiVersion: v1, kind: ConfigMap, metadata: {name: b}}\n",
+			loaded: []string{"ConfigMap/a", "ConfigMap/b"},
+		},
+		{
+			name:   "UTF-8 byte order mark",
+			in:     "\xef\xbb\xbf" + configMapDoc("a"),
+			loaded: []string{"ConfigMap/a"},
+		},
+		{
+			name: "aliases expanding too far",
+			in: kindDoc("ClusterType", "a", "status:\n"+
+				"  m1: &m1 [{}, {}, {}, {}, {}, {}, {}, {}, {}, {}]\n"+ // line 6
+				"  m2: &m2 [*m1, *m1, *m1, *m1, *m1, *m1, *m1, *m1, *m1, *m1]\n"+
+				"  m3: &m3 [*m2, *m2, *m2, *m2, *m2, *m2, *m2, *m2, *m2, *m2]\n"+
+				"  m4: &m4 [*m3, *m3, *m3, *m3, *m3, *m3, *m3, *m3, *m3, *m3]\n"+
+				"  m5: &m5 [*m4, *m4, *m4, *m4, *m4, *m4, *m4, *m4, *m4, *m4]\n"+ // line 10
+				"spec:\n  <<: *m5\n"),
+			want: []want{{file: file, line: 12, has: []string{"ClusterType/a", "spec: aliases expand to more than 65536 nodes"}}},
 		},
 		{
 			name: "every error of a document is reported",
@@ -222,4 +297,24 @@ func TestStrictDecoding(t *testing.T) {
 			checkLoaded(t, snap, tt.loaded...)
 		})
 	}
+}
+
+// TestStrictDecodingErrorCap: one document reports at most 50 errors, then says there are
+// more.
+func TestStrictDecodingErrorCap(t *testing.T) {
+	t.Parallel()
+	var body strings.Builder
+	body.WriteString("spec:\n")
+	for i := range 60 {
+		fmt.Fprintf(&body, "  unknown%d: x\n", i) // lines 6 to 65
+	}
+	snap := loadFolder(t, map[string]string{"a.yaml": kindDoc("ClusterType", "a", body.String())})
+	if got := len(snap.Diagnostics); got != 51 {
+		t.Fatalf("%d diagnostics, want 51", got)
+	}
+	last := snap.Diagnostics[50]
+	if last.Line != 56 || !strings.Contains(last.Message, "too many errors in this document; only the first 50 are shown") {
+		t.Errorf("last diagnostic = line %d %v", last.Line, last)
+	}
+	checkLoaded(t, snap)
 }
