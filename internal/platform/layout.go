@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/fleetform/fleetform/api/v1alpha1"
 )
 
@@ -161,13 +163,30 @@ func (cp *ControlPlane) environments() (envs []EnvironmentInfo, decodeDiags, che
 	}
 	byName := map[string]*EnvironmentInfo{}
 	if cp.layout == LayoutFolder {
-		files, err := tip.Files()
+		// A folder of environments/ holding YAML that Flux would deliver is an environment.
+		files, err := section{tree: tip, root: environmentsDir}.files()
 		if err != nil {
 			return nil, nil, nil, err
 		}
 		for _, f := range files {
+			if rest, ok := strings.CutPrefix(f, environmentsDir); ok && !strings.Contains(rest, "/") {
+				checkDiags = append(checkDiags, Diagnostic{Severity: SeverityWarning, File: f,
+					Message: "not read: a file directly in environments/ belongs to no environment",
+					Hint:    "move it into environments/<env>/, or out of environments/ to make it common"})
+				continue
+			}
 			if rest, ok := strings.CutPrefix(f, environmentsDir); ok && strings.Contains(rest, "/") {
 				name := rest[:strings.Index(rest, "/")]
+				if _, seen := byName[name]; seen {
+					continue
+				}
+				if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
+					checkDiags = append(checkDiags, Diagnostic{Severity: SeverityError, File: environmentsDir + name + "/",
+						Message: fmt.Sprintf("invalid environment name %q: %s", name, strings.Join(errs, "; ")),
+						Hint:    "environment names are namespace prefixes: use lowercase letters, digits and '-'"})
+					byName[name] = nil
+					continue
+				}
 				byName[name] = &EnvironmentInfo{Name: name}
 			}
 		}
@@ -180,12 +199,19 @@ func (cp *ControlPlane) environments() (envs []EnvironmentInfo, decodeDiags, che
 			}
 			continue
 		}
+		if errs := validation.IsDNS1123Label(d.name); len(errs) > 0 {
+			if cp.layout == LayoutKalypso { // in the folder layout, its folder is reported
+				checkDiags = append(checkDiags, d.source.Diag("metadata.name", fmt.Sprintf("invalid environment name %q: %s", d.name, strings.Join(errs, "; ")),
+					"environment names are namespace prefixes: use lowercase letters, digits and '-'"))
+			}
+			continue
+		}
 		if cp.layout == LayoutFolder && !strings.HasPrefix(d.source.File, environmentsDir+d.name+"/") {
 			checkDiags = append(checkDiags, d.source.Diag("metadata.name",
 				fmt.Sprintf("Environment %q must be in %s%s/", d.name, environmentsDir, d.name), "move the file or rename the environment"))
 			continue
 		}
-		if prev, dup := byName[d.name]; dup && prev.Object != nil {
+		if prev := byName[d.name]; prev != nil && prev.Object != nil {
 			checkDiags = append(checkDiags, d.source.Diag("metadata.name", fmt.Sprintf("duplicate Environment %q: already defined at %s",
 				d.name, where(prev.Object.Source)), ""))
 			continue
@@ -194,7 +220,9 @@ func (cp *ControlPlane) environments() (envs []EnvironmentInfo, decodeDiags, che
 	}
 	envs = make([]EnvironmentInfo, 0, len(byName))
 	for _, n := range sortedKeys(byName) {
-		envs = append(envs, *byName[n])
+		if byName[n] != nil {
+			envs = append(envs, *byName[n])
+		}
 	}
 	return envs, decodeDiags, checkDiags, nil
 }

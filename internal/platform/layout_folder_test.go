@@ -278,3 +278,53 @@ func TestFolderEnvironmentPlacement(t *testing.T) {
 		want{file: "common/envs.yaml", line: 4, has: []string{`Environment "prod" must be in environments/prod/`}},
 	)
 }
+
+// TestFolderEnvironmentNames: an environment is a folder of environments/ holding YAML that
+// Flux would deliver, and its name must be usable as a namespace prefix.
+func TestFolderEnvironmentNames(t *testing.T) {
+	t.Parallel()
+	dir := newDir(t, map[string]string{
+		".sourceignore":                 "environments/scratch/\n",
+		"environments/dev/ct.yaml":      clusterTypeDoc("a"),
+		"environments/docs/README.md":   "# not an environment\n",
+		"environments/scratch/x.yaml":   clusterTypeDoc("b"),
+		"environments/Prod_EU/ct.yaml":  clusterTypeDoc("c"),
+		"environments/Prod_EU/env.yaml": envDoc("Prod_EU"),
+		"environments/top-level.yaml":   clusterTypeDoc("d"),
+	})
+	cp := open(t, dir, platform.Options{})
+	envs, diags, err := cp.Environments()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A problem of a folder has no line.
+	checkDiags(t, diags,
+		want{file: "environments/Prod_EU/", line: 0, has: []string{`invalid environment name "Prod_EU"`}},
+		want{sev: platform.SeverityWarning, file: "environments/top-level.yaml", line: 0, has: []string{"not read", "belongs to no environment"}},
+	)
+	if len(envs) != 1 || envs[0].Name != "dev" {
+		t.Errorf("environments = %+v, want dev only", envs)
+	}
+	_, err = cp.Load(t.Context(), "Prod_EU")
+	if err == nil || !strings.Contains(err.Error(), `invalid environment name "Prod_EU"`) {
+		t.Errorf("Load(Prod_EU) err = %v", err)
+	}
+}
+
+// TestKalypsoEnvironmentNames: an Environment's name must be usable as a namespace.
+func TestKalypsoEnvironmentNames(t *testing.T) {
+	t.Parallel()
+	k := newKalypsoRepo(t, false)
+	k.repo.Commit(t, "main", map[string]string{
+		".environments/dev.yaml":  envBranchDoc("dev", "dev"),
+		".environments/prod.yaml": envBranchDoc("Prod", "prod"),
+	})
+	envs, diags, err := open(t, k.repo.Dir, platform.Options{}).Environments()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDiags(t, diags, want{file: ".environments/prod.yaml", line: 4, has: []string{`invalid environment name "Prod"`}})
+	if len(envs) != 1 || envs[0].Name != "dev" {
+		t.Errorf("environments = %+v, want dev only", envs)
+	}
+}

@@ -189,29 +189,41 @@ type section struct {
 	repo     string   // repository URL for diagnostics, "" for the control plane
 }
 
+// files lists the YAML files of the section that Flux would deliver.
+func (s section) files() ([]string, error) {
+	files, err := s.tree.Files()
+	if err != nil {
+		return nil, fmt.Errorf("list files: %w", err)
+	}
+	m := gitignore.NewMatcher(nil)
+	if !s.noIgnore {
+		if m, err = ignoreMatcher(s.tree, files); err != nil {
+			return nil, fmt.Errorf("read .sourceignore: %w", err)
+		}
+	}
+	out := files[:0]
+	for _, f := range files {
+		if s.includes(f) && isYAML(f) && !ignored(m, f) {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
 // read decodes every document of the section. Files that cannot be read or parsed are
 // reported; everything else is returned.
 func (s section) read() ([]document, []Diagnostic, error) {
-	files, err := s.tree.Files()
+	files, err := s.files()
 	if err != nil {
-		return nil, nil, fmt.Errorf("list files: %w", err)
-	}
-	m, err := ignoreMatcher(s.tree, files)
-	if err != nil {
-		return nil, nil, fmt.Errorf("read .sourceignore: %w", err)
-	}
-	if s.noIgnore {
-		m = gitignore.NewMatcher(nil)
+		return nil, nil, err
 	}
 	var docs []document
 	var diags []Diagnostic
 	for _, f := range files {
-		if !s.includes(f) || !isYAML(f) || ignored(m, f) {
-			continue
-		}
 		data, err := s.tree.ReadFile(f)
 		src := Source{Repo: s.repo, Commit: s.tree.Revision(), File: f}
 		if err != nil {
+			// A problem of the whole file: there is no line (Line 0).
 			diags = append(diags, src.Diag("", "cannot read file: "+err.Error(), ""))
 			continue
 		}
