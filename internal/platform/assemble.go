@@ -93,6 +93,11 @@ func (b *builder) add(doc document, from origin, reg *WorkloadRegistration) {
 	if !b.checkName(src, doc.name) {
 		return
 	}
+	b.addObject(doc, src, reg)
+}
+
+// addObject sorts a named document into the snapshot by kind.
+func (b *builder) addObject(doc document, src Source, reg *WorkloadRegistration) {
 	switch o := doc.object.(type) {
 	case *v1alpha1.ClusterType:
 		if b.checkLabels(src, "metadata.labels", o.Metadata.Labels) && b.claim(doc.kind, doc.name, src) {

@@ -1,7 +1,6 @@
 package platform
 
 import (
-	"bytes"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -137,14 +136,14 @@ func decodeDocument(root *yaml.Node, src Source) (*document, []Diagnostic) {
 
 func unknownKind(src Source, apiVersion, kind string) Diagnostic {
 	for k := range kindTypes {
-		if v, kd, _ := cutLast(k, "/"); kd == kind {
+		if v, kd := cutLast(k, "/"); kd == kind {
 			return src.Diag("apiVersion", fmt.Sprintf("kind %s has apiVersion %s, not %s", kind, v, apiVersion),
 				fmt.Sprintf("set apiVersion: %s", v))
 		}
 	}
 	kinds := map[string]reflect.Type{}
 	for k, t := range kindTypes {
-		_, kd, _ := cutLast(k, "/")
+		_, kd := cutLast(k, "/")
 		kinds[kd] = t
 	}
 	if hint := suggest(kind, kinds); strings.HasPrefix(hint, "did you mean") {
@@ -156,12 +155,12 @@ func unknownKind(src Source, apiVersion, kind string) Diagnostic {
 			"keep other files out of the control plane or list them in .sourceignore")
 }
 
-func cutLast(s, sep string) (before, after string, found bool) {
-	i := bytes.LastIndex([]byte(s), []byte(sep))
+func cutLast(s, sep string) (before, after string) {
+	i := strings.LastIndex(s, sep)
 	if i < 0 {
-		return s, "", false
+		return s, ""
 	}
-	return s[:i], s[i+len(sep):], true
+	return s[:i], s[i+len(sep):]
 }
 
 // scalarAt returns the scalar value at a key path of a mapping node, or "". Aliases are

@@ -153,9 +153,9 @@ func TestStrictDecoding(t *testing.T) {
 		{
 			name: "one bad document, the others load",
 			in: joinDocs(configMapDoc("a"), // lines 1-6
-				"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n  nmae: c\n", // 8-12
+				"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n  naem: c\n", // 8-12
 				configMapDoc("c")),
-			want:   []want{{file: file, line: 12, has: []string{"ConfigMap/b", "metadata.nmae", `did you mean "name"?`}}},
+			want:   []want{{file: file, line: 12, has: []string{"ConfigMap/b", "metadata.naem", `did you mean "name"?`}}},
 			loaded: []string{"ConfigMap/a", "ConfigMap/c"},
 		},
 		{
@@ -214,8 +214,8 @@ func TestStrictDecoding(t *testing.T) {
 		},
 		{
 			name: "lines end with CR alone",
-			in:   "apiVersion: v1\rkind: ConfigMap\rmetadata:\r  name: a\r  nmae: b\r",
-			want: []want{{file: file, line: 5, has: []string{"metadata.nmae"}}},
+			in:   "apiVersion: v1\rkind: ConfigMap\rmetadata:\r  name: a\r  naem: b\r",
+			want: []want{{file: file, line: 5, has: []string{"metadata.naem"}}},
 		},
 		{
 			name:   "lines end with CR LF",

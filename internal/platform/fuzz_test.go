@@ -84,7 +84,7 @@ func FuzzLoad(f *testing.F) {
 var scalarKinds = func() map[string]string {
 	m := map[string]string{}
 	for k := range kindTypes {
-		_, kind, _ := cutLast(k, "/")
+		_, kind := cutLast(k, "/")
 		m[kind] = k
 	}
 	return m
@@ -170,7 +170,7 @@ var fuzzSeeds = []string{
 	"apiVersion: scheduler.kalypso.io/v1alpha1\nkind: Workload\nmetadata: {name: w}\nstatus: " + strings.Repeat("{a: ", 500) + "1" + strings.Repeat("}", 500) + "\n",
 	strings.Repeat("[", 200) + strings.Repeat("]", 200) + "\n",
 	"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\nbinaryData:\n" + strings.Repeat("  k: v\n", 3),
-	"apiVersion: v1\rkind: ConfigMap\rmetadata:\r  name: a\r  nmae: b\r",
+	"apiVersion: v1\rkind: ConfigMap\rmetadata:\r  name: a\r  naem: b\r",
 	"apiVersion: v1\r\nkind: ConfigMap\r\nmetadata:\r\n  name: a\r\n---\r\nx: [\r\n",
 	"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  generation: 1e400\n  creationTimestamp: 2001-12-14t21:59:43.10-05:00\nimmutable: yes\n",
 	"%YAML 1.1\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",

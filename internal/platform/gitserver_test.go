@@ -23,7 +23,7 @@ func serveGit(t *testing.T, root string) string {
 	if err != nil {
 		t.Skip("git CLI not installed: the HTTP git server needs git http-backend")
 	}
-	out, err := exec.Command(gitBin, "--exec-path").Output()
+	out, err := exec.CommandContext(t.Context(), gitBin, "--exec-path").Output()
 	if err != nil {
 		t.Skipf("git --exec-path: %v", err)
 	}
@@ -51,7 +51,7 @@ func serveRepo(t *testing.T, r *gittest.Repo) string {
 // closedURL returns an http URL on loopback where nothing listens.
 func closedURL(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

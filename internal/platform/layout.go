@@ -161,62 +161,16 @@ func (cp *ControlPlane) environments() (envs []EnvironmentInfo, decodeDiags, che
 			decodeDiags = append(decodeDiags, d)
 		}
 	}
-	byName := map[string]*EnvironmentInfo{}
+	byName := map[string]*EnvironmentInfo{} // nil: a folder with an invalid name
 	if cp.layout == LayoutFolder {
-		// A folder of environments/ holding YAML that Flux would deliver is an environment.
-		files, err := section{tree: tip, root: environmentsDir}.files()
-		if err != nil {
+		if checkDiags, err = environmentFolders(tip, byName); err != nil {
 			return nil, nil, nil, err
-		}
-		for _, f := range files {
-			if rest, ok := strings.CutPrefix(f, environmentsDir); ok && !strings.Contains(rest, "/") {
-				checkDiags = append(checkDiags, Diagnostic{Severity: SeverityWarning, File: f,
-					Message: "not read: a file directly in environments/ belongs to no environment",
-					Hint:    "move it into environments/<env>/, or out of environments/ to make it common"})
-				continue
-			}
-			if rest, ok := strings.CutPrefix(f, environmentsDir); ok && strings.Contains(rest, "/") {
-				name := rest[:strings.Index(rest, "/")]
-				if _, seen := byName[name]; seen {
-					continue
-				}
-				if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
-					checkDiags = append(checkDiags, Diagnostic{Severity: SeverityError, File: environmentsDir + name + "/",
-						Message: fmt.Sprintf("invalid environment name %q: %s", name, strings.Join(errs, "; ")),
-						Hint:    "environment names are namespace prefixes: use lowercase letters, digits and '-'"})
-					byName[name] = nil
-					continue
-				}
-				byName[name] = &EnvironmentInfo{Name: name}
-			}
 		}
 	}
 	for _, d := range docs {
-		env, ok := d.object.(*v1alpha1.Environment)
-		if !ok {
-			if cp.layout == LayoutKalypso {
-				checkDiags = append(checkDiags, d.source.Diag("kind", "only Environment documents belong in .environments/", ""))
-			}
-			continue
+		if diag := cp.declare(d, byName); diag != nil {
+			checkDiags = append(checkDiags, *diag)
 		}
-		if errs := validation.IsDNS1123Label(d.name); len(errs) > 0 {
-			if cp.layout == LayoutKalypso { // in the folder layout, its folder is reported
-				checkDiags = append(checkDiags, d.source.Diag("metadata.name", fmt.Sprintf("invalid environment name %q: %s", d.name, strings.Join(errs, "; ")),
-					"environment names are namespace prefixes: use lowercase letters, digits and '-'"))
-			}
-			continue
-		}
-		if cp.layout == LayoutFolder && !strings.HasPrefix(d.source.File, environmentsDir+d.name+"/") {
-			checkDiags = append(checkDiags, d.source.Diag("metadata.name",
-				fmt.Sprintf("Environment %q must be in %s%s/", d.name, environmentsDir, d.name), "move the file or rename the environment"))
-			continue
-		}
-		if prev := byName[d.name]; prev != nil && prev.Object != nil {
-			checkDiags = append(checkDiags, d.source.Diag("metadata.name", fmt.Sprintf("duplicate Environment %q: already defined at %s",
-				d.name, where(prev.Object.Source)), ""))
-			continue
-		}
-		byName[d.name] = &EnvironmentInfo{Name: d.name, Object: &Environment{env, d.source}}
 	}
 	envs = make([]EnvironmentInfo, 0, len(byName))
 	for _, n := range sortedKeys(byName) {
@@ -225,6 +179,65 @@ func (cp *ControlPlane) environments() (envs []EnvironmentInfo, decodeDiags, che
 		}
 	}
 	return envs, decodeDiags, checkDiags, nil
+}
+
+// environmentFolders records the environments of the folder layout: the folders of
+// environments/ holding YAML that Flux would deliver.
+func environmentFolders(tip Tree, byName map[string]*EnvironmentInfo) ([]Diagnostic, error) {
+	files, err := section{tree: tip, root: environmentsDir}.files()
+	if err != nil {
+		return nil, err
+	}
+	var diags []Diagnostic
+	for _, f := range files {
+		rest := strings.TrimPrefix(f, environmentsDir)
+		name, _, inFolder := strings.Cut(rest, "/")
+		if _, seen := byName[name]; seen {
+			continue
+		}
+		switch errs := validation.IsDNS1123Label(name); {
+		case !inFolder:
+			diags = append(diags, Diagnostic{Severity: SeverityWarning, File: f,
+				Message: "not read: a file directly in environments/ belongs to no environment",
+				Hint:    "move it into environments/<env>/, or out of environments/ to make it common"})
+		case len(errs) > 0:
+			diags = append(diags, Diagnostic{Severity: SeverityError, File: environmentsDir + name + "/",
+				Message: fmt.Sprintf("invalid environment name %q: %s", name, strings.Join(errs, "; ")),
+				Hint:    "environment names are namespace prefixes: use lowercase letters, digits and '-'"})
+			byName[name] = nil
+		default:
+			byName[name] = &EnvironmentInfo{Name: name}
+		}
+	}
+	return diags, nil
+}
+
+// declare records an Environment document, or says why it does not declare one.
+func (cp *ControlPlane) declare(d document, byName map[string]*EnvironmentInfo) *Diagnostic {
+	var diag Diagnostic
+	env, ok := d.object.(*v1alpha1.Environment)
+	switch {
+	case !ok && cp.layout == LayoutKalypso:
+		diag = d.source.Diag("kind", "only Environment documents belong in .environments/", "")
+	case !ok:
+		return nil // the environment's content, read when it is loaded
+	case cp.layout == LayoutFolder && !strings.HasPrefix(d.source.File, environmentsDir+d.name+"/"):
+		diag = d.source.Diag("metadata.name", fmt.Sprintf("Environment %q must be in %s%s/", d.name, environmentsDir, d.name),
+			"move the file or rename the environment")
+	case len(validation.IsDNS1123Label(d.name)) > 0:
+		if cp.layout == LayoutFolder {
+			return nil // its folder is reported
+		}
+		diag = d.source.Diag("metadata.name", fmt.Sprintf("invalid environment name %q: %s", d.name,
+			strings.Join(validation.IsDNS1123Label(d.name), "; ")), "environment names are namespace prefixes: use lowercase letters, digits and '-'")
+	case byName[d.name] != nil && byName[d.name].Object != nil:
+		diag = d.source.Diag("metadata.name", fmt.Sprintf("duplicate Environment %q: already defined at %s",
+			d.name, where(byName[d.name].Object.Source)), "")
+	default:
+		byName[d.name] = &EnvironmentInfo{Name: d.name, Object: &Environment{env, d.source}}
+		return nil
+	}
+	return &diag
 }
 
 // Load reads everything environment env is rendered from.
@@ -259,11 +272,10 @@ func (cp *ControlPlane) Load(ctx context.Context, env string) (*Snapshot, error)
 	if cp.layout == LayoutKalypso {
 		// The folder layout reads the environment's own folder again, with its problems.
 		b.snap.Diagnostics = append(b.snap.Diagnostics, decodeDiags...)
-	}
-	b.snap.Diagnostics = append(b.snap.Diagnostics, checkDiags...)
-	if cp.layout == LayoutKalypso {
+		b.snap.Diagnostics = append(b.snap.Diagnostics, checkDiags...)
 		err = cp.loadKalypso(ctx, b, info)
 	} else {
+		b.snap.Diagnostics = append(b.snap.Diagnostics, checkDiags...)
 		err = cp.loadFolder(ctx, b, info)
 	}
 	if err != nil {

@@ -291,6 +291,7 @@ func TestFolderEnvironmentNames(t *testing.T) {
 		"environments/Prod_EU/ct.yaml":  clusterTypeDoc("c"),
 		"environments/Prod_EU/env.yaml": envDoc("Prod_EU"),
 		"environments/top-level.yaml":   clusterTypeDoc("d"),
+		"environments/dev/env.yaml":     envDoc("Dev"),
 	})
 	cp := open(t, dir, platform.Options{})
 	envs, diags, err := cp.Environments()
@@ -301,6 +302,7 @@ func TestFolderEnvironmentNames(t *testing.T) {
 	checkDiags(t, diags,
 		want{file: "environments/Prod_EU/", line: 0, has: []string{`invalid environment name "Prod_EU"`}},
 		want{sev: platform.SeverityWarning, file: "environments/top-level.yaml", line: 0, has: []string{"not read", "belongs to no environment"}},
+		want{file: "environments/dev/env.yaml", line: 4, has: []string{`Environment "Dev" must be in environments/Dev/`}},
 	)
 	if len(envs) != 1 || envs[0].Name != "dev" {
 		t.Errorf("environments = %+v, want dev only", envs)

@@ -2,6 +2,7 @@ package platform
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -217,7 +218,7 @@ func fetchRemote(ctx context.Context, url string) (*Repo, error) {
 		Auth:     authFromEnv(),
 		Tags:     git.NoTags,
 	})
-	if err != nil && err != git.NoErrAlreadyUpToDate {
+	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
 		return nil, fmt.Errorf("fetch %s: %w", redactURL(url), err)
 	}
 	if head, err := remote.ListContext(ctx, &git.ListOptions{Auth: authFromEnv()}); err == nil {

@@ -64,7 +64,7 @@ func (d dirTree) ReadFile(name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only: nothing to flush
 	return readLimited(f, name)
 }
 
@@ -112,7 +112,7 @@ func (g gitTree) ReadFile(name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }() // read-only: nothing to flush
 	return readLimited(r, name)
 }
 
