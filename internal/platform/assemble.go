@@ -22,12 +22,13 @@ const (
 
 // builder sorts decoded documents into a Snapshot, checking names and duplicates.
 type builder struct {
-	snap *Snapshot
-	seen map[string]Source // kind/name -> first occurrence
+	snap   *Snapshot
+	layout Layout
+	seen   map[string]Source // kind/name -> first occurrence
 }
 
-func newBuilder(env string) *builder {
-	return &builder{snap: &Snapshot{Environment: env}, seen: map[string]Source{}}
+func newBuilder(env string, layout Layout) *builder {
+	return &builder{snap: &Snapshot{Environment: env}, layout: layout, seen: map[string]Source{}}
 }
 
 func (b *builder) diag(d Diagnostic) { b.snap.Diagnostics = append(b.snap.Diagnostics, d) }
@@ -86,11 +87,17 @@ func (b *builder) add(doc document, from origin, reg *WorkloadRegistration) {
 		return
 	}
 	if doc.kind == v1alpha1.KindEnvironment {
-		return // Environments are read at the tip by the layout, never from content
+		b.checkEnvironmentPlace(doc, from) // Environments are read at the tip by the layout, never from content
+		return
 	}
 	if !b.checkName(src, doc.name) {
 		return
 	}
+	b.addObject(doc, src, reg)
+}
+
+// addObject sorts a named document into the snapshot by kind.
+func (b *builder) addObject(doc document, src Source, reg *WorkloadRegistration) {
 	switch o := doc.object.(type) {
 	case *v1alpha1.ClusterType:
 		if b.checkLabels(src, "metadata.labels", o.Metadata.Labels) && b.claim(doc.kind, doc.name, src) {
@@ -124,6 +131,18 @@ func (b *builder) add(doc document, from origin, reg *WorkloadRegistration) {
 		b.addGitOpsRepo(o, src)
 	case *v1alpha1.BaseRepo:
 		b.addBaseRepo(o, src)
+	}
+}
+
+// checkEnvironmentPlace reports an Environment found in content: in the folder layout
+// only environments/<name>/ declares one, in the Kalypso layout only .environments/ on main.
+func (b *builder) checkEnvironmentPlace(doc document, from origin) {
+	switch {
+	case b.layout == LayoutFolder && from == fromCommon:
+		b.diag(doc.source.Diag("metadata.name", fmt.Sprintf("Environment %q must be in %s%s/", doc.name, environmentsDir, doc.name),
+			"move the file or rename the environment"))
+	case b.layout == LayoutKalypso:
+		b.diag(doc.source.Warn("kind", fmt.Sprintf("Environment %q is ignored: environments are declared in .environments/ on the main branch", doc.name), ""))
 	}
 }
 

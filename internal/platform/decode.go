@@ -1,13 +1,11 @@
 package platform
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"reflect"
 	"regexp"
 	"strconv"
+	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
 
@@ -37,40 +35,51 @@ var kindTypes = map[string]reflect.Type{
 	"v1/" + v1alpha1.KindConfigMap:                                reflect.TypeFor[v1alpha1.ConfigMap](),
 }
 
-var yamlLineRE = regexp.MustCompile(`line (\d+)`)
+var yamlLineRE = regexp.MustCompile(`^line (\d+): `)
 
-// decodeFile decodes every document of a YAML file. Documents that fail are reported and
-// skipped; the others are returned.
-func decodeFile(data []byte, src Source) ([]document, []Diagnostic) {
-	var docs []document
-	var diags []Diagnostic
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	for {
-		var root yaml.Node
-		err := dec.Decode(&root)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			d := src.Diag("", "invalid YAML: "+trimYAMLErr(err), "")
-			if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
-				d.Line, _ = strconv.Atoi(m[1])
-			}
-			diags = append(diags, d)
-			break // the decoder cannot resynchronise after a syntax error
-		}
-		doc, ds := decodeDocument(&root, src)
-		diags = append(diags, ds...)
-		if doc != nil {
-			docs = append(docs, *doc)
-		}
+// shiftLines adds off to the line of every node of a tree (aliases are not followed: their
+// targets are in the tree too).
+func shiftLines(n *yaml.Node, off int) {
+	n.Line += off
+	for _, c := range n.Content {
+		shiftLines(c, off)
 	}
-	return docs, diags
 }
 
-func trimYAMLErr(err error) string {
-	s := err.Error()
-	return string(bytes.TrimPrefix([]byte(s), []byte("yaml: ")))
+// splitYAMLErr returns the message of a YAML error without the "yaml: " and "line N: "
+// prefixes, and the line (0 when the error has none). Multi-line unmarshal errors are reduced
+// to their first entry.
+func splitYAMLErr(err error) (string, int) {
+	s := strings.TrimPrefix(err.Error(), "yaml: ")
+	if rest, ok := strings.CutPrefix(s, "unmarshal errors:\n"); ok {
+		s, _, _ = strings.Cut(strings.TrimSpace(rest), "\n")
+	}
+	m := yamlLineRE.FindStringSubmatch(s)
+	if m == nil {
+		return s, 0
+	}
+	line, _ := strconv.Atoi(m[1])
+	msg := s[len(m[0]):]
+	if parserProblems[msg] {
+		line++ // the decoder reports its parser's errors with 0-based lines
+	}
+	return msg, line
+}
+
+// parserProblems are the messages of the YAML parser's errors (go.yaml.in/yaml/v3
+// parserc.go), whose lines are 0-based; the scanner's are 1-based.
+var parserProblems = map[string]bool{
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected <document start>": true,
+	"did not find expected <stream-start>":   true,
+	"did not find expected key":              true,
+	"did not find expected node content":     true,
+	"found duplicate %TAG directive":         true,
+	"found duplicate %YAML directive":        true,
+	"found incompatible YAML document":       true,
+	"found undefined tag handle":             true,
 }
 
 // decodeDocument decodes one document strictly. It returns nil for empty documents and for
@@ -90,6 +99,13 @@ func decodeDocument(root *yaml.Node, src Source) (*document, []Diagnostic) {
 	}
 	apiVersion, kind, name := scalarAt(n, "apiVersion"), scalarAt(n, "kind"), scalarAt(n, "metadata", "name")
 	src.kind, src.name = kind, name
+	for i := 0; i+1 < len(n.Content); i += 2 { // so that kind and apiVersion errors have their line
+		if k := n.Content[i]; k.Kind == yaml.ScalarNode {
+			if _, ok := src.lines[k.Value]; !ok {
+				src.lines[k.Value] = k.Line
+			}
+		}
+	}
 	if apiVersion == "" || kind == "" {
 		return nil, []Diagnostic{src.Diag("", "document has no apiVersion or kind",
 			"every document must be a fleetform object; list files that are not in .sourceignore")}
@@ -108,9 +124,10 @@ func decodeDocument(root *yaml.Node, src Source) (*document, []Diagnostic) {
 	}
 	obj := reflect.New(t)
 	if err := n.Decode(obj.Interface()); err != nil {
-		d := src.Diag("", trimYAMLErr(err), "")
-		if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
-			d.Line, _ = strconv.Atoi(m[1])
+		msg, line := splitYAMLErr(err)
+		d := src.Diag("", msg, "")
+		if line > 0 {
+			d.Line = line
 		}
 		return nil, []Diagnostic{d}
 	}
@@ -119,10 +136,18 @@ func decodeDocument(root *yaml.Node, src Source) (*document, []Diagnostic) {
 
 func unknownKind(src Source, apiVersion, kind string) Diagnostic {
 	for k := range kindTypes {
-		if v, kd, _ := cutLast(k, "/"); kd == kind {
+		if v, kd := cutLast(k, "/"); kd == kind {
 			return src.Diag("apiVersion", fmt.Sprintf("kind %s has apiVersion %s, not %s", kind, v, apiVersion),
 				fmt.Sprintf("set apiVersion: %s", v))
 		}
+	}
+	kinds := map[string]reflect.Type{}
+	for k, t := range kindTypes {
+		_, kd := cutLast(k, "/")
+		kinds[kd] = t
+	}
+	if hint := suggest(kind, kinds); strings.HasPrefix(hint, "did you mean") {
+		return src.Diag("kind", fmt.Sprintf("unknown kind %s (apiVersion %s)", kind, apiVersion), hint)
 	}
 	return src.Diag("kind", fmt.Sprintf("unknown kind %s (apiVersion %s)", kind, apiVersion),
 		"fleetform reads Environment, ClusterType, Workload, DeploymentTarget, WorkloadRegistration, "+
@@ -130,17 +155,21 @@ func unknownKind(src Source, apiVersion, kind string) Diagnostic {
 			"keep other files out of the control plane or list them in .sourceignore")
 }
 
-func cutLast(s, sep string) (before, after string, found bool) {
-	i := bytes.LastIndex([]byte(s), []byte(sep))
+func cutLast(s, sep string) (before, after string) {
+	i := strings.LastIndex(s, sep)
 	if i < 0 {
-		return s, "", false
+		return s, ""
 	}
-	return s[:i], s[i+len(sep):], true
+	return s[:i], s[i+len(sep):]
 }
 
-// scalarAt returns the scalar value at a key path of a mapping node, or "".
+// scalarAt returns the scalar value at a key path of a mapping node, or "". Aliases are
+// followed, as decoding does.
 func scalarAt(n *yaml.Node, keys ...string) string {
 	for _, k := range keys {
+		if n.Kind == yaml.AliasNode {
+			n = n.Alias
+		}
 		if n.Kind != yaml.MappingNode {
 			return ""
 		}
@@ -154,6 +183,9 @@ func scalarAt(n *yaml.Node, keys ...string) string {
 			return ""
 		}
 		n = next
+	}
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
 	}
 	if n.Kind != yaml.ScalarNode {
 		return ""

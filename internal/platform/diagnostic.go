@@ -46,8 +46,11 @@ func (d Diagnostic) Error() string {
 		}
 		b.WriteString(": ")
 	}
-	if d.Kind != "" || d.Name != "" {
+	switch {
+	case d.Kind != "":
 		fmt.Fprintf(&b, "%s/%s: ", d.Kind, d.Name)
+	case d.Name != "":
+		fmt.Fprintf(&b, "%s: ", d.Name)
 	}
 	if d.Path != "" {
 		b.WriteString(d.Path)

@@ -2,11 +2,14 @@ package platform
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path"
 	"sort"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
 )
@@ -101,7 +104,7 @@ func (cp *ControlPlane) detectLayout() Layout {
 	return LayoutFolder
 }
 
-// mainRef is the Kalypso layout's main branch (or the folder layout's tip).
+// mainRef is the Kalypso layout's main branch: --ref, else main, else HEAD.
 func (cp *ControlPlane) mainRef() string {
 	if cp.opts.Ref != "" {
 		return cp.opts.Ref
@@ -112,6 +115,15 @@ func (cp *ControlPlane) mainRef() string {
 	return "HEAD"
 }
 
+// tipRef is where Environments are declared: the main branch in the Kalypso layout, the
+// tip (--ref, else HEAD) in the folder layout, where environment content is read too.
+func (cp *ControlPlane) tipRef() string {
+	if cp.layout == LayoutKalypso {
+		return cp.mainRef()
+	}
+	return cp.opts.Ref
+}
+
 // EnvironmentInfo is an environment as declared at the tip.
 type EnvironmentInfo struct {
 	Name string
@@ -119,11 +131,20 @@ type EnvironmentInfo struct {
 	Object *Environment
 }
 
-// Environments lists the environments declared at the tip, sorted by name.
+// Environments lists the environments declared at the tip, sorted by name, with the problems
+// found in their declarations.
 func (cp *ControlPlane) Environments() ([]EnvironmentInfo, []Diagnostic, error) {
-	tip, err := cp.repo.Tree(cp.mainRef())
+	envs, decodeDiags, checkDiags, err := cp.environments()
+	return envs, append(decodeDiags, checkDiags...), err
+}
+
+// environments lists the environments declared at the tip. decodeDiags are the problems of
+// the files read (in the folder layout, only those of Environment documents), checkDiags
+// those of the declarations themselves (misplaced or duplicate Environments).
+func (cp *ControlPlane) environments() (envs []EnvironmentInfo, decodeDiags, checkDiags []Diagnostic, err error) {
+	tip, err := cp.repo.Tree(cp.tipRef())
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	root, ignore := ".environments/", true
 	if cp.layout == LayoutFolder {
@@ -131,48 +152,97 @@ func (cp *ControlPlane) Environments() ([]EnvironmentInfo, []Diagnostic, error) 
 	}
 	docs, diags, err := section{tree: tip, root: root, noIgnore: ignore}.read()
 	if err != nil {
-		return nil, diags, err
+		return nil, nil, nil, err
 	}
-	byName := map[string]*EnvironmentInfo{}
+	for _, d := range diags {
+		// In the folder layout environments/ holds every environment's content: its other
+		// problems belong to the environment that reads it.
+		if cp.layout == LayoutKalypso || d.Kind == v1alpha1.KindEnvironment {
+			decodeDiags = append(decodeDiags, d)
+		}
+	}
+	byName := map[string]*EnvironmentInfo{} // nil: a folder with an invalid name
 	if cp.layout == LayoutFolder {
-		files, _ := tip.Files()
-		for _, f := range files {
-			if rest, ok := strings.CutPrefix(f, environmentsDir); ok && strings.Contains(rest, "/") {
-				name := rest[:strings.Index(rest, "/")]
-				byName[name] = &EnvironmentInfo{Name: name}
-			}
+		if checkDiags, err = environmentFolders(tip, byName); err != nil {
+			return nil, nil, nil, err
 		}
 	}
 	for _, d := range docs {
-		env, ok := d.object.(*v1alpha1.Environment)
-		if !ok {
-			if cp.layout == LayoutKalypso {
-				diags = append(diags, d.source.Diag("kind", "only Environment documents belong in .environments/", ""))
-			}
-			continue
+		if diag := cp.declare(d, byName); diag != nil {
+			checkDiags = append(checkDiags, *diag)
 		}
-		if cp.layout == LayoutFolder && !strings.HasPrefix(d.source.File, environmentsDir+d.name+"/") {
-			diags = append(diags, d.source.Diag("metadata.name",
-				fmt.Sprintf("Environment %q must be in %s%s/", d.name, environmentsDir, d.name), "move the file or rename the environment"))
-			continue
-		}
-		if prev, dup := byName[d.name]; dup && prev.Object != nil {
-			diags = append(diags, d.source.Diag("metadata.name", fmt.Sprintf("duplicate Environment %q: already defined at %s",
-				d.name, where(prev.Object.Source)), ""))
-			continue
-		}
-		byName[d.name] = &EnvironmentInfo{Name: d.name, Object: &Environment{env, d.source}}
 	}
-	out := make([]EnvironmentInfo, 0, len(byName))
+	envs = make([]EnvironmentInfo, 0, len(byName))
 	for _, n := range sortedKeys(byName) {
-		out = append(out, *byName[n])
+		if byName[n] != nil {
+			envs = append(envs, *byName[n])
+		}
 	}
-	return out, diags, nil
+	return envs, decodeDiags, checkDiags, nil
+}
+
+// environmentFolders records the environments of the folder layout: the folders of
+// environments/ holding YAML that Flux would deliver.
+func environmentFolders(tip Tree, byName map[string]*EnvironmentInfo) ([]Diagnostic, error) {
+	files, err := section{tree: tip, root: environmentsDir}.files()
+	if err != nil {
+		return nil, err
+	}
+	var diags []Diagnostic
+	for _, f := range files {
+		rest := strings.TrimPrefix(f, environmentsDir)
+		name, _, inFolder := strings.Cut(rest, "/")
+		if _, seen := byName[name]; seen {
+			continue
+		}
+		switch errs := validation.IsDNS1123Label(name); {
+		case !inFolder:
+			diags = append(diags, Diagnostic{Severity: SeverityWarning, File: f,
+				Message: "not read: a file directly in environments/ belongs to no environment",
+				Hint:    "move it into environments/<env>/, or out of environments/ to make it common"})
+		case len(errs) > 0:
+			diags = append(diags, Diagnostic{Severity: SeverityError, File: environmentsDir + name + "/",
+				Message: fmt.Sprintf("invalid environment name %q: %s", name, strings.Join(errs, "; ")),
+				Hint:    "environment names are namespace prefixes: use lowercase letters, digits and '-'"})
+			byName[name] = nil
+		default:
+			byName[name] = &EnvironmentInfo{Name: name}
+		}
+	}
+	return diags, nil
+}
+
+// declare records an Environment document, or says why it does not declare one.
+func (cp *ControlPlane) declare(d document, byName map[string]*EnvironmentInfo) *Diagnostic {
+	var diag Diagnostic
+	env, ok := d.object.(*v1alpha1.Environment)
+	switch {
+	case !ok && cp.layout == LayoutKalypso:
+		diag = d.source.Diag("kind", "only Environment documents belong in .environments/", "")
+	case !ok:
+		return nil // the environment's content, read when it is loaded
+	case cp.layout == LayoutFolder && !strings.HasPrefix(d.source.File, environmentsDir+d.name+"/"):
+		diag = d.source.Diag("metadata.name", fmt.Sprintf("Environment %q must be in %s%s/", d.name, environmentsDir, d.name),
+			"move the file or rename the environment")
+	case len(validation.IsDNS1123Label(d.name)) > 0:
+		if cp.layout == LayoutFolder {
+			return nil // its folder is reported
+		}
+		diag = d.source.Diag("metadata.name", fmt.Sprintf("invalid environment name %q: %s", d.name,
+			strings.Join(validation.IsDNS1123Label(d.name), "; ")), "environment names are namespace prefixes: use lowercase letters, digits and '-'")
+	case byName[d.name] != nil && byName[d.name].Object != nil:
+		diag = d.source.Diag("metadata.name", fmt.Sprintf("duplicate Environment %q: already defined at %s",
+			d.name, where(byName[d.name].Object.Source)), "")
+	default:
+		byName[d.name] = &EnvironmentInfo{Name: d.name, Object: &Environment{env, d.source}}
+		return nil
+	}
+	return &diag
 }
 
 // Load reads everything environment env is rendered from.
 func (cp *ControlPlane) Load(ctx context.Context, env string) (*Snapshot, error) {
-	envs, diags, err := cp.Environments()
+	envs, decodeDiags, checkDiags, err := cp.environments()
 	if err != nil {
 		return nil, fmt.Errorf("list environments: %w", err)
 	}
@@ -185,14 +255,27 @@ func (cp *ControlPlane) Load(ctx context.Context, env string) (*Snapshot, error)
 		}
 	}
 	if info == nil {
-		return nil, fmt.Errorf("environment %q is not declared; declared: %s", env, strings.Join(names, ", "))
+		err := fmt.Errorf("environment %q is not declared; declared: %s", env, strings.Join(names, ", "))
+		var problems []error
+		for _, d := range append(decodeDiags, checkDiags...) {
+			if d.Severity == SeverityError {
+				problems = append(problems, d)
+			}
+		}
+		if len(problems) > 0 {
+			err = fmt.Errorf("%w; problems in the environment declarations:\n%w", err, errors.Join(problems...))
+		}
+		return nil, err
 	}
-	b := newBuilder(env)
+	b := newBuilder(env, cp.layout)
 	b.snap.EnvironmentObject = info.Object
-	b.snap.Diagnostics = append(b.snap.Diagnostics, diags...)
 	if cp.layout == LayoutKalypso {
+		// The folder layout reads the environment's own folder again, with its problems.
+		b.snap.Diagnostics = append(b.snap.Diagnostics, decodeDiags...)
+		b.snap.Diagnostics = append(b.snap.Diagnostics, checkDiags...)
 		err = cp.loadKalypso(ctx, b, info)
 	} else {
+		b.snap.Diagnostics = append(b.snap.Diagnostics, checkDiags...)
 		err = cp.loadFolder(ctx, b, info)
 	}
 	if err != nil {
@@ -234,7 +317,7 @@ func (cp *ControlPlane) loadKalypso(ctx context.Context, b *builder, info *Envir
 			base.Branch = cp.mainRef()
 		}
 	}
-	return cp.addCommon(ctx, b, base, nil)
+	return cp.addCommon(ctx, b, base, []string{".environments/"})
 }
 
 // loadFolder reads environments/<env>/ at the tip and the rest at the BaseRepo pin.
@@ -276,6 +359,9 @@ func (cp *ControlPlane) addCommon(ctx context.Context, b *builder, base v1alpha1
 	}
 	tree, err := repo.Tree(ref)
 	if err != nil {
+		if cp.opts.CommonRef != "" {
+			return fmt.Errorf("common content at --common-ref %q: %w", ref, err)
+		}
 		if pinned && b.snap.BaseRepo != nil {
 			d := b.snap.BaseRepo.Source.Diag("spec.commit", fmt.Sprintf("pinned commit %s is not in %s", ref, repo.Location),
 				"fetch the commit into the repository, or promote an existing commit")
@@ -284,6 +370,10 @@ func (cp *ControlPlane) addCommon(ctx context.Context, b *builder, base v1alpha1
 		return fmt.Errorf("common content at %q: %w", ref, err)
 	}
 	b.snap.Revisions.Common, b.snap.Revisions.Pinned = tree.Revision(), pinned && repo.IsGit()
+	if !repo.IsGit() && base.Commit != "" && cp.opts.CommonRef == "" && b.snap.BaseRepo != nil {
+		b.diag(b.snap.BaseRepo.Source.Warn("spec.commit", fmt.Sprintf("pin %s ignored: %s is not a git repository", base.Commit, repo.Location),
+			"common content is read as it is"))
+	}
 	return cp.addSection(b, section{tree: tree, root: base.Path, exclude: exclude}, fromCommon)
 }
 
@@ -330,15 +420,18 @@ func (cp *ControlPlane) loadRegistrations(ctx context.Context, b *builder) {
 			fail(err)
 			continue
 		}
-		docs, diags, err := section{tree: tree, root: ref.Path, repo: ref.Repo}.read()
+		shown := redactURL(ref.Repo) // credentials never reach a source or a message
+		docs, diags, err := section{tree: tree, root: ref.Path, repo: shown}.read()
 		if err != nil {
 			fail(err)
 			continue
 		}
 		b.snap.Diagnostics = append(b.snap.Diagnostics, diags...)
+		failed := map[string]bool{}
 		for _, d := range diags {
-			if d.Severity == SeverityError {
-				b.snap.FailedSources = append(b.snap.FailedSources, "file/"+ref.Repo+"/"+path.Clean(d.File))
+			if f := "file/" + shown + "/" + path.Clean(d.File); d.Severity == SeverityError && !failed[f] {
+				failed[f] = true
+				b.snap.FailedSources = append(b.snap.FailedSources, f)
 			}
 		}
 		for _, d := range docs {

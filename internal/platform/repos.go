@@ -2,9 +2,11 @@ package platform
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -22,12 +24,17 @@ import (
 // "/" maps every URL under it: the rest of the URL is appended to the value.
 type RepoMap map[string]string
 
-// Lookup returns the local location of url, if mapped.
+// Lookup returns the local location of url, if mapped. An exact key wins over the
+// normalized ones (trailing "/" and ".git" ignored), which win over prefixes, the longest
+// first. What a prefix maps never leaves the mapped folder: ".." cannot climb above it.
 func (m RepoMap) Lookup(url string) (string, bool) {
+	if v, ok := m[url]; ok && !strings.HasSuffix(url, "/") {
+		return v, true
+	}
 	n := normalizeURL(url)
-	for k, v := range m {
+	for _, k := range sortedKeys(m) {
 		if normalizeURL(k) == n && !strings.HasSuffix(k, "/") {
-			return v, true
+			return m[k], true
 		}
 	}
 	keys := make([]string, 0, len(m))
@@ -39,7 +46,7 @@ func (m RepoMap) Lookup(url string) (string, bool) {
 	sort.Slice(keys, func(i, j int) bool { return len(keys[i]) > len(keys[j]) }) // longest prefix wins
 	for _, k := range keys {
 		if rest, ok := strings.CutPrefix(n, strings.TrimSuffix(k, "/")+"/"); ok {
-			return filepath.Join(m[k], filepath.FromSlash(rest)), true
+			return filepath.Join(m[k], filepath.FromSlash(path.Clean("/"+rest))), true
 		}
 	}
 	return "", false
@@ -211,7 +218,7 @@ func fetchRemote(ctx context.Context, url string) (*Repo, error) {
 		Auth:     authFromEnv(),
 		Tags:     git.NoTags,
 	})
-	if err != nil && err != git.NoErrAlreadyUpToDate {
+	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
 		return nil, fmt.Errorf("fetch %s: %w", redactURL(url), err)
 	}
 	if head, err := remote.ListContext(ctx, &git.ListOptions{Auth: authFromEnv()}); err == nil {

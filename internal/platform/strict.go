@@ -3,38 +3,77 @@ package platform
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// maxWalkNodes bounds the strict walk, so that alias bombs cannot make it loop for long.
-const maxWalkNodes = 1 << 20
+// maxAliasNodes bounds the nodes the strict walk visits through aliases, so that alias
+// bombs cannot make it loop for long. The document itself is bounded by the file size.
+const maxAliasNodes = 1 << 16
+
+// maxDocDiags bounds the diagnostics of one document: aliases can repeat one mistake a
+// million times.
+const maxDocDiags = 50
 
 // strictWalker checks a YAML node tree against a Go type before decoding: unknown or
 // misspelled fields, wrong shapes and unquoted non-strings where strings are required are
 // reported with their line, and every field's line is recorded for later diagnostics.
 type strictWalker struct {
-	src   *Source
-	diags []Diagnostic
-	nodes int
+	src       *Source
+	diags     []Diagnostic
+	aliased   int                                      // nodes visited through aliases
+	inAlias   int                                      // depth of aliases being walked
+	aliasLine int                                      // line of the outermost alias being walked
+	fields    map[reflect.Type]map[string]reflect.Type // yamlFields, cached
 }
 
 func (w *strictWalker) fail(line int, path, msg, hint string) {
+	if len(w.diags) > maxDocDiags {
+		return
+	}
+	if len(w.diags) == maxDocDiags {
+		msg, hint = fmt.Sprintf("too many errors in this document; only the first %d are shown", maxDocDiags), ""
+	}
 	d := w.src.Diag(path, msg, hint)
 	d.Line = line
 	w.diags = append(w.diags, d)
 }
 
-func (w *strictWalker) walk(n *yaml.Node, t reflect.Type, path string) {
-	if w.nodes++; w.nodes > maxWalkNodes {
-		if w.nodes == maxWalkNodes+1 {
-			w.fail(n.Line, path, "document is too large or uses too many aliases", "")
+// spend counts one node of the walk and reports whether the walk may go on: not once the
+// document's aliases expand too far or it has too many errors.
+func (w *strictWalker) spend(n *yaml.Node, path string) bool {
+	if n.Kind == yaml.AliasNode || w.inAlias > 0 {
+		if w.aliased++; w.aliased > maxAliasNodes {
+			if w.aliased == maxAliasNodes+1 {
+				line := w.aliasLine
+				if w.inAlias == 0 {
+					line = n.Line
+				}
+				w.fail(line, path, fmt.Sprintf("aliases expand to more than %d nodes", maxAliasNodes), "")
+			}
+			return false
 		}
+	}
+	return len(w.diags) <= maxDocDiags
+}
+
+func (w *strictWalker) enterAlias(n *yaml.Node) {
+	if w.inAlias == 0 {
+		w.aliasLine = n.Line
+	}
+	w.inAlias++
+}
+
+func (w *strictWalker) walk(n *yaml.Node, t reflect.Type, path string) {
+	if !w.spend(n, path) {
 		return
 	}
 	if n.Kind == yaml.AliasNode {
+		w.enterAlias(n)
+		defer func() { w.inAlias-- }()
 		n = n.Alias
 	}
 	if path != "" {
@@ -65,9 +104,28 @@ func (w *strictWalker) walk(n *yaml.Node, t reflect.Type, path string) {
 	case reflect.Interface:
 		// any: accepted as is
 	default:
-		if n.Kind != yaml.ScalarNode {
-			w.fail(n.Line, path, fmt.Sprintf("must be a %s, not a %s", t.Kind(), nodeKind(n)), "")
-		}
+		w.walkScalar(n, t, path)
+	}
+}
+
+// scalarTags are the YAML tags a Go scalar kind decodes from.
+var scalarTags = map[reflect.Kind][]string{
+	reflect.Bool: {"!!bool"}, reflect.Int: {"!!int"}, reflect.Int8: {"!!int"}, reflect.Int16: {"!!int"},
+	reflect.Int32: {"!!int"}, reflect.Int64: {"!!int"}, reflect.Uint: {"!!int"}, reflect.Uint8: {"!!int"},
+	reflect.Uint16: {"!!int"}, reflect.Uint32: {"!!int"}, reflect.Uint64: {"!!int"},
+	reflect.Float32: {"!!float", "!!int"}, reflect.Float64: {"!!float", "!!int"},
+}
+
+var scalarNames = map[string]string{"!!bool": "a boolean", "!!int": "an integer", "!!float": "a number"}
+
+func (w *strictWalker) walkScalar(n *yaml.Node, t reflect.Type, path string) {
+	tags, known := scalarTags[t.Kind()]
+	if n.Kind != yaml.ScalarNode {
+		w.fail(n.Line, path, fmt.Sprintf("must be a %s, not a %s", t.Kind(), nodeKind(n)), "")
+		return
+	}
+	if known && !slices.Contains(tags, n.ShortTag()) {
+		w.fail(n.Line, path, fmt.Sprintf("must be %s, got %s %s", scalarNames[tags[0]], strings.TrimPrefix(n.ShortTag(), "!!"), n.Value), "")
 	}
 }
 
@@ -76,7 +134,14 @@ func (w *strictWalker) walkStruct(n *yaml.Node, t reflect.Type, path string) {
 		w.fail(n.Line, path, fmt.Sprintf("must be a mapping, not a %s", nodeKind(n)), "")
 		return
 	}
-	fields := yamlFields(t)
+	fields, ok := w.fields[t]
+	if !ok {
+		if w.fields == nil {
+			w.fields = map[reflect.Type]map[string]reflect.Type{}
+		}
+		fields = yamlFields(t)
+		w.fields[t] = fields
+	}
 	seen := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
@@ -90,6 +155,9 @@ func (w *strictWalker) walkStruct(n *yaml.Node, t reflect.Type, path string) {
 			continue
 		}
 		seen[k.Value] = k.Line
+		if _, ok := w.src.lines[p]; !ok {
+			w.src.lines[p] = k.Line // a field is located by its key
+		}
 		ft, ok := fields[k.Value]
 		if !ok {
 			w.fail(k.Line, p, "unknown field", suggest(k.Value, fields))
@@ -100,7 +168,12 @@ func (w *strictWalker) walkStruct(n *yaml.Node, t reflect.Type, path string) {
 }
 
 func (w *strictWalker) walkMerge(v *yaml.Node, t reflect.Type, path string) {
+	if !w.spend(v, path) {
+		return
+	}
 	if v.Kind == yaml.AliasNode {
+		w.enterAlias(v)
+		defer func() { w.inAlias-- }()
 		v = v.Alias
 	}
 	if v.Kind == yaml.SequenceNode {

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
@@ -63,7 +64,7 @@ func (d dirTree) ReadFile(name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only: nothing to flush
 	return readLimited(f, name)
 }
 
@@ -89,7 +90,8 @@ func (g gitTree) Revision() string { return g.commit }
 func (g gitTree) Files() ([]string, error) {
 	var out []string
 	err := g.tree.Files().ForEach(func(f *object.File) error {
-		if f.Mode.IsFile() {
+		// Regular files only, as in a directory (and in Flux's artifacts): no symbolic links.
+		if f.Mode == filemode.Regular || f.Mode == filemode.Executable || f.Mode == filemode.Deprecated {
 			out = append(out, f.Name)
 		}
 		return nil
@@ -110,7 +112,7 @@ func (g gitTree) ReadFile(name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }() // read-only: nothing to flush
 	return readLimited(r, name)
 }
 
@@ -130,10 +132,18 @@ func ignoreMatcher(t Tree, files []string) (gitignore.Matcher, error) {
 	for _, p := range defaultIgnore {
 		ps = append(ps, gitignore.ParsePattern(p, nil))
 	}
+	// Shallower files first, so that a deeper .sourceignore overrides them (gitignore's last
+	// match wins), whatever the folder names: "a/-b/" sorts before "a/.sourceignore".
+	var ignoreFiles []string
 	for _, f := range files {
-		if path.Base(f) != ".sourceignore" {
-			continue
+		if path.Base(f) == ".sourceignore" {
+			ignoreFiles = append(ignoreFiles, f)
 		}
+	}
+	sort.SliceStable(ignoreFiles, func(i, j int) bool {
+		return strings.Count(ignoreFiles[i], "/") < strings.Count(ignoreFiles[j], "/")
+	})
+	for _, f := range ignoreFiles {
 		data, err := t.ReadFile(f)
 		if err != nil {
 			return nil, err
@@ -179,29 +189,41 @@ type section struct {
 	repo     string   // repository URL for diagnostics, "" for the control plane
 }
 
+// files lists the YAML files of the section that Flux would deliver.
+func (s section) files() ([]string, error) {
+	files, err := s.tree.Files()
+	if err != nil {
+		return nil, fmt.Errorf("list files: %w", err)
+	}
+	m := gitignore.NewMatcher(nil)
+	if !s.noIgnore {
+		if m, err = ignoreMatcher(s.tree, files); err != nil {
+			return nil, fmt.Errorf("read .sourceignore: %w", err)
+		}
+	}
+	out := files[:0]
+	for _, f := range files {
+		if s.includes(f) && isYAML(f) && !ignored(m, f) {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
 // read decodes every document of the section. Files that cannot be read or parsed are
 // reported; everything else is returned.
 func (s section) read() ([]document, []Diagnostic, error) {
-	files, err := s.tree.Files()
+	files, err := s.files()
 	if err != nil {
-		return nil, nil, fmt.Errorf("list files: %w", err)
-	}
-	m, err := ignoreMatcher(s.tree, files)
-	if err != nil {
-		return nil, nil, fmt.Errorf("read .sourceignore: %w", err)
-	}
-	if s.noIgnore {
-		m = gitignore.NewMatcher(nil)
+		return nil, nil, err
 	}
 	var docs []document
 	var diags []Diagnostic
 	for _, f := range files {
-		if !s.includes(f) || !isYAML(f) || ignored(m, f) {
-			continue
-		}
 		data, err := s.tree.ReadFile(f)
 		src := Source{Repo: s.repo, Commit: s.tree.Revision(), File: f}
 		if err != nil {
+			// A problem of the whole file: there is no line (Line 0).
 			diags = append(diags, src.Diag("", "cannot read file: "+err.Error(), ""))
 			continue
 		}
