@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fleetform/fleetform/internal/platform"
 )
 
 type renderOptions struct {
@@ -85,9 +87,18 @@ func (o *renderOptions) write(e *env, r *result) error {
 		keep[a.Dir()+"/"] = true
 		doc.Failed = append(doc.Failed, failedJSON{ClusterType: a.ClusterType, DeploymentTarget: a.DeploymentTarget, Error: a.Err.Error()})
 	}
+	// With errors in the input, a target may be missing only because its file is broken:
+	// folders of targets that are no longer scheduled are then kept.
+	var current map[string]bool
+	if platform.HasErrors(r.snap.Diagnostics) || len(r.sched.FailedPolicies) > 0 {
+		current = map[string]bool{}
+		for i := range r.output.Assignments {
+			current[r.output.Assignments[i].Dir()+"/"] = true
+		}
+	}
 	tree := r.output.Tree()
 	var err error
-	if doc.Removed, err = removeStale(o.dir, r.output.ClusterTypes, tree, keep); err != nil {
+	if doc.Removed, err = removeStale(o.dir, r.output.ClusterTypes, tree, keep, current); err != nil {
 		return failed(ExitFailed, err)
 	}
 	if doc.Written, doc.Unchanged, err = writeTree(o.dir, tree); err != nil {
@@ -168,8 +179,9 @@ func writeTree(dir string, tree map[string][]byte) (written []string, unchanged 
 }
 
 // removeStale removes files inside the rendered cluster-type folders that are not in the
-// tree, except under the folders in keep.
-func removeStale(dir string, clusterTypes []string, tree map[string][]byte, keep map[string]bool) ([]string, error) {
+// tree, except under the folders in keep and, when current is not nil, under folders of
+// targets that are not in current.
+func removeStale(dir string, clusterTypes []string, tree map[string][]byte, keep, current map[string]bool) ([]string, error) {
 	removed := []string{}
 	for _, ct := range clusterTypes {
 		root := filepath.Join(dir, ct)
@@ -185,7 +197,7 @@ func removeStale(dir string, clusterTypes []string, tree map[string][]byte, keep
 			}
 			rel, _ := filepath.Rel(dir, p)
 			rel = filepath.ToSlash(rel)
-			if _, ok := tree[rel]; ok || keptBy(rel, keep) {
+			if _, ok := tree[rel]; ok || keptBy(rel, keep) || (current != nil && targetDir(rel) != "" && !current[targetDir(rel)]) {
 				return nil
 			}
 			removed = append(removed, rel)
@@ -200,11 +212,20 @@ func removeStale(dir string, clusterTypes []string, tree map[string][]byte, keep
 	return removed, nil
 }
 
+// targetDir returns the <clusterType>/<deploymentTarget>/ folder of a path, or "".
+func targetDir(p string) string {
+	parts := strings.SplitN(p, "/", 3)
+	if len(parts) < 3 {
+		return ""
+	}
+	return parts[0] + "/" + parts[1] + "/"
+}
+
 // keptBy reports whether p is inside one of the <clusterType>/<deploymentTarget>/ folders
 // in keep.
 func keptBy(p string, keep map[string]bool) bool {
-	parts := strings.SplitN(p, "/", 3)
-	return len(parts) == 3 && keep[parts[0]+"/"+parts[1]+"/"]
+	d := targetDir(p)
+	return d != "" && keep[d]
 }
 
 func removeEmptyDirs(root string) {

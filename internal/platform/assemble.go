@@ -80,6 +80,10 @@ func (b *builder) checkLabels(src Source, path string, labels map[string]string)
 
 // add sorts one document into the snapshot.
 func (b *builder) add(doc document, from origin, reg *WorkloadRegistration) {
+	if doc.broken {
+		b.addBroken(doc, from)
+		return
+	}
 	src := doc.source
 	if from == fromWorkloadRepo && doc.kind != v1alpha1.KindWorkload {
 		b.diag(src.Diag("kind", fmt.Sprintf("a workload repository may only hold Workload documents, not %s", doc.kind),
@@ -207,4 +211,26 @@ func checkDNSName(name string) string {
 		return ""
 	}
 	return strings.Join(errs, "; ")
+}
+
+// addBroken records a control-plane document that failed to load and may carry
+// configuration: a platform ConfigMap, a ConfigSchema, or a document whose kind is unknown.
+// (A broken workload, policy, cluster type or template simply is absent: what depends on
+// it fails or disappears, and apply keeps what was rendered for it.)
+func (b *builder) addBroken(doc document, from origin) {
+	if from == fromWorkloadRepo {
+		return
+	}
+	switch doc.kind {
+	case "", v1alpha1.KindConfigSchema:
+	case v1alpha1.KindConfigMap:
+		if doc.labelsKnown && doc.labels[v1alpha1.LabelPlatformConfig] != "true" && !strings.HasPrefix(doc.name, "azure-app-config") {
+			return // not a source of platform configuration
+		}
+	default:
+		return
+	}
+	b.snap.Broken = append(b.snap.Broken, Broken{
+		Kind: doc.kind, Name: doc.name, Labels: doc.labels, LabelsKnown: doc.labelsKnown, Source: doc.source,
+	})
 }

@@ -16,8 +16,14 @@ import (
 type document struct {
 	kind   string
 	name   string
-	object any // pointer to a v1alpha1 kind
+	object any // pointer to a v1alpha1 kind; nil when broken
 	source Source
+
+	// broken marks a document that failed to decode (its problems are reported); kind, name
+	// and labels hold what could be read of it ("" kind: not even that).
+	broken      bool
+	labels      map[string]string
+	labelsKnown bool
 }
 
 // kindTypes maps apiVersion/kind to the Go type a document decodes into.
@@ -95,7 +101,7 @@ func decodeDocument(root *yaml.Node, src Source) (*document, []Diagnostic) {
 		return nil, nil
 	}
 	if n.Kind != yaml.MappingNode {
-		return nil, []Diagnostic{src.Diag("", "a document must be a mapping with apiVersion and kind, not a "+nodeKind(n), "")}
+		return brokenDocument(n, src, ""), []Diagnostic{src.Diag("", "a document must be a mapping with apiVersion and kind, not a "+nodeKind(n), "")}
 	}
 	apiVersion, kind, name := scalarAt(n, "apiVersion"), scalarAt(n, "kind"), scalarAt(n, "metadata", "name")
 	src.kind, src.name = kind, name
@@ -107,12 +113,12 @@ func decodeDocument(root *yaml.Node, src Source) (*document, []Diagnostic) {
 		}
 	}
 	if apiVersion == "" || kind == "" {
-		return nil, []Diagnostic{src.Diag("", "document has no apiVersion or kind",
+		return brokenDocument(n, src, ""), []Diagnostic{src.Diag("", "document has no apiVersion or kind",
 			"every document must be a fleetform object; list files that are not in .sourceignore")}
 	}
 	t, ok := kindTypes[apiVersion+"/"+kind]
 	if !ok {
-		return nil, []Diagnostic{unknownKind(src, apiVersion, kind)}
+		return brokenDocument(n, src, kind), []Diagnostic{unknownKind(src, apiVersion, kind)}
 	}
 	w := &strictWalker{src: &src}
 	w.walk(n, t, "")
@@ -120,7 +126,7 @@ func decodeDocument(root *yaml.Node, src Source) (*document, []Diagnostic) {
 		w.diags = append(w.diags, src.Diag("metadata.name", "name is required", ""))
 	}
 	if len(w.diags) > 0 {
-		return nil, w.diags
+		return brokenDocument(n, src, kind), w.diags
 	}
 	obj := reflect.New(t)
 	if err := n.Decode(obj.Interface()); err != nil {
@@ -129,9 +135,60 @@ func decodeDocument(root *yaml.Node, src Source) (*document, []Diagnostic) {
 		if line > 0 {
 			d.Line = line
 		}
-		return nil, []Diagnostic{d}
+		return brokenDocument(n, src, kind), []Diagnostic{d}
 	}
 	return &document{kind: kind, name: name, object: obj.Interface(), source: src}, nil
+}
+
+// brokenDocument records what can be read of a document that failed: its kind, name and
+// labels, so that the objects it could affect are known.
+func brokenDocument(n *yaml.Node, src Source, kind string) *document {
+	d := &document{kind: kind, name: src.name, source: src, broken: true}
+	d.labels, d.labelsKnown = readLabels(n)
+	return d
+}
+
+// readLabels reads metadata.labels of a document node, if it is a map of scalars.
+func readLabels(n *yaml.Node) (map[string]string, bool) {
+	if n.Kind != yaml.MappingNode {
+		return nil, false
+	}
+	meta := valueAt(n, "metadata")
+	if meta == nil {
+		return map[string]string{}, true
+	}
+	if meta.Kind != yaml.MappingNode {
+		return nil, false
+	}
+	labels := valueAt(meta, "labels")
+	out := map[string]string{}
+	if labels == nil || labels.Tag == "!!null" {
+		return out, true
+	}
+	if labels.Kind != yaml.MappingNode {
+		return nil, false
+	}
+	for i := 0; i+1 < len(labels.Content); i += 2 {
+		k, v := labels.Content[i], labels.Content[i+1]
+		if k.Kind != yaml.ScalarNode || v.Kind != yaml.ScalarNode {
+			return nil, false
+		}
+		out[k.Value] = v.Value
+	}
+	return out, true
+}
+
+func valueAt(n *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			v := n.Content[i+1]
+			if v.Kind == yaml.AliasNode {
+				v = v.Alias
+			}
+			return v
+		}
+	}
+	return nil
 }
 
 func unknownKind(src Source, apiVersion, kind string) Diagnostic {

@@ -61,6 +61,12 @@ func FuzzLoad(f *testing.F) {
 			if d.source.File != "fuzz.yaml" || d.source.Line < 1 || d.source.Line > maxLine {
 				t.Errorf("document %s/%s at %s:%d (file has %d lines)", d.kind, d.name, d.source.File, d.source.Line, maxLine)
 			}
+			if d.broken {
+				if d.object != nil || !HasErrors(diags) {
+					t.Errorf("broken document with an object, or without an error: %+v", d)
+				}
+				continue
+			}
 			if d.name == "" || d.object == nil {
 				t.Errorf("document without name or object: %+v", d)
 			}

@@ -217,6 +217,8 @@ func (cp *ControlPlane) declare(d document, byName map[string]*EnvironmentInfo) 
 	var diag Diagnostic
 	env, ok := d.object.(*v1alpha1.Environment)
 	switch {
+	case d.broken:
+		return nil // reported when decoded
 	case !ok && cp.layout == LayoutKalypso:
 		diag = d.source.Diag("kind", "only Environment documents belong in .environments/", "")
 	case !ok:

@@ -1,6 +1,8 @@
 package platform
 
 import (
+	"fmt"
+
 	"github.com/fleetform/fleetform/api/v1alpha1"
 )
 
@@ -32,8 +34,34 @@ type Snapshot struct {
 	// (unreachable repositories, unreadable files): their deployment targets are unknown,
 	// so what was rendered for them before must be kept.
 	FailedSources []string
+	// Broken are the control-plane documents that failed to load and may carry
+	// configuration. Every assignment one of them could apply to must not be rendered
+	// (its previous files are kept) until it is fixed: rendering without its values could
+	// ship the wrong configuration.
+	Broken []Broken
 	// Diagnostics are the problems found while loading; objects with errors are left out.
 	Diagnostics []Diagnostic
+}
+
+// Broken is a document that failed to load and may carry configuration.
+type Broken struct {
+	// Kind is ConfigMap or ConfigSchema, or "" when the document could not be read at all.
+	Kind string
+	Name string
+	// Labels are the document's labels; they are known only when LabelsKnown is set.
+	// A broken document with unknown labels may apply to any assignment.
+	Labels      map[string]string
+	LabelsKnown bool
+	Source      Source
+}
+
+// Describe names the broken document for messages.
+func (b Broken) Describe() string {
+	what := "an unreadable document"
+	if b.Kind != "" {
+		what = b.Kind + " " + b.Name
+	}
+	return fmt.Sprintf("%s (%s)", what, where(b.Source))
 }
 
 // Revisions are the commits a Snapshot was read at. Empty for plain directories.

@@ -27,7 +27,7 @@ func decodeFile(data []byte, src Source) ([]document, []Diagnostic) {
 		// so the decoder's lines are taken as they are and there is no resuming.
 		s.utf16, s.lines = true, []textLine{{0, len(data)}}
 		if msg, line, ok := s.decodePart(1, 2); !ok {
-			s.diags = append(s.diags, s.diag(max(line, 1), "invalid YAML: "+msg))
+			s.unreadable(max(line, 1), "invalid YAML: "+msg)
 		}
 		return s.docs, s.diags
 	}
@@ -61,6 +61,15 @@ func (s *stream) diag(line int, msg string) Diagnostic {
 	return d
 }
 
+// unreadable records an error that hides a document: neither its kind nor its labels are
+// known, so it could be anything.
+func (s *stream) unreadable(line int, msg string) {
+	s.diags = append(s.diags, s.diag(line, msg))
+	src := s.src
+	src.Line = line
+	s.docs = append(s.docs, document{broken: true, source: src})
+}
+
 // decode decodes the file, cutting out the documents holding characters YAML rejects.
 func (s *stream) decode() {
 	from := 1 // first line not decoded yet
@@ -78,7 +87,7 @@ func (s *stream) decode() {
 			}
 		}
 		s.decodeLines(from, to)
-		s.diags = append(s.diags, s.diag(bad, "invalid YAML: "+msg))
+		s.unreadable(bad, "invalid YAML: "+msg)
 		if from = s.markerAfter(bad, len(s.lines)+1); from == 0 {
 			return
 		}
@@ -95,7 +104,7 @@ func (s *stream) decodeLines(from, to int) {
 		if ok {
 			return
 		}
-		s.diags = append(s.diags, s.diag(line, "invalid YAML: "+msg))
+		s.unreadable(line, "invalid YAML: "+msg)
 		if from = s.markerAfter(max(line-1, from), to); from == 0 {
 			return
 		}

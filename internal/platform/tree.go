@@ -225,6 +225,7 @@ func (s section) read() ([]document, []Diagnostic, error) {
 		if err != nil {
 			// A problem of the whole file: there is no line (Line 0).
 			diags = append(diags, src.Diag("", "cannot read file: "+err.Error(), ""))
+			docs = append(docs, document{broken: true, source: src})
 			continue
 		}
 		ds, dg := decodeFile(data, src)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"maps"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/fleetform/fleetform/api/v1alpha1"
 )
 
@@ -117,5 +119,10 @@ func (b *builder) addTarget(dt *DeploymentTarget) {
 	src := dt.Source
 	src.Line = src.LineOf(path)
 	b.seen[key] = src
+	if len(dt.Name) > validation.LabelValueMaxLength {
+		b.diag(dt.Source.Warn(path, fmt.Sprintf("deployment target name %q has %d characters: templates that put it in a label "+
+			"(the built-in ones do) render objects the API server rejects (label values are limited to %d)",
+			dt.Name, len(dt.Name), validation.LabelValueMaxLength), "use a shorter workload or target name"))
+	}
 	b.snap.DeploymentTargets = append(b.snap.DeploymentTargets, dt)
 }

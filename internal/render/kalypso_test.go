@@ -15,7 +15,6 @@ import (
 	"github.com/fleetform/fleetform/internal/schedule"
 )
 
-
 func renderKalypso(t *testing.T, env string, opts render.Options) (*render.Output, *gittest.Kalypso) {
 	t.Helper()
 	k := gittest.NewKalypso(t)

@@ -80,7 +80,8 @@ func Render(s *platform.Snapshot, sched *schedule.Result, opts Options) *Output 
 	for i := range sched.Assignments {
 		out.Assignments[i].Assignment = &sched.Assignments[i]
 	}
-	r := &renderer{env: s.Environment, engine: engine, composer: composer, types: types, opts: opts, targets: map[*platform.DeploymentTarget][]byte{}}
+	r := &renderer{env: s.Environment, engine: engine, composer: composer, types: types, opts: opts,
+		broken: s.Broken, targets: map[*platform.DeploymentTarget][]byte{}}
 	r.run(out.Assignments)
 	out.Diagnostics = append(out.Diagnostics, r.diagnostics(out.Assignments)...)
 	return out
@@ -155,6 +156,7 @@ type renderer struct {
 	composer *compose.Composer
 	types    map[string]*typeTemplates
 	opts     Options
+	broken   []platform.Broken
 
 	mu      sync.Mutex
 	targets map[*platform.DeploymentTarget][]byte // per-target digest cache
@@ -191,6 +193,12 @@ func (r *renderer) one(a *Assignment) {
 		a.Err = errors.New(tt.problem)
 		return
 	}
+	for _, b := range r.broken {
+		if !b.LabelsKnown || compose.Applies(b.Labels, a.Type, a.Target) {
+			a.Err = &BrokenInputError{Broken: b}
+			return
+		}
+	}
 	a.Config = r.composer.Compose(a.Type, a.Target)
 	a.InputDigest = r.digest(a, tt)
 	if r.opts.Skip != nil && r.opts.Skip(a.Assignment, a.InputDigest) {
@@ -201,6 +209,14 @@ func (r *renderer) one(a *Assignment) {
 		return
 	}
 	a.Files, a.Err = r.engine.RenderAssignment(r.env, a.Assignment, a.Config, tt.ts)
+}
+
+// BrokenInputError is an assignment held back because a document that may configure it
+// failed to load: rendering without it could ship the wrong configuration.
+type BrokenInputError struct{ Broken platform.Broken }
+
+func (e *BrokenInputError) Error() string {
+	return fmt.Sprintf("held back: %s is invalid and may configure it", e.Broken.Describe())
 }
 
 // ValidationError is a composed config that violates a schema.
@@ -269,12 +285,21 @@ func writeStrings(h hash.Hash, ss ...string) {
 func (r *renderer) diagnostics(as []Assignment) []platform.Diagnostic {
 	var out []platform.Diagnostic
 	perTemplate := map[*Template]int{}
+	held := map[string]int{}
+	var heldBy []platform.Broken
 	for i := range as {
 		a := &as[i]
 		var ve *ValidationError
 		var te *TemplateError
+		var be *BrokenInputError
 		switch {
 		case a.Err == nil:
+		case errors.As(a.Err, &be):
+			key := where(be.Broken.Source)
+			if held[key] == 0 {
+				heldBy = append(heldBy, be.Broken)
+			}
+			held[key]++
 		case errors.As(a.Err, &ve):
 			out = append(out, ve.Diagnostics...)
 		case errors.As(a.Err, &te):
@@ -284,6 +309,12 @@ func (r *renderer) diagnostics(as []Assignment) []platform.Diagnostic {
 			}
 		}
 	}
+	for _, b := range heldBy {
+		d := b.Source.Diag("", fmt.Sprintf("%d assignment(s) it may configure are held back (their previous files are kept) until it is fixed",
+			held[where(b.Source)]), "fix the document above")
+		d.Kind, d.Name = b.Kind, b.Name
+		out = append(out, d)
+	}
 	for t, n := range perTemplate {
 		if n > maxErrorsPerTemplate {
 			d := t.Source.Diag("spec.manifests", fmt.Sprintf("and %d more assignments failed with this template", n-maxErrorsPerTemplate), "")
@@ -291,7 +322,16 @@ func (r *renderer) diagnostics(as []Assignment) []platform.Diagnostic {
 			out = append(out, d)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].File < out[j].File })
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Message < b.Message
+	})
 	return out
 }
 
@@ -328,6 +368,8 @@ func failMessage(err error) (string, bool) {
 	}
 	return msg, false
 }
+
+func where(s platform.Source) string { return fmt.Sprintf("%s:%d", s.File, s.Line) }
 
 // Tree returns every file of the output as path -> content, relative to the GitOps path.
 // Failed assignments have no files.
