@@ -2,7 +2,9 @@ package bench
 
 import (
 	"context"
+	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -12,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetform/fleetform/internal/cli"
 	"github.com/fleetform/fleetform/internal/compose"
 	"github.com/fleetform/fleetform/internal/fleetgen"
 	"github.com/fleetform/fleetform/internal/platform"
@@ -268,4 +271,49 @@ func procStatus(field string) uint64 {
 		}
 	}
 	return 0
+}
+
+// BenchmarkRenderCLI is `fleetform render` end to end, in process: the pipeline, then the
+// 300,100 files written into a fresh folder (fresh) or compared with an up-to-date one
+// (unchanged). It writes about 1.6 GB per iteration and takes tens of seconds, so it runs
+// only with FLEETFORM_BENCH_E2E=1 (use -benchtime 1x).
+func BenchmarkRenderCLI(b *testing.B) {
+	if os.Getenv("FLEETFORM_BENCH_E2E") == "" {
+		b.Skip("set FLEETFORM_BENCH_E2E=1 to run")
+	}
+	dir, spec := writeFleet(b)
+	render := func(b *testing.B, out string) {
+		var stderr strings.Builder
+		args := []string{"render", "--control-plane", dir, "--env", spec.Environment, "--out", out}
+		if code := cli.Main(b.Context(), args, strings.NewReader(""), io.Discard, &stderr); code != cli.ExitOK {
+			b.Fatalf("render: exit %d\n%s", code, stderr.String())
+		}
+	}
+	b.Run("fresh", func(b *testing.B) {
+		root := b.TempDir()
+		m := startMemProbe()
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			out := filepath.Join(root, strconv.Itoa(i))
+			render(b, out)
+			b.StopTimer()
+			if err := os.RemoveAll(out); err != nil {
+				b.Fatal(err)
+			}
+			i++
+			b.StartTimer()
+		}
+		m.report(b, spec.Targets*spec.ClusterTypes)
+	})
+	b.Run("unchanged", func(b *testing.B) {
+		out := b.TempDir()
+		render(b, out)
+		m := startMemProbe()
+		b.ReportAllocs()
+		for b.Loop() {
+			render(b, out)
+		}
+		m.report(b, spec.Targets*spec.ClusterTypes)
+	})
 }

@@ -8,6 +8,8 @@
 //	    -cpuprofile cpu.prof -memprofile mem.prof ./internal/bench
 //
 // FLEETFORM_BENCH_TARGETS and FLEETFORM_BENCH_CLUSTER_TYPES change the fleet's size.
+// BenchmarkRenderCLI (`fleetform render` end to end, writing 300,100 files) is skipped
+// unless FLEETFORM_BENCH_E2E=1; run it with -benchtime 1x.
 // Besides ns/op, B/op and allocs/op, the benchmarks report ns/assignment, the peak heap
 // (sampled every 5 ms) and, on Linux, the process's peak RSS during the timed loop
 // (peak-RSS-MiB, VmHWM reset before the loop) and its RSS before it (base-RSS-MiB).
