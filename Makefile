@@ -37,6 +37,13 @@ lint:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./internal/...
 
+## bench-e2e: `fleetform render` of the synthetic fleet into an empty folder: wall time and peak RSS
+bench-e2e: build
+	rm -rf out/bench-fleet out/bench-fleet-out
+	$(BIN) dev gen-fleet --out out/bench-fleet
+	/usr/bin/time -f 'render: wall %e s, user %U s, sys %S s, max RSS %M KiB' \
+		$(BIN) render --control-plane out/bench-fleet --env dev --out out/bench-fleet-out
+
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
