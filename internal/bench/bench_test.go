@@ -34,6 +34,7 @@ func fleetSpec(b *testing.B) fleetgen.Spec {
 }
 
 func envInt(b *testing.B, name string) int {
+	b.Helper()
 	v := os.Getenv(name)
 	if v == "" {
 		return 0
@@ -241,6 +242,7 @@ func startMemProbe() *memProbe {
 // report stops the probe and reports ns/assignment (when assignments > 0) and the memory
 // metrics.
 func (m *memProbe) report(b *testing.B, assignments int) {
+	b.Helper()
 	b.StopTimer()
 	close(m.stop)
 	m.done.Wait()
@@ -283,6 +285,7 @@ func BenchmarkRenderCLI(b *testing.B) {
 	}
 	dir, spec := writeFleet(b)
 	render := func(b *testing.B, out string) {
+		b.Helper()
 		var stderr strings.Builder
 		args := []string{"render", "--control-plane", dir, "--env", spec.Environment, "--out", out}
 		if code := cli.Main(b.Context(), args, strings.NewReader(""), io.Discard, &stderr); code != cli.ExitOK {

@@ -72,7 +72,9 @@ func newGenFleetCmd(e *env) *cobra.Command {
 			doc := genFleetJSON{Out: o.dir, Summary: fleetgen.Describe(spec)}
 			return o.out.write(e.stdout, doc, func(w io.Writer) error {
 				s := doc.Summary
-				fmt.Fprintf(w, "wrote %d files into %s (environment %s, seed %d):\n", s.Files, o.dir, s.Environment, s.Seed)
+				if _, err := fmt.Fprintf(w, "wrote %d files into %s (environment %s, seed %d):\n", s.Files, o.dir, s.Environment, s.Seed); err != nil {
+					return err
+				}
 				t := newTable(w, "  KIND", "COUNT", "DETAILS")
 				t.row("  Workload", fmt.Sprint(s.Workloads), fmt.Sprintf("%d workspaces, %d deployment targets", s.Workspaces, s.DeploymentTargets))
 				t.row("  ClusterType", fmt.Sprint(s.ClusterTypes), fmt.Sprintf("%d regions, %d on built-in templates", s.Regions, s.BuiltinTemplated))
