@@ -206,6 +206,7 @@ type memProbe struct {
 	stop     chan struct{}
 	done     sync.WaitGroup
 	peakHeap uint64
+	cpu      time.Duration
 }
 
 // heapMetric is the memory occupied by heap objects, live or not yet swept.
@@ -220,6 +221,7 @@ func startMemProbe() *memProbe {
 	// Writing 5 to clear_refs resets VmHWM to the current RSS (Linux 4.0+).
 	m.hwmReset = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
 	m.baseRSS = procStatus("VmRSS")
+	m.cpu = processCPU()
 	m.done.Add(1)
 	go func() {
 		defer m.done.Done()
@@ -239,14 +241,20 @@ func startMemProbe() *memProbe {
 	return m
 }
 
-// report stops the probe and reports ns/assignment (when assignments > 0) and the memory
-// metrics.
+// report stops the probe and reports the process CPU time per op, ns/assignment (when
+// assignments > 0) and the memory metrics.
 func (m *memProbe) report(b *testing.B, assignments int) {
 	b.Helper()
 	b.StopTimer()
+	cpu := processCPU() - m.cpu
 	close(m.stop)
 	m.done.Wait()
 	const mib = 1 << 20
+	if cpu > 0 && b.N > 0 {
+		// CPU time of the whole process (every goroutine, GC included): unlike ns/op, it
+		// hardly moves when other processes compete for the cores.
+		b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+	}
 	if assignments > 0 && b.N > 0 {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(assignments), "ns/assignment")
 	}

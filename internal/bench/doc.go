@@ -10,7 +10,13 @@
 // FLEETFORM_BENCH_TARGETS and FLEETFORM_BENCH_CLUSTER_TYPES change the fleet's size.
 // BenchmarkRenderCLI (`fleetform render` end to end, writing 300,100 files) is skipped
 // unless FLEETFORM_BENCH_E2E=1; run it with -benchtime 1x.
-// Besides ns/op, B/op and allocs/op, the benchmarks report ns/assignment, the peak heap
-// (sampled every 5 ms) and, on Linux, the process's peak RSS during the timed loop
-// (peak-RSS-MiB, VmHWM reset before the loop) and its RSS before it (base-RSS-MiB).
+//
+// Besides ns/op, B/op and allocs/op, the benchmarks report:
+//   - cpu-s/op: user + system CPU time of the whole process per op (GC included). Other
+//     load on the machine moves it much less than ns/op; on 2 cores ns/op is at least half
+//     of it.
+//   - ns/assignment: ns/op divided by the number of assignments.
+//   - peak-heap-MiB: the largest heap (objects, live or not yet swept), sampled every 5 ms.
+//   - peak-RSS-MiB and base-RSS-MiB (Linux): the process's peak RSS during the timed loop
+//     (VmHWM, reset before the loop) and its RSS before it.
 package bench
