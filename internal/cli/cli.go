@@ -86,6 +86,7 @@ func newRoot(e *env) *cobra.Command {
 		newRenderCmd(e),
 		newExplainCmd(e),
 		newVersionCmd(e),
+		newDevCmd(e),
 	)
 	return root
 }
