@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"sync/atomic"
 	"text/template"
 	"text/template/parse"
 
@@ -28,19 +29,23 @@ type Template struct {
 	mutates bool
 	// digest identifies the template's text and settings.
 	digest [32]byte
+	// sizeHint is the largest output seen, to size output buffers.
+	sizeHint atomic.Int64
 }
 
 // Engine holds the parsed templates of a snapshot and the built-in ones.
 type Engine struct {
 	templates map[string]*Template
 	funcs     template.FuncMap
+	memo      *configMemo
 	// Diagnostics are template parse errors; a broken template is left out.
 	Diagnostics []platform.Diagnostic
 }
 
 // NewEngine parses every template of the snapshot, and the built-in templates, once.
 func NewEngine(s *platform.Snapshot) *Engine {
-	e := &Engine{templates: map[string]*Template{}, funcs: FuncMap()}
+	e := &Engine{templates: map[string]*Template{}, memo: &configMemo{}}
+	e.funcs = funcMap(e.memo)
 	for _, b := range builtins() {
 		if t, err := e.compile(b, platform.Source{}); err == nil {
 			e.templates[t.Name] = t

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
+	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"text/template"
@@ -38,7 +40,11 @@ var mutating = map[string]bool{
 // FuncMap returns the hardened function set templates run with: sprig v3 without the
 // denied functions and with bounded list builders, plus Kalypso's toYaml, stringify, hash
 // and unquote, and fleetform's shquote.
-func FuncMap() template.FuncMap {
+func FuncMap() template.FuncMap { return funcMap(nil) }
+
+// funcMap is FuncMap with the pure functions of a config memoized for the configs
+// registered in memo.
+func funcMap(memo *configMemo) template.FuncMap {
 	fm := sprig.TxtFuncMap()
 	for _, name := range denied {
 		delete(fm, name)
@@ -47,8 +53,16 @@ func FuncMap() template.FuncMap {
 	fm["until"] = func(n int) ([]int, error) { return boundedSeq(0, n, 1) }
 	fm["untilStep"] = boundedSeq
 	fm["seq"] = func(...int) (string, error) { return "", fmt.Errorf("seq is not available; use until") }
+	(&regexCache{}).install(fm)
+	fm["quote"] = quote
 	fm["toYaml"] = toYaml
 	fm["stringify"] = stringify
+	fm["invalidConfigMapKeys"] = invalidConfigMapKeys
+	if memo != nil {
+		fm["toYaml"] = wrap(memo, "toYaml", toYaml)
+		fm["stringify"] = wrap(memo, "stringify", stringify)
+		fm["invalidConfigMapKeys"] = wrap(memo, "invalidConfigMapKeys", invalidConfigMapKeys)
+	}
 	fm["hash"] = hashValue
 	fm["unquote"] = unquote
 	fm["shquote"] = shquote
@@ -108,6 +122,58 @@ func stringify(v any) string {
 		}
 	}
 	return toYaml(out)
+}
+
+// quote is sprig's quote (each non-nil argument as a Go-quoted string, space separated)
+// without fmt: it is the most called function of most templates.
+func quote(args ...any) string {
+	if len(args) == 1 {
+		if s, ok := args[0].(string); ok {
+			return strconv.Quote(s)
+		}
+	}
+	out := make([]string, 0, len(args))
+	for _, a := range args {
+		if a != nil {
+			out = append(out, strconv.Quote(strval(a)))
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// strval is sprig's conversion of a value to a string.
+func strval(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	case error:
+		return x.Error()
+	case fmt.Stringer:
+		return x.String()
+	default:
+		return fmt.Sprintf("%v", x)
+	}
+}
+
+// configMapKeyRE is what a ConfigMap data key may be (Kubernetes' IsConfigMapKey).
+var configMapKeyRE = regexp.MustCompile(`^[-._a-zA-Z0-9]+$`)
+
+// invalidConfigMapKeys returns the keys of a map that cannot be ConfigMap data keys, sorted.
+func invalidConfigMapKeys(v any) []string {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	var bad []string
+	for k := range m {
+		if !configMapKeyRE.MatchString(k) || k == "." || k == ".." || len(k) > 253 {
+			bad = append(bad, k)
+		}
+	}
+	sort.Strings(bad)
+	return bad
 }
 
 // hashValue is Kalypso's hash: the hashstructure (v1) hash of v, in decimal.

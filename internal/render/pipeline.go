@@ -200,6 +200,7 @@ func (r *renderer) one(a *Assignment) {
 		}
 	}
 	a.Config = r.composer.Compose(a.Type, a.Target)
+	r.engine.memo.share(a.Config.Data)
 	a.InputDigest = r.digest(a, tt)
 	if r.opts.Skip != nil && r.opts.Skip(a.Assignment, a.InputDigest) {
 		return

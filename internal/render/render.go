@@ -109,32 +109,36 @@ func (e *Engine) RenderAssignment(env string, a *schedule.Assignment, cfg *compo
 	return &f, nil
 }
 
-// execute runs every manifest of t and joins the non-empty outputs with "---".
+// execute runs every manifest of t and joins the non-empty outputs with "---". Manifests
+// write straight into the file's buffer, sized from the template's previous outputs.
 func execute(t *Template, data *Data) ([]byte, error) {
 	if t.mutates {
 		data = data.deepCopy()
 	}
-	var out bytes.Buffer
-	var item bytes.Buffer
+	out := bytes.NewBuffer(make([]byte, 0, t.sizeHint.Load()+64))
 	for _, m := range t.manifests {
-		item.Reset()
-		w := &limitedWriter{w: &item, left: maxManifestBytes}
+		start := out.Len()
+		if start > 0 {
+			out.WriteString("---\n")
+		}
+		body := out.Len()
+		w := &limitedWriter{w: out, left: maxManifestBytes}
 		if err := m.Execute(w, data); err != nil {
 			if errors.Is(err, errTooLarge) {
 				err = fmt.Errorf("%s: output larger than %d MiB", m.Name(), maxManifestBytes>>20)
 			}
 			return nil, &TemplateError{Template: t, Err: err}
 		}
-		if len(bytes.TrimSpace(item.Bytes())) == 0 {
-			continue // empty or whitespace-only output is dropped
-		}
-		if out.Len() > 0 {
-			out.WriteString("---\n")
-		}
-		out.Write(item.Bytes())
-		if item.Bytes()[item.Len()-1] != '\n' {
+		item := out.Bytes()[body:]
+		switch {
+		case len(bytes.TrimSpace(item)) == 0:
+			out.Truncate(start) // empty or whitespace-only output is dropped
+		case item[len(item)-1] != '\n':
 			out.WriteByte('\n')
 		}
+	}
+	if n := int64(out.Len()); n > t.sizeHint.Load() {
+		t.sizeHint.Store(n)
 	}
 	return out.Bytes(), nil
 }
