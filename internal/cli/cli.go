@@ -50,7 +50,7 @@ type env struct {
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr,
 		logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
-	root := newRoot(e)
+	root := newRoot(e) //nolint:contextcheck // commands read ctx from cobra (ExecuteContext below)
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)

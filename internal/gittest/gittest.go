@@ -29,22 +29,22 @@ type Repo struct {
 func (r *Repo) URL() string { return "file://" + r.Dir }
 
 // NewBare creates an empty bare repository in a temporary directory.
-func NewBare(t testing.TB) *Repo {
-	t.Helper()
-	return newRepo(t, true)
+func NewBare(tb testing.TB) *Repo {
+	tb.Helper()
+	return newRepo(tb, true)
 }
 
 // New creates an empty non-bare repository in a temporary directory.
-func New(t testing.TB) *Repo {
-	t.Helper()
-	return newRepo(t, false)
+func New(tb testing.TB) *Repo {
+	tb.Helper()
+	return newRepo(tb, false)
 }
 
-func newRepo(t testing.TB, bare bool) *Repo {
-	t.Helper()
-	r, err := InitRepo(t.TempDir(), bare)
+func newRepo(tb testing.TB, bare bool) *Repo {
+	tb.Helper()
+	r, err := InitRepo(tb.TempDir(), bare)
 	if err != nil {
-		t.Fatalf("init repository: %v", err)
+		tb.Fatalf("init repository: %v", err)
 	}
 	return r
 }
@@ -63,27 +63,27 @@ func InitRepo(dir string, bare bool) (*Repo, error) {
 
 // Commit writes files (path -> content) as the complete tree of a new commit on branch,
 // whose parent is the branch's current tip (if any), and returns the commit hash.
-func (r *Repo) Commit(t testing.TB, branch string, files map[string]string) plumbing.Hash {
-	t.Helper()
+func (r *Repo) Commit(tb testing.TB, branch string, files map[string]string) plumbing.Hash {
+	tb.Helper()
 	h, err := CommitFiles(r.Git.Storer, branch, files, "test commit")
 	if err != nil {
-		t.Fatalf("commit on %s: %v", branch, err)
+		tb.Fatalf("commit on %s: %v", branch, err)
 	}
 	return h
 }
 
 // CommitDir commits the files of a directory on disk as the complete tree of branch.
-func (r *Repo) CommitDir(t testing.TB, branch, dir string) plumbing.Hash {
-	t.Helper()
-	return r.Commit(t, branch, ReadDir(t, dir))
+func (r *Repo) CommitDir(tb testing.TB, branch, dir string) plumbing.Hash {
+	tb.Helper()
+	return r.Commit(tb, branch, ReadDir(tb, dir))
 }
 
 // ReadDir reads every regular file under dir into a map keyed by slash-separated paths.
-func ReadDir(t testing.TB, dir string) map[string]string {
-	t.Helper()
+func ReadDir(tb testing.TB, dir string) map[string]string {
+	tb.Helper()
 	files, err := readDir(dir)
 	if err != nil {
-		t.Fatalf("read %s: %v", dir, err)
+		tb.Fatalf("read %s: %v", dir, err)
 	}
 	return files
 }

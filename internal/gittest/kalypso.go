@@ -9,7 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// Kalypso's sample repositories, rebuilt as git repositories in the Kalypso layout.
+// Kalypso is Kalypso's sample repositories, rebuilt as git repositories in the Kalypso layout.
 type Kalypso struct {
 	// ControlPlane has branches main, dev and stage.
 	ControlPlane *Repo
@@ -26,11 +26,11 @@ const SvcSrcURL = "https://github.com/microsoft/kalypso-svc-src"
 
 // FixtureDir returns ../shared/fixtures/kalypso next to the project root, skipping the test
 // (and saying why) when it is absent.
-func FixtureDir(t testing.TB) string {
-	t.Helper()
+func FixtureDir(tb testing.TB) string {
+	tb.Helper()
 	dir, err := os.Getwd()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
@@ -38,13 +38,13 @@ func FixtureDir(t testing.TB) string {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
+			tb.Fatal("go.mod not found above the test directory")
 		}
 		dir = parent
 	}
 	fx := filepath.Join(dir, "..", "shared", "fixtures", "kalypso")
 	if _, err := os.Stat(fx); err != nil {
-		t.Skipf("Kalypso fixture not found at %s (it lives in ../shared next to the project; CI always has it)", fx)
+		tb.Skipf("Kalypso fixture not found at %s (it lives in ../shared next to the project; CI always has it)", fx)
 	}
 	return fx
 }
@@ -52,12 +52,12 @@ func FixtureDir(t testing.TB) string {
 // NewKalypso builds the sample control plane as the fixture README describes: main from
 // control-plane/main, dev and stage from their folders, with base-repo.yaml re-pinned to
 // the main commit built here (the sample pins commits that predate its own templates).
-func NewKalypso(t testing.TB) *Kalypso {
-	t.Helper()
-	fx := FixtureDir(t)
-	k, err := BuildKalypso(fx, t.TempDir())
+func NewKalypso(tb testing.TB) *Kalypso {
+	tb.Helper()
+	fx := FixtureDir(tb)
+	k, err := BuildKalypso(fx, tb.TempDir())
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return k
 }

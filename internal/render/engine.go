@@ -3,6 +3,7 @@ package render
 import (
 	"crypto/sha256"
 	"fmt"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -91,7 +92,7 @@ func (e *Engine) compile(t *v1alpha1.Template, src platform.Source) (*Template, 
 			return nil, err
 		}
 		for _, sub := range tt.Templates() {
-			out.mutates = out.mutates || usesAny(sub.Tree.Root, mutating)
+			out.mutates = out.mutates || usesAny(sub.Root, mutating)
 		}
 		out.manifests = append(out.manifests, tt)
 	}
@@ -123,59 +124,46 @@ func templateDiag(src platform.Source, err error) platform.Diagnostic {
 
 // usesAny reports whether a template tree calls any of the named functions.
 func usesAny(n parse.Node, names map[string]bool) bool {
-	found := false
-	var walk func(parse.Node)
-	walk = func(n parse.Node) {
-		if n == nil || found {
-			return
+	if id, ok := n.(*parse.IdentifierNode); ok {
+		return names[id.Ident]
+	}
+	for _, c := range children(n) {
+		if usesAny(c, names) {
+			return true
 		}
-		switch x := n.(type) {
-		case *parse.IdentifierNode:
-			found = names[x.Ident]
-		case *parse.ListNode:
-			if x == nil {
-				return
-			}
-			for _, c := range x.Nodes {
-				walk(c)
-			}
-		case *parse.ActionNode:
-			if x.Pipe != nil {
-				walk(x.Pipe)
-			}
-		case *parse.PipeNode:
-			if x == nil {
-				return
-			}
-			for _, c := range x.Cmds {
-				walk(c)
-			}
-		case *parse.CommandNode:
-			for _, a := range x.Args {
-				walk(a)
-			}
-		case *parse.BranchNode:
-			if x.Pipe != nil {
-				walk(x.Pipe)
-			}
-			if x.List != nil {
-				walk(x.List)
-			}
-			if x.ElseList != nil {
-				walk(x.ElseList)
-			}
-		case *parse.IfNode:
-			walk(&x.BranchNode)
-		case *parse.RangeNode:
-			walk(&x.BranchNode)
-		case *parse.WithNode:
-			walk(&x.BranchNode)
-		case *parse.TemplateNode:
-			if x.Pipe != nil {
-				walk(x.Pipe)
+	}
+	return false
+}
+
+// children returns the nodes below n that can hold function calls.
+func children(n parse.Node) []parse.Node {
+	var out []parse.Node
+	add := func(nodes ...parse.Node) {
+		for _, c := range nodes {
+			if c != nil && !reflect.ValueOf(c).IsNil() {
+				out = append(out, c)
 			}
 		}
 	}
-	walk(n)
-	return found
+	switch x := n.(type) {
+	case *parse.ListNode:
+		add(x.Nodes...)
+	case *parse.ActionNode:
+		add(x.Pipe)
+	case *parse.PipeNode:
+		for _, c := range x.Cmds {
+			add(c)
+		}
+	case *parse.CommandNode:
+		add(x.Args...)
+	case *parse.IfNode:
+		add(x.Pipe, x.List, x.ElseList)
+	case *parse.RangeNode:
+		add(x.Pipe, x.List, x.ElseList)
+	case *parse.WithNode:
+		add(x.Pipe, x.List, x.ElseList)
+	case *parse.TemplateNode:
+		add(x.Pipe)
+	}
+	return out
 }
