@@ -58,6 +58,7 @@ func funcMap(memo *configMemo) template.FuncMap {
 	fm["toYaml"] = toYaml
 	fm["stringify"] = stringify
 	fm["invalidConfigMapKeys"] = invalidConfigMapKeys
+	fm["fleetformLabels"] = fleetformLabels
 	if memo != nil {
 		fm["toYaml"] = wrap(memo, "toYaml", toYaml)
 		fm["stringify"] = wrap(memo, "stringify", stringify)
@@ -122,6 +123,25 @@ func stringify(v any) string {
 		}
 	}
 	return toYaml(out)
+}
+
+// fleetformLabels returns the labels every built-in template puts on its objects, one per
+// line (app.kubernetes.io/managed-by and fleetform.io/{environment,cluster-type,workspace,
+// workload,deployment-target}), for `{{ fleetformLabels $ | nindent N }}`.
+func fleetformLabels(d *Data) string {
+	var b strings.Builder
+	b.Grow(256)
+	b.WriteString("app.kubernetes.io/managed-by: fleetform")
+	for _, kv := range [...][2]string{
+		{"environment", d.Environment}, {"cluster-type", d.ClusterType}, {"workspace", d.Workspace},
+		{"workload", d.Workload}, {"deployment-target", d.DeploymentTargetName},
+	} {
+		b.WriteString("\nfleetform.io/")
+		b.WriteString(kv[0])
+		b.WriteString(": ")
+		b.WriteString(strconv.Quote(kv[1]))
+	}
+	return b.String()
 }
 
 // quote is sprig's quote (each non-nil argument as a Go-quoted string, space separated)
