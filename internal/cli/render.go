@@ -6,9 +6,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
@@ -153,29 +156,80 @@ func perClusterType(w io.Writer, r *result, written []string) error {
 	return t.flush()
 }
 
-// writeTree writes every file whose content differs, and returns the written paths.
+// writeWorkers is how many files are written at once: creating files is mostly kernel
+// time, which a few writers overlap.
+const writeWorkers = 4
+
+// writeTree writes every file whose content differs, and returns the written paths. Folders
+// are created once; files in folders that did not exist are written without reading first.
 func writeTree(dir string, tree map[string][]byte) (written []string, unchanged int, err error) {
 	paths := make([]string, 0, len(tree))
 	for p := range tree {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
+	fresh, err := makeDirs(dir, paths)
+	if err != nil {
+		return nil, 0, err
+	}
+	wrote := make([]bool, len(paths))
+	errs := make(chan error, writeWorkers)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range writeWorkers {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < len(paths); i = int(next.Add(1)) - 1 {
+				p := paths[i]
+				full := filepath.Join(dir, filepath.FromSlash(p))
+				if !fresh[path.Dir(p)] {
+					if old, err := os.ReadFile(full); err == nil && bytes.Equal(old, tree[p]) {
+						continue
+					}
+				}
+				if err := os.WriteFile(full, tree[p], 0o644); err != nil {
+					errs <- err
+					return
+				}
+				wrote[i] = true
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return nil, 0, err
+	}
 	written = []string{}
-	for _, p := range paths {
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		if old, err := os.ReadFile(full); err == nil && bytes.Equal(old, tree[p]) {
+	for i, w := range wrote {
+		if w {
+			written = append(written, paths[i])
+		} else {
 			unchanged++
-			continue
 		}
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			return nil, 0, err
-		}
-		if err := os.WriteFile(full, tree[p], 0o644); err != nil {
-			return nil, 0, err
-		}
-		written = append(written, p)
 	}
 	return written, unchanged, nil
+}
+
+// makeDirs creates the folders of paths under dir and returns the ones it created.
+func makeDirs(dir string, paths []string) (map[string]bool, error) {
+	fresh := map[string]bool{}
+	seen := map[string]bool{}
+	for _, p := range paths {
+		d := path.Dir(p)
+		if seen[d] {
+			continue
+		}
+		seen[d] = true
+		full := filepath.Join(dir, filepath.FromSlash(d))
+		if _, err := os.Stat(full); err == nil {
+			continue
+		}
+		if err := os.MkdirAll(full, 0o755); err != nil {
+			return nil, err
+		}
+		fresh[d] = true
+	}
+	return fresh, nil
 }
 
 // removeStale removes files inside the rendered cluster-type folders that are not in the
