@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetform/fleetform/internal/cli"
+	"github.com/fleetform/fleetform/internal/gittest"
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/render"
 	"github.com/fleetform/fleetform/internal/schedule"
@@ -21,7 +22,7 @@ import (
 // deployment target and every cluster type takes part, and `fleetform validate` and
 // `fleetform render` succeed on it.
 func TestExampleControlPlane(t *testing.T) {
-	root := moduleRoot(t)
+	root := gittest.ModuleRoot(t)
 	dir := filepath.Join(root, "examples", "platform")
 	config := filepath.Join(root, "examples", "fleetform.yaml")
 
@@ -142,22 +143,4 @@ func exampleRepoMap(t *testing.T, config string) platform.RepoMap {
 		t.Fatalf("%s maps no repository", config)
 	}
 	return m
-}
-
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test's directory")
-		}
-		dir = parent
-	}
 }

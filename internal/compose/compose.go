@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -143,7 +145,7 @@ func fromConfigMap(cm *platform.ConfigMap) contribution {
 // l1.v1.l2.v2.KEY applies where labels {l1: v1, l2: v2} match; odd leftovers are dropped.
 func fromAzureConfigMap(cm *platform.ConfigMap) []contribution {
 	var out []contribution
-	for _, full := range sortedKeys(cm.Data) {
+	for _, full := range slices.Sorted(maps.Keys(cm.Data)) {
 		parts := strings.Split(full, ".")
 		key := parts[len(parts)-1]
 		labels := map[string]string{}
@@ -257,13 +259,4 @@ func mergeAll(vs []Shadowed) any {
 		v = Merge(v, s.Value)
 	}
 	return v
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

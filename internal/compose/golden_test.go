@@ -1,16 +1,13 @@
 package compose_test
 
 import (
-	"encoding/json"
 	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/fleetform/fleetform/internal/compose"
 	"github.com/fleetform/fleetform/internal/gittest"
+	"github.com/fleetform/fleetform/internal/golden"
 	"github.com/fleetform/fleetform/internal/platform"
 )
 
@@ -51,7 +48,7 @@ func TestGoldenComposition(t *testing.T) {
 					}
 				}
 			}
-			assertGoldenJSON(t, filepath.Join("testdata", "golden", tc.name+".json"), got)
+			golden.JSON(t, filepath.Join("testdata", "golden", tc.name+".json"), got, *updateGolden)
 		})
 	}
 }
@@ -62,25 +59,4 @@ func exampleOptions() platform.Options {
 		"https://github.com/example-org/payments-workloads": filepath.Join(base, "apps", "payments"),
 		"https://github.com/example-org/factory-workloads":  filepath.Join(base, "apps", "factory"),
 	}}
-}
-
-func assertGoldenJSON(t *testing.T, path string, v any) {
-	t.Helper()
-	got, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = append(got, '\n')
-	if *updateGolden {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs (-want +got); run go test -update if intended:\n%s", path, diff)
-	}
 }

@@ -3,7 +3,6 @@ package compose_test
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -81,5 +80,3 @@ func pair(t *testing.T, s *platform.Snapshot, ct, dt string) (*platform.ClusterT
 	}
 	return c, d
 }
-
-func slicesSort(s []string) { slices.Sort(s) }

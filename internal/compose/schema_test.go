@@ -2,8 +2,10 @@ package compose_test
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,11 +55,11 @@ const (
 func configMapYAML(name string, labels, data map[string]string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  labels:\n    platform-config: \"true\"\n", name)
-	for _, k := range sortedKeys(labels) {
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		fmt.Fprintf(&b, "    %s: %q\n", k, labels[k])
 	}
 	b.WriteString("data:\n")
-	for _, k := range sortedKeys(data) {
+	for _, k := range slices.Sorted(maps.Keys(data)) {
 		fmt.Fprintf(&b, "  %s: %q\n", k, data[k])
 	}
 	return b.String()
@@ -69,7 +71,7 @@ func configSchemaYAML(name string, labels map[string]string, text string) string
 	fmt.Fprintf(&b, "apiVersion: scheduler.kalypso.io/v1alpha1\nkind: ConfigSchema\nmetadata:\n  name: %s\n", name)
 	if len(labels) > 0 {
 		b.WriteString("  labels:\n")
-		for _, k := range sortedKeys(labels) {
+		for _, k := range slices.Sorted(maps.Keys(labels)) {
 			fmt.Fprintf(&b, "    %s: %q\n", k, labels[k])
 		}
 	}
@@ -382,15 +384,6 @@ spec: {reconciler: arc-flux, namespaceService: default, configType: configmap}
 			t.Errorf("%s: diagnostics = %v, want one naming %q", ctName, diags, want)
 		}
 	}
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slicesSort(keys)
-	return keys
 }
 
 // TestValidateDeploymentTargetDocument checks the schemas of a DeploymentTarget written

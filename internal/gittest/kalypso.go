@@ -24,9 +24,8 @@ type Kalypso struct {
 // SvcSrcURL is the repository the sample's WorkloadRegistration names.
 const SvcSrcURL = "https://github.com/microsoft/kalypso-svc-src"
 
-// FixtureDir returns ../shared/fixtures/kalypso next to the project root, skipping the test
-// (and saying why) when it is absent.
-func FixtureDir(tb testing.TB) string {
+// ModuleRoot returns the folder of the project's go.mod, above the test's directory.
+func ModuleRoot(tb testing.TB) string {
 	tb.Helper()
 	dir, err := os.Getwd()
 	if err != nil {
@@ -34,19 +33,31 @@ func FixtureDir(tb testing.TB) string {
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
+			return dir
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			tb.Fatal("go.mod not found above the test directory")
+			tb.Fatal("go.mod not found above the test's directory")
 		}
 		dir = parent
 	}
-	fx := filepath.Join(dir, "..", "shared", "fixtures", "kalypso")
-	if _, err := os.Stat(fx); err != nil {
-		tb.Skipf("Kalypso fixture not found at %s (it lives in ../shared next to the project; CI always has it)", fx)
+}
+
+// SharedDir returns ../shared/<sub> next to the project root, skipping the test (and saying
+// why) when it is absent: it is not part of the repository, and CI always has it.
+func SharedDir(tb testing.TB, sub ...string) string {
+	tb.Helper()
+	dir := filepath.Join(append([]string{ModuleRoot(tb), "..", "shared"}, sub...)...)
+	if _, err := os.Stat(dir); err != nil {
+		tb.Skipf("%s not found (it lives in ../shared next to the project; CI always has it)", dir)
 	}
-	return fx
+	return dir
+}
+
+// FixtureDir returns ../shared/fixtures/kalypso, skipping the test when it is absent.
+func FixtureDir(tb testing.TB) string {
+	tb.Helper()
+	return SharedDir(tb, "fixtures", "kalypso")
 }
 
 // NewKalypso builds the sample control plane as the fixture README describes: main from

@@ -2,7 +2,8 @@ package platform
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -65,7 +66,7 @@ func (b *builder) checkName(src Source, name string) bool {
 
 func (b *builder) checkLabels(src Source, path string, labels map[string]string) bool {
 	ok := true
-	for _, k := range sortedKeys(labels) {
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		for _, e := range validation.IsQualifiedName(k) {
 			b.diag(src.Diag(path+"."+k, fmt.Sprintf("invalid label key %q: %s", k, e), ""))
 			ok = false
@@ -194,15 +195,6 @@ func (b *builder) addBaseRepo(o *v1alpha1.BaseRepo, src Source) {
 	if b.claim(v1alpha1.KindBaseRepo, o.Metadata.Name, src) {
 		b.snap.BaseRepo = &BaseRepo{o, src}
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func checkDNSName(name string) string {

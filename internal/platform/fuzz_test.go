@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -147,7 +149,7 @@ func describeDocs(t *testing.T, docs []document) string {
 			t.Fatalf("marshal %s/%s: %v", d.kind, d.name, err)
 		}
 		b.WriteString(d.kind + "/" + d.name + "@" + d.source.File + ":" + strconv.Itoa(d.source.Line) + "\n")
-		for _, p := range sortedKeys(d.source.lines) {
+		for _, p := range slices.Sorted(maps.Keys(d.source.lines)) {
 			b.WriteString(p + "=" + strconv.Itoa(d.source.lines[p]) + "\n")
 		}
 		b.Write(out)

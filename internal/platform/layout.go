@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -173,7 +175,7 @@ func (cp *ControlPlane) environments() (envs []EnvironmentInfo, decodeDiags, che
 		}
 	}
 	envs = make([]EnvironmentInfo, 0, len(byName))
-	for _, n := range sortedKeys(byName) {
+	for _, n := range slices.Sorted(maps.Keys(byName)) {
 		if byName[n] != nil {
 			envs = append(envs, *byName[n])
 		}

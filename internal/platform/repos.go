@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -32,7 +34,7 @@ func (m RepoMap) Lookup(url string) (string, bool) {
 		return v, true
 	}
 	n := normalizeURL(url)
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if normalizeURL(k) == n && !strings.HasSuffix(k, "/") {
 			return m[k], true
 		}

@@ -4,15 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"flag"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
 	"github.com/fleetform/fleetform/internal/compose"
+	"github.com/fleetform/fleetform/internal/golden"
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/render"
 	"github.com/fleetform/fleetform/internal/schedule"
@@ -93,7 +92,7 @@ func TestBuiltinHeaders(t *testing.T) {
 func TestBuiltinGolden(t *testing.T) {
 	for env, out := range renderGolden(t) {
 		t.Run(env, func(t *testing.T) {
-			compareTree(t, filepath.Join(builtinWant, env), out.Tree())
+			golden.Tree(t, filepath.Join(builtinWant, env), out.Tree(), *update)
 		})
 	}
 }
@@ -245,72 +244,6 @@ func failOnErrors(t *testing.T, ds []platform.Diagnostic) {
 	if t.Failed() {
 		t.FailNow()
 	}
-}
-
-// compareTree compares a rendered tree with the files under dir, or rewrites dir with
-// -update. Failures show a diff per file.
-func compareTree(t *testing.T, dir string, tree map[string][]byte) {
-	t.Helper()
-	if *update {
-		if err := os.RemoveAll(dir); err != nil {
-			t.Fatal(err)
-		}
-		for p, content := range tree {
-			full := filepath.Join(dir, filepath.FromSlash(p))
-			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(full, content, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return
-	}
-	want := readTree(t, dir)
-	for _, p := range sortedKeys(tree) {
-		w, ok := want[p]
-		if !ok {
-			t.Errorf("%s: rendered but not in the golden files (run go test -update to accept):\n%s", p, tree[p])
-			continue
-		}
-		if d := lineDiff(string(w), string(tree[p])); d != "" {
-			t.Errorf("%s differs from the golden file (run go test -update to accept):\n%s", p, d)
-		}
-	}
-	for _, p := range sortedKeys(want) {
-		if _, ok := tree[p]; !ok {
-			t.Errorf("%s: in the golden files but no longer rendered", p)
-		}
-	}
-}
-
-func readTree(t *testing.T, dir string) map[string][]byte {
-	t.Helper()
-	out := map[string][]byte{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		out[filepath.ToSlash(rel)], err = os.ReadFile(p)
-		return err
-	})
-	if err != nil {
-		t.Fatalf("read golden files (run go test -update to create them): %v", err)
-	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // TestBuiltinRefusalBlamesTarget checks that when a built-in template refuses its input,

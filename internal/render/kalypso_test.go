@@ -2,14 +2,11 @@ package render_test
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
-	"sort"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/fleetform/fleetform/internal/gittest"
+	"github.com/fleetform/fleetform/internal/golden"
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/render"
 	"github.com/fleetform/fleetform/internal/schedule"
@@ -45,7 +42,7 @@ func TestKalypsoGoldenTree(t *testing.T) {
 				t.Errorf("%s = %q, want the pinned main commit %s", render.PromotedCommitFile, got, k.Main)
 			}
 			delete(tree, render.PromotedCommitFile)
-			assertTree(t, filepath.Join("testdata", "kalypso-"+env), tree)
+			golden.Tree(t, filepath.Join("testdata", "kalypso-"+env), tree, *update)
 		})
 	}
 }
@@ -71,37 +68,4 @@ func TestRenderIsDeterministic(t *testing.T) {
 			t.Errorf("input digest of %s differs between renders", a.Assignments[i].Dir())
 		}
 	}
-}
-
-// assertTree compares a rendered tree with a golden folder (or rewrites it with -update).
-func assertTree(t *testing.T, dir string, tree map[string][]byte) {
-	t.Helper()
-	if *update {
-		if err := os.RemoveAll(dir); err != nil {
-			t.Fatal(err)
-		}
-		for p, content := range tree {
-			full := filepath.Join(dir, filepath.FromSlash(p))
-			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(full, content, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	want := gittest.ReadDir(t, dir)
-	got := map[string]string{}
-	for p, c := range tree {
-		got[p] = string(c)
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("rendered tree differs from %s (-want +got); run go test -update if intended:\n%s", dir, diff)
-	}
-	names := make([]string, 0, len(got))
-	for n := range got {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	t.Logf("%d files: %v", len(names), names)
 }

@@ -2,6 +2,7 @@ package render_test
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,7 +67,7 @@ func TestEnvFileRoundTrip(t *testing.T) {
 				}
 				want[shellName(k)] = s
 			}
-			names := sortedKeys(want)
+			names := slices.Sorted(maps.Keys(want))
 			// The inner shell sees only what the file exported.
 			var inner strings.Builder
 			inner.WriteString("printf '%s\\0'")

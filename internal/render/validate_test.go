@@ -16,6 +16,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/fleetform/fleetform/internal/gittest"
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/render"
 )
@@ -58,7 +59,7 @@ func TestBuiltinOutputValid(t *testing.T) {
 	}
 	// The example control plane of the README quick start (examples/) renders with the
 	// built-in templates too.
-	examples := filepath.Join(moduleRoot(t), "examples")
+	examples := filepath.Join(gittest.ModuleRoot(t), "examples")
 	for env, out := range renderAll(t, filepath.Join(examples, "platform"), exampleRepoMap(t, filepath.Join(examples, "fleetform.yaml"))) {
 		outputs["examples/"+env] = out
 	}
@@ -325,7 +326,7 @@ func checkPlaybook(t *testing.T, where string, plays []any) {
 // to the module root), or skips the test when the folder is not there.
 func loadCRDSchemas(t *testing.T) map[string]*jsonschema.Schema {
 	t.Helper()
-	dir := filepath.Join(moduleRoot(t), "..", "shared", "schemas")
+	dir := filepath.Join(gittest.ModuleRoot(t), "..", "shared", "schemas")
 	if _, err := os.Stat(dir); err != nil {
 		t.Skipf("CRD schemas not found at %s (CI always has them): %v", dir, err)
 	}
@@ -334,24 +335,6 @@ func loadCRDSchemas(t *testing.T) map[string]*jsonschema.Schema {
 		out[gvk] = compileCRD(t, filepath.Join(dir, c.file), c.version, gvk)
 	}
 	return out
-}
-
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test's directory")
-		}
-		dir = parent
-	}
 }
 
 // compileCRD compiles the openAPIV3Schema of one version of a CRD as a JSON Schema.

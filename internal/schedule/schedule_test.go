@@ -1,9 +1,7 @@
 package schedule_test
 
 import (
-	"encoding/json"
 	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
+	"github.com/fleetform/fleetform/internal/golden"
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/schedule"
 )
@@ -222,7 +221,7 @@ func TestExplain(t *testing.T) {
 		"other environment":    r.Explain("app-uat", "large"),
 		"unknown cluster type": r.Explain("obs-grafana", "nope"),
 	}
-	assertGolden(t, "explain.json", got)
+	golden.JSON(t, filepath.Join("testdata", "explain.json"), got, *update)
 }
 
 // TestGoldenKalypsoLikeFleet schedules a small fleet and compares the full result.
@@ -239,27 +238,5 @@ func TestGoldenSchedule(t *testing.T) {
 	for _, a := range r.Assignments {
 		rows = append(rows, row{a.Workload, a.DeploymentTarget, a.ClusterType, a.Namespace, a.Policies})
 	}
-	assertGolden(t, "schedule.json", rows)
-}
-
-func assertGolden(t *testing.T, name string, v any) {
-	t.Helper()
-	got, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = append(got, '\n')
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs (-want +got); run go test -update if the change is intended:\n%s", path, diff)
-	}
+	golden.JSON(t, filepath.Join("testdata", "schedule.json"), rows, *update)
 }
