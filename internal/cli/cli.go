@@ -85,6 +85,8 @@ func newRoot(e *env) *cobra.Command {
 		newScheduleCmd(e),
 		newRenderCmd(e),
 		newExplainCmd(e),
+		newPlanCmd(e),
+		newApplyCmd(e),
 		newVersionCmd(e),
 		newDevCmd(e),
 	)

@@ -26,6 +26,16 @@ func (r *result) diagnostics() []platform.Diagnostic {
 	return ds
 }
 
+// diagnosticsWith gathers the load and scheduling diagnostics and those of a render
+// made elsewhere (by plan or apply).
+func (r *result) diagnosticsWith(out *render.Output) []platform.Diagnostic {
+	ds := r.diagnostics()
+	if out != nil && r.output == nil {
+		ds = append(ds, out.Diagnostics...)
+	}
+	return ds
+}
+
 // stage says how far the pipeline runs.
 type stage int
 

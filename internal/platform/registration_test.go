@@ -143,7 +143,7 @@ func TestRegistrationRemoteHTTP(t *testing.T) {
 	})
 	release := r.Commit(t, "release", map[string]string{"workloads/svc.yaml": workloadDoc("svc-release", "dev")})
 	setHead(t, r, "main")
-	url := serveRepo(t, r)
+	url := gittest.ServeRepo(t, r)
 	cp := newDir(t, map[string]string{
 		"environments/dev/env.yaml": envDoc("dev"),
 		"registrations.yaml": joinDocs(
@@ -167,7 +167,7 @@ func TestRegistrationRemoteHTTP(t *testing.T) {
 // credentials never reach a message.
 func TestRegistrationUnreachable(t *testing.T) {
 	t.Parallel()
-	down := strings.Replace(closedURL(t), "http://", "http://user:s3cr3t@", 1) + "/repo.git"
+	down := strings.Replace(gittest.ClosedURL(t), "http://", "http://user:s3cr3t@", 1) + "/repo.git"
 	okRepo := newDir(t, map[string]string{"w.yaml": workloadDoc("fine", "dev")})
 	cp := newDir(t, map[string]string{
 		"environments/dev/env.yaml": envDoc("dev"),
@@ -249,7 +249,7 @@ func TestRegistrationCredentialsInURL(t *testing.T) {
 	r := gittest.NewBare(t)
 	r.Commit(t, "main", map[string]string{"w.yaml": workloadDoc("w", "dev"), "bad.yaml": "a: [\n"})
 	setHead(t, r, "main")
-	url := strings.Replace(serveRepo(t, r), "http://", "http://user:s3cr3t@", 1)
+	url := strings.Replace(gittest.ServeRepo(t, r), "http://", "http://user:s3cr3t@", 1)
 	cp := newDir(t, map[string]string{
 		"environments/dev/env.yaml": envDoc("dev"),
 		"registrations.yaml":        registrationDoc("creds", url, "main", ".", "team"),

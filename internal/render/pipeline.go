@@ -61,6 +61,9 @@ type Options struct {
 	// Skip, when set, is asked for every assignment's input digest before rendering; when
 	// it returns true the assignment is not rendered (Files stays nil, Err nil).
 	Skip func(a *schedule.Assignment, digest string) bool
+	// Progress, when set, is called (from several goroutines) with the number of
+	// assignments done so far and the total.
+	Progress func(done, total int)
 }
 
 // Render composes, validates and renders every assignment. An assignment whose config is
@@ -168,7 +171,7 @@ func (r *renderer) run(as []Assignment) {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	const chunk = 64
-	var next atomic.Int64
+	var next, done atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
@@ -177,8 +180,12 @@ func (r *renderer) run(as []Assignment) {
 				if start >= len(as) {
 					return
 				}
-				for i := start; i < min(start+chunk, len(as)); i++ {
+				end := min(start+chunk, len(as))
+				for i := start; i < end; i++ {
 					r.one(&as[i])
+				}
+				if r.opts.Progress != nil {
+					r.opts.Progress(int(done.Add(int64(end-start))), len(as))
 				}
 			}
 		})

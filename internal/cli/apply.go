@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/mail"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fleetform/fleetform/internal/gitops"
+)
+
+type applyOptions struct {
+	cp              controlPlaneOptions
+	out             outputOption
+	g               gitopsOptions
+	allowMassDelete bool
+	author          string
+	subject         string
+	maxAttempts     int
+}
+
+// applyJSON is what `apply -o json` prints.
+type applyJSON struct {
+	Environment string   `json:"environment"`
+	Commit      string   `json:"commit"`
+	Branch      string   `json:"branch"`
+	Attempts    int      `json:"attempts"`
+	NoChange    bool     `json:"noChange"`
+	Refused     string   `json:"refused,omitempty"`
+	Plan        planJSON `json:"plan"`
+}
+
+func newApplyCmd(e *env) *cobra.Command {
+	var o applyOptions
+	cmd := &cobra.Command{
+		Use:   "apply",
+		Short: "Write the environment's tree to the GitOps repository as one commit",
+		Long: "apply plans (see plan) and writes the change as one commit on the GitOps branch: only what\n" +
+			"changed is rendered and written; nothing changed means no commit. When someone else wrote\n" +
+			"to the branch in between, it re-reads and re-plans (--max-attempts). It refuses to remove\n" +
+			"more than --mass-delete-threshold of the deployment-target folders it owns unless\n" +
+			"--allow-mass-delete is given.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.out.check(); err != nil {
+				return err
+			}
+			co, err := o.commitOptions()
+			if err != nil {
+				return err
+			}
+			r, target, err := loadForGitops(cmd, e, &o.cp, &o.g)
+			if err != nil {
+				return err
+			}
+			prog := newProgress(e, "rendering")
+			res, err := writerFor(e, &o.g, o.allowMassDelete, prog).Apply(cmd.Context(), gitopsInput(r, target), co)
+			prog.finish()
+			return o.report(e, r, res, err)
+		},
+	}
+	o.cp.bind(cmd, true)
+	o.out.bind(cmd)
+	o.g.bind(cmd)
+	f := cmd.Flags()
+	f.BoolVar(&o.allowMassDelete, "allow-mass-delete", false, "allow removing more than --mass-delete-threshold of the owned folders")
+	f.StringVar(&o.author, "author", "fleetform <fleetform@localhost>", "commit author, as \"Name <email>\"")
+	f.StringVar(&o.subject, "message", "", "commit subject (default: names the environment and the control-plane commit)")
+	f.IntVar(&o.maxAttempts, "max-attempts", gitops.DefaultMaxAttempts, "how many times to re-plan when the branch moved in between")
+	return cmd
+}
+
+func (o *applyOptions) commitOptions() (gitops.CommitOptions, error) {
+	addr, err := mail.ParseAddress(o.author)
+	if err != nil {
+		return gitops.CommitOptions{}, failed(ExitUsage, fmt.Errorf("--author %q: want \"Name <email>\"", o.author))
+	}
+	return gitops.CommitOptions{AuthorName: addr.Name, AuthorEmail: addr.Address, Subject: o.subject, MaxAttempts: o.maxAttempts}, nil
+}
+
+// report prints what apply did and chooses the exit code.
+func (o *applyOptions) report(e *env, r *result, res *gitops.Result, applyErr error) error {
+	if res == nil || res.Plan == nil {
+		return failed(ExitFailed, applyErr)
+	}
+	doc := applyJSON{Environment: res.Plan.Environment, Branch: res.Branch, Attempts: res.Attempts,
+		NoChange: res.Plan.NoChange(), Plan: toPlanJSON(res.Plan, r, false)}
+	if !res.Commit.IsZero() {
+		doc.Commit = res.Commit.String()
+	}
+	if applyErr != nil && errors.Is(applyErr, gitops.ErrRefused) {
+		doc.Refused = applyErr.Error()
+	} else if applyErr != nil {
+		return failed(ExitFailed, applyErr)
+	}
+	printDiagnostics(e.stderr, r.diagnosticsWith(res.Plan.Output))
+	err := o.out.write(e.stdout, doc, func(w io.Writer) error { return applyText(w, &doc) })
+	if err != nil {
+		return failed(ExitFailed, err)
+	}
+	switch {
+	case doc.Refused != "":
+		return failed(ExitRefused, nil)
+	case len(doc.Plan.Errors) > 0:
+		return failed(ExitFailed, nil)
+	}
+	return nil
+}
+
+func applyText(w io.Writer, doc *applyJSON) error {
+	counts := map[string]int{}
+	for _, c := range doc.Plan.Changes {
+		counts[c.Action]++
+	}
+	switch {
+	case doc.Refused != "":
+		fmt.Fprintf(w, "apply %s: nothing written: %s\n", doc.Environment, doc.Refused)
+	case doc.NoChange:
+		fmt.Fprintf(w, "apply %s: no change, no commit (%d assignment(s) up to date)\n", doc.Environment, doc.Plan.Skipped)
+	default:
+		fmt.Fprintf(w, "apply %s: committed %s to %s\n", doc.Environment, doc.Commit[:min(len(doc.Commit), 12)], doc.Branch)
+		fmt.Fprintf(w, "files: %d added, %d modified, %d deleted; assignments: %d added, %d removed; %d re-rendered, %d unchanged\n",
+			counts["add"], counts["modify"], counts["delete"], len(doc.Plan.AssignmentsAdded), len(doc.Plan.AssignmentsRemoved),
+			doc.Plan.Rendered, doc.Plan.Skipped)
+		if len(doc.Plan.ClusterTypesAffected) > 0 {
+			fmt.Fprintf(w, "cluster types affected: %s\n", listOrNone(doc.Plan.ClusterTypesAffected))
+		}
+	}
+	if n := len(doc.Plan.Failed); n > 0 {
+		fmt.Fprintf(w, "%d assignment(s) failed and kept their previous files\n", n)
+	}
+	if n := len(doc.Plan.Deferred); n > 0 {
+		fmt.Fprintf(w, "%d removal(s) deferred until the control plane has no errors\n", n)
+	}
+	return nil
+}

@@ -1,0 +1,121 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/fleetform/fleetform/internal/gitops"
+)
+
+// gitopsOptions are the flags of plan and apply that say where the tree goes.
+type gitopsOptions struct {
+	repo      string
+	branch    string
+	path      string
+	threshold float64
+	diff      bool
+}
+
+func (o *gitopsOptions) bind(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.repo, "gitops", "", "GitOps repository (URL or local path); default: the environment's GitOpsRepo")
+	f.StringVar(&o.branch, "branch", "", "branch to write; default: the GitOpsRepo's branch, else the environment name")
+	f.StringVar(&o.path, "path", "", "folder inside the repository; default: the GitOpsRepo's path")
+	f.Float64Var(&o.threshold, "mass-delete-threshold", 0.5, "largest fraction of owned deployment-target folders an apply may remove")
+}
+
+// target resolves the GitOps target from the flags and the environment's GitOpsRepo.
+func (o *gitopsOptions) target(r *result) (gitops.Target, error) {
+	t := gitops.Target{Repo: o.repo, Branch: o.branch, Path: o.path}
+	if g := r.snap.GitOpsRepo; g != nil {
+		if t.Repo == "" {
+			t.Repo = g.Spec.Repo
+		}
+		if t.Branch == "" {
+			t.Branch = g.Spec.Branch
+		}
+		if t.Path == "" {
+			t.Path = g.Spec.Path
+		}
+	}
+	if t.Repo == "" {
+		return t, failed(ExitUsage, fmt.Errorf("environment %s has no GitOpsRepo: pass --gitops URL|PATH", r.snap.Environment))
+	}
+	if t.Branch == "" {
+		t.Branch = r.snap.Environment
+	}
+	return t, nil
+}
+
+// progress reports rendering progress: a bar on a terminal, log lines otherwise.
+type progress struct {
+	e       *env
+	label   string
+	tty     bool
+	start   time.Time
+	mu      sync.Mutex
+	last    time.Time
+	drawn   bool
+	minShow time.Duration
+}
+
+func newProgress(e *env, label string) *progress {
+	p := &progress{e: e, label: label, start: time.Now(), minShow: 500 * time.Millisecond}
+	if f, ok := e.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		p.tty = true
+	}
+	return p
+}
+
+// update is called from several goroutines with the assignments done so far.
+func (p *progress) update(done, total int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	elapsed := now.Sub(p.start)
+	every := 2 * time.Second
+	if p.tty {
+		every = 100 * time.Millisecond
+	}
+	if elapsed < p.minShow || (now.Sub(p.last) < every && done < total) {
+		return
+	}
+	p.last = now
+	rate := float64(done) / elapsed.Seconds()
+	if !p.tty {
+		p.e.logger.Info(p.label, "done", done, "total", total, "per_second", int(rate))
+		return
+	}
+	const width = 30
+	filled := width * done / max(total, 1)
+	fmt.Fprintf(p.e.stderr, "\r%s [%s%s] %d/%d (%.0f/s)", p.label, strings.Repeat("#", filled),
+		strings.Repeat(".", width-filled), done, total, rate)
+	p.drawn = true
+}
+
+// finish ends the progress line.
+func (p *progress) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.drawn {
+		fmt.Fprintln(p.e.stderr)
+	}
+}
+
+// writerFor builds the gitops writer for a command.
+func writerFor(e *env, o *gitopsOptions, allowMassDelete bool, prog *progress) *gitops.Writer {
+	opts := gitops.Options{
+		MassDeleteThreshold: o.threshold, AllowMassDelete: allowMassDelete, Diff: o.diff,
+		Logger: e.logger, CacheDir: os.Getenv("FLEETFORM_CACHE_DIR"),
+	}
+	if prog != nil {
+		opts.Progress = prog.update
+	}
+	return gitops.NewWriter(opts)
+}

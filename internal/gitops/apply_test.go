@@ -1,0 +1,78 @@
+package gitops_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/fleetform/fleetform/internal/gitops"
+	"github.com/fleetform/fleetform/internal/gittest"
+	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/schedule"
+)
+
+func loadKalypso(t *testing.T, env string) gitops.Input {
+	t.Helper()
+	k := gittest.NewKalypso(t)
+	cp, err := platform.Open(t.Context(), k.ControlPlane.Dir, platform.Options{RepoMap: k.RepoMap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := cp.Load(t.Context(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gitops.Input{Snapshot: snap, Schedule: schedule.Schedule(snap)}
+}
+
+// gitCLI runs git on a repository and returns its output.
+func gitCLI(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"--git-dir", dir}, args...)...)
+	cmd.Env = append(cmd.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func TestApplyKalypsoIntoEmptyRepository(t *testing.T) {
+	in := loadKalypso(t, "dev")
+	repo := gittest.NewBare(t)
+	in.Target = gitops.Target{Repo: repo.Dir, Branch: "dev", Path: "."}
+	w := gitops.NewWriter(gitops.Options{CacheDir: t.TempDir()})
+	res, err := w.Apply(t.Context(), in, gitops.CommitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Commit.IsZero() {
+		t.Fatal("no commit")
+	}
+	gitCLI(t, repo.Dir, "fsck", "--strict")
+	files := gitCLI(t, repo.Dir, "ls-tree", "-r", "--name-only", "dev")
+	want := []string{".fleetform/state", ".github/tracking/Promoted_Commit_Id", "command-center/README.md", "drone/README.md",
+		"large/README.md", "large/observability-prometheus/namespace.yaml", "large/observability-prometheus/platform-config.yaml",
+		"large/observability-prometheus/reconciler.yaml", "small/README.md"}
+	if got := strings.Fields(files); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("files:\n%s\nwant %v", files, want)
+	}
+	cfg := gitCLI(t, repo.Dir, "show", "dev:large/observability-prometheus/platform-config.yaml")
+	if !strings.Contains(cfg, "CLUSTER_NAME: Large") {
+		t.Errorf("platform-config.yaml:\n%s", cfg)
+	}
+	// Nothing changed: no commit.
+	again, err := w.Apply(t.Context(), in, gitops.CommitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.Commit.IsZero() || !again.Plan.NoChange() {
+		t.Errorf("second apply wrote %s: %+v", again.Commit, again.Plan.Changes)
+	}
+	if again.Plan.Rendered != 0 || again.Plan.Skipped != 1 {
+		t.Errorf("second apply rendered %d, skipped %d; want 0 and 1", again.Plan.Rendered, again.Plan.Skipped)
+	}
+	if n := strings.Count(gitCLI(t, repo.Dir, "log", "--oneline", "dev"), "\n"); n != 1 {
+		t.Errorf("%d commits, want 1", n)
+	}
+}

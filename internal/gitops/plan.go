@@ -1,0 +1,247 @@
+// Package gitops writes an environment's rendered tree to the platform GitOps repository:
+// it plans exactly which files change (only the assignments whose inputs changed are
+// rendered again), enforces what fleetform owns and the mass-deletion guard, and writes the
+// change as one commit, retried when someone else wrote in between.
+package gitops
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"path"
+	"slices"
+	"strings"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/render"
+	"github.com/fleetform/fleetform/internal/schedule"
+)
+
+// Target is where an environment's tree goes.
+type Target struct {
+	// Repo is a URL (https, ssh, file) or a local path.
+	Repo string
+	// Branch is created when it does not exist.
+	Branch string
+	// Path is the folder the tree is written under ("" or "." for the root).
+	Path string
+}
+
+// Input is what to write: a loaded environment and its schedule.
+type Input struct {
+	Snapshot *platform.Snapshot
+	Schedule *schedule.Result
+	Target   Target
+}
+
+// Change is one file a plan writes or removes.
+type Change struct {
+	// Path is relative to the GitOps path.
+	Path   string `json:"path"`
+	Action string `json:"action"` // add, modify or delete
+	// Old and New are the contents (only with Options.Diff).
+	Old []byte `json:"-"`
+	New []byte `json:"-"`
+}
+
+// AssignmentRef names an assignment.
+type AssignmentRef struct {
+	Workload         string `json:"workload"`
+	DeploymentTarget string `json:"deploymentTarget"`
+	ClusterType      string `json:"clusterType"`
+	Namespace        string `json:"namespace"`
+}
+
+// FailedAssignment is an assignment that could not be rendered: its files are kept.
+type FailedAssignment struct {
+	AssignmentRef
+	Error string `json:"error"`
+}
+
+// MassDelete describes a plan that removes more owned folders than allowed.
+type MassDelete struct {
+	Removed   int     `json:"removed"`
+	Owned     int     `json:"owned"`
+	Threshold float64 `json:"threshold"`
+}
+
+func (m *MassDelete) Error() string {
+	return fmt.Sprintf("refusing to remove %d of %d deployment-target folders (more than %.0f%%): an empty or unreachable "+
+		"source must not wipe a fleet; check the control plane, or pass --allow-mass-delete if this is intended",
+		m.Removed, m.Owned, m.Threshold*100)
+}
+
+// Plan is what an apply will do.
+type Plan struct {
+	Environment string
+	Target      Target
+	// Base is the branch tip the plan was made against (zero: the branch is new).
+	Base    plumbing.Hash
+	Changes []Change
+	// AssignmentsAdded and AssignmentsRemoved compare with what the branch had.
+	AssignmentsAdded     []AssignmentRef
+	AssignmentsRemoved   []AssignmentRef
+	ClusterTypesAffected []string
+	// Deferred are folders that would be removed but are kept because the control plane
+	// has errors (a target may be missing only because its file is broken).
+	Deferred []string
+	Failed   []FailedAssignment
+	// Rendered and Skipped count the assignments rendered again and those whose inputs
+	// had not changed.
+	Rendered, Skipped int
+	// StateChanged is set when the state file changes (even with no visible change).
+	StateChanged bool
+	MassDelete   *MassDelete
+	Output       *render.Output
+
+	repo   *repository
+	git    *git.Repository
+	editor *treeEditor
+	pack   *pack
+	base   string
+}
+
+// NoChange reports whether applying the plan would write nothing.
+func (p *Plan) NoChange() bool { return len(p.Changes) == 0 && !p.StateChanged }
+
+// Options tune planning and applying.
+type Options struct {
+	// MassDeleteThreshold is the largest fraction of owned deployment-target folders an
+	// apply may remove without AllowMassDelete (default 0.5).
+	MassDeleteThreshold float64
+	AllowMassDelete     bool
+	// Diff keeps the old and new content of every changed file in the plan.
+	Diff bool
+	// CacheDir holds bare clones of remote repositories.
+	CacheDir string
+	// Workers render in parallel (0: GOMAXPROCS).
+	Workers int
+	// Progress, when set, is told how many assignments have been composed or rendered.
+	Progress func(done, total int)
+	Logger   *slog.Logger
+}
+
+// planner holds one plan being built.
+type planner struct {
+	p     *Plan
+	opts  *Options
+	prev  *state
+	dirty map[string]bool // cluster-type folders compared in full
+}
+
+// makePlan reads the branch and plans the change.
+func makePlan(ctx context.Context, repo *repository, in Input, opts *Options) (*Plan, error) {
+	tip, err := repo.tip(ctx, in.Target.Branch)
+	if err != nil {
+		return nil, err
+	}
+	g, err := repo.open()
+	if err != nil {
+		return nil, err
+	}
+	var root plumbing.Hash
+	if !tip.IsZero() {
+		c, err := g.CommitObject(tip)
+		if err != nil {
+			return nil, fmt.Errorf("read %s at %s: %w", in.Target.Branch, tip, err)
+		}
+		root = c.TreeHash
+	}
+	p := &Plan{Environment: in.Snapshot.Environment, Target: in.Target, Base: tip, repo: repo, git: g,
+		editor: newTreeEditor(g.Storer, root), pack: newPack(), base: cleanPath(in.Target.Path)}
+	pl := &planner{p: p, opts: opts, dirty: map[string]bool{}}
+	if err := pl.readState(); err != nil {
+		return nil, err
+	}
+	if err := pl.build(in); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(p.Changes, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
+	return p, nil
+}
+
+func cleanPath(p string) string {
+	p = strings.Trim(path.Clean("/"+strings.TrimSpace(p)), "/")
+	if p == "." {
+		return ""
+	}
+	return p
+}
+
+// full returns a path under the GitOps path.
+func (p *Plan) full(rel string) string {
+	if p.base == "" {
+		return rel
+	}
+	return p.base + "/" + rel
+}
+
+// readState reads the state file and finds the cluster-type folders changed by others.
+func (pl *planner) readState() error {
+	h, ok, err := pl.p.editor.file(pl.p.full(StateFile))
+	if err != nil || !ok {
+		return err
+	}
+	data, err := pl.p.blob(h)
+	if err != nil {
+		return err
+	}
+	st, err := decodeState(data)
+	if err != nil {
+		pl.logger().Warn("ignoring the state file: every assignment is compared in full", "error", err.Error())
+		return nil
+	}
+	pl.prev = st
+	for ct, want := range st.clusterTypes {
+		got, err := pl.p.editor.dirHash(pl.p.full(ct))
+		if err != nil {
+			return err
+		}
+		if got != want {
+			pl.dirty[ct] = true
+		}
+	}
+	return nil
+}
+
+func (pl *planner) logger() *slog.Logger {
+	if pl.opts.Logger != nil {
+		return pl.opts.Logger
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// blob reads a blob of the repository.
+func (p *Plan) blob(h plumbing.Hash) ([]byte, error) {
+	b, err := p.git.BlobObject(h)
+	if err != nil {
+		return nil, fmt.Errorf("read blob %s: %w", h, err)
+	}
+	r, err := b.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}
+
+// unchanged tells render which assignments need no rendering: the state records the same
+// input digest, and nobody else changed their cluster type's folder.
+func (pl *planner) unchanged(a *schedule.Assignment, digest string) bool {
+	if pl.prev == nil || pl.dirty[a.ClusterType] {
+		return false
+	}
+	e, ok := pl.prev.assignments[a.ClusterType+"/"+a.DeploymentTarget]
+	return ok && e.digest == digest
+}
+
+func refOf(a *schedule.Assignment) AssignmentRef {
+	return AssignmentRef{Workload: a.Workload, DeploymentTarget: a.DeploymentTarget, ClusterType: a.ClusterType, Namespace: a.Namespace}
+}
+
+func sortedSet(m map[string]bool) []string { return slices.Sorted(maps.Keys(m)) }

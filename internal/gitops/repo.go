@@ -1,0 +1,200 @@
+package gitops
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// ErrConflict means the branch moved while fleetform was writing: someone else wrote in
+// between. The caller re-reads, re-plans and tries again.
+var ErrConflict = errors.New("the branch moved: someone else wrote in between")
+
+// repository is the GitOps repository fleetform writes: a local repository (path or
+// file:// URL) written in place, or a remote one (http, https, ssh) written through a bare
+// cache clone and pushed.
+type repository struct {
+	location string // as given, for messages (credentials redacted)
+	gitDir   string // where objects and refs are (the repository, or the cache clone)
+	remote   string // the URL to fetch from and push to; "" when local
+	logger   *slog.Logger
+}
+
+// openRepository opens location; remote repositories are cloned (bare) into cacheDir.
+func openRepository(ctx context.Context, location, cacheDir string, logger *slog.Logger) (*repository, error) {
+	if p, ok := localPath(location); ok {
+		gitDir, err := findGitDir(p)
+		if err != nil {
+			return nil, err
+		}
+		return &repository{location: location, gitDir: gitDir, logger: logger}, nil
+	}
+	sum := sha256.Sum256([]byte(normalizeURL(location)))
+	cache := filepath.Join(cacheDir, hex.EncodeToString(sum[:8]))
+	r := &repository{location: redactURL(location), gitDir: cache, remote: location, logger: logger}
+	if _, err := os.Stat(filepath.Join(cache, "HEAD")); err != nil {
+		if err := os.MkdirAll(cache, 0o700); err != nil {
+			return nil, err
+		}
+		if _, err := r.git(ctx, nil, "init", "--quiet", "--bare"); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+func localPath(loc string) (string, bool) {
+	if p, ok := strings.CutPrefix(loc, "file://"); ok {
+		return p, true
+	}
+	if strings.Contains(loc, "://") || (strings.Contains(loc, "@") && strings.Contains(loc, ":")) {
+		return "", false
+	}
+	return loc, true
+}
+
+// findGitDir returns the git directory of a bare repository or a work tree.
+func findGitDir(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	if st, err := os.Stat(filepath.Join(abs, ".git")); err == nil && st.IsDir() {
+		return filepath.Join(abs, ".git"), nil
+	}
+	if _, err := os.Stat(filepath.Join(abs, "objects")); err == nil {
+		return abs, nil
+	}
+	return "", fmt.Errorf("%s is not a git repository (create it with git init --bare)", p)
+}
+
+func normalizeURL(u string) string { return strings.TrimSuffix(strings.TrimSuffix(u, "/"), ".git") }
+
+// redactURL removes credentials from a URL before it is logged or shown.
+func redactURL(u string) string {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return u
+	}
+	if at := strings.LastIndex(rest, "@"); at >= 0 && at < strings.IndexAny(rest+"/", "/") {
+		rest = "***@" + rest[at+1:]
+	}
+	return scheme + "://" + rest
+}
+
+// open returns a fresh go-git handle for reading (it sees packs written since).
+func (r *repository) open() (*git.Repository, error) {
+	g, err := git.PlainOpenWithOptions(r.gitDir, &git.PlainOpenOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", r.location, err)
+	}
+	return g, nil
+}
+
+// tip returns the branch's commit (fetching it first for a remote), or zero when the
+// branch does not exist yet.
+func (r *repository) tip(ctx context.Context, branch string) (plumbing.Hash, error) {
+	ref := "refs/heads/" + branch
+	if r.remote != "" {
+		ref = "refs/remotes/origin/" + branch
+		out, err := r.git(ctx, nil, "ls-remote", "--heads", r.remote, "refs/heads/"+branch)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		if len(bytes.TrimSpace(out)) == 0 {
+			return plumbing.ZeroHash, nil // the branch does not exist yet
+		}
+		if _, err := r.git(ctx, nil, "fetch", "--quiet", "--no-tags", r.remote, "+refs/heads/"+branch+":"+ref); err != nil {
+			return plumbing.ZeroHash, err
+		}
+	}
+	out, err := r.git(ctx, nil, "rev-parse", "--verify", "--quiet", ref+"^{commit}")
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(errors.Unwrap(err), &ee) {
+			return plumbing.ZeroHash, nil
+		}
+		return plumbing.ZeroHash, err
+	}
+	return plumbing.NewHash(strings.TrimSpace(string(out))), nil
+}
+
+// publish moves the branch from old (zero: create it) to commit, failing with ErrConflict
+// when it is no longer at old. Local repositories: an atomic update-ref; remote ones: a
+// fast-forward push (a rejected push is a conflict).
+func (r *repository) publish(ctx context.Context, branch string, commit, old plumbing.Hash) error {
+	if r.remote == "" {
+		oldArg := old.String()
+		if old.IsZero() {
+			oldArg = strings.Repeat("0", 40)
+		}
+		_, err := r.git(ctx, nil, "update-ref", "-m", "fleetform apply", "refs/heads/"+branch, commit.String(), oldArg)
+		if err != nil && strings.Contains(err.Error(), "cannot lock ref") {
+			return fmt.Errorf("%w: %v", ErrConflict, err)
+		}
+		return err
+	}
+	return r.push(ctx, commit, "refs/heads/"+branch)
+}
+
+// push pushes commit to ref on the remote without forcing.
+func (r *repository) push(ctx context.Context, commit plumbing.Hash, ref string) error {
+	_, err := r.git(ctx, nil, "push", "--quiet", "--porcelain", r.remote, commit.String()+":"+ref)
+	if err != nil && (strings.Contains(err.Error(), "[rejected]") || strings.Contains(err.Error(), "non-fast-forward") ||
+		strings.Contains(err.Error(), "fetch first") || strings.Contains(err.Error(), "stale info")) {
+		return fmt.Errorf("%w: %v", ErrConflict, err)
+	}
+	return err
+}
+
+// deleteRemoteBranch deletes a branch on the remote (or locally).
+func (r *repository) deleteBranch(ctx context.Context, branch string) error {
+	if r.remote == "" {
+		_, err := r.git(ctx, nil, "update-ref", "-d", "refs/heads/"+branch)
+		return err
+	}
+	_, err := r.git(ctx, nil, "push", "--quiet", r.remote, ":refs/heads/"+branch)
+	return err
+}
+
+// git runs a git command on the repository. It never prompts; credentials come from git's
+// credential helpers, or from FLEETFORM_GIT_TOKEN (an HTTP header passed through the
+// environment, never on the command line); URLs in errors are redacted.
+func (r *repository) git(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir", r.gitDir}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	if tok := os.Getenv("FLEETFORM_GIT_TOKEN"); tok != "" && r.remote != "" {
+		user := os.Getenv("FLEETFORM_GIT_USERNAME")
+		if user == "" {
+			user = "git"
+		}
+		auth := base64.StdEncoding.EncodeToString([]byte(user + ":" + tok))
+		cmd.Env = append(cmd.Env, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.extraHeader",
+			"GIT_CONFIG_VALUE_0=Authorization: Basic "+auth)
+	}
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String() + "\n" + stdout.String())
+		if r.remote != "" {
+			msg = strings.ReplaceAll(msg, r.remote, redactURL(r.remote))
+		}
+		return nil, fmt.Errorf("git %s: %s: %w", args[0], msg, err)
+	}
+	return stdout.Bytes(), nil
+}

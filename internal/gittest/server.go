@@ -1,0 +1,62 @@
+package gittest
+
+import (
+	"io"
+	"net"
+	"net/http/cgi"
+	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// ServeGit serves the repositories in root over git's smart HTTP protocol (fetch and push)
+// from a loopback server, through `git http-backend` (go-git has no HTTP server). It
+// returns the server's base URL; the repository in folder f is at base + "/" + f. The test
+// is skipped when the git CLI is not installed.
+func ServeGit(tb testing.TB, root string) string {
+	tb.Helper()
+	gitBin, err := exec.LookPath("git")
+	if err != nil {
+		tb.Skip("git CLI not installed: the HTTP git server needs git http-backend")
+	}
+	out, err := exec.Command(gitBin, "--exec-path").Output()
+	if err != nil {
+		tb.Skipf("git --exec-path: %v", err)
+	}
+	h := &cgi.Handler{
+		Path: filepath.Join(strings.TrimSpace(string(out)), "git-http-backend"),
+		Env: []string{
+			"GIT_PROJECT_ROOT=" + root,
+			"GIT_HTTP_EXPORT_ALL=1",
+			"GIT_CONFIG_GLOBAL=/dev/null",
+			"GIT_CONFIG_NOSYSTEM=1",
+			"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.receivepack", "GIT_CONFIG_VALUE_0=true",
+		},
+		Stderr: io.Discard, // "Not a git repository" for the tests' missing repositories
+	}
+	srv := httptest.NewServer(h)
+	tb.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// ServeRepo serves one repository and returns its URL.
+func ServeRepo(tb testing.TB, r *Repo) string {
+	tb.Helper()
+	return ServeGit(tb, filepath.Dir(r.Dir)) + "/" + filepath.Base(r.Dir)
+}
+
+// ClosedURL returns an http URL on loopback where nothing listens.
+func ClosedURL(tb testing.TB) string {
+	tb.Helper()
+	ln, err := (&net.ListenConfig{}).Listen(tb.Context(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return "http://" + addr
+}
