@@ -65,6 +65,22 @@ func newSchemaSet(cs []*platform.ConfigSchema) *schemaSet {
 	return s
 }
 
+// SchemaDigest identifies the schemas that apply to (ct, dt): equal digests mean the same
+// schema texts in the same order.
+func (c *Composer) SchemaDigest(ct *platform.ClusterType, dt *platform.DeploymentTarget) uint64 {
+	h := fnv.New64a()
+	var buf [8]int
+	for _, i := range c.schemas.ix.matches(buf[:0], ct, dt) {
+		h.Write([]byte(c.schemas.schemas[i].text))
+		h.Write([]byte{0})
+	}
+	for _, s := range dt.ConfigSchemas {
+		h.Write([]byte(s.Text))
+		h.Write([]byte{0})
+	}
+	return h.Sum64()
+}
+
 // Validate checks cfg against every ConfigSchema that applies to (ct, dt) and every schema
 // of dt. It returns one diagnostic per violation, located at the schema.
 func (c *Composer) Validate(cfg *Config, ct *platform.ClusterType, dt *platform.DeploymentTarget) []platform.Diagnostic {

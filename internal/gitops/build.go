@@ -1,7 +1,6 @@
 package gitops
 
 import (
-	"bytes"
 	"fmt"
 	"maps"
 	"slices"
@@ -13,77 +12,286 @@ import (
 	"github.com/fleetform/fleetform/internal/render"
 )
 
-// build renders what changed and edits the tree.
+// typePlan is the work on one cluster type's folder.
+type typePlan struct {
+	name     string
+	assigned []*render.Assignment // its current assignments, by deployment target
+	changed  bool                 // anything to do at all
+	old      shard                // what the state says was rendered (nil: unknown)
+}
+
+// build computes every input digest, renders only what changed and edits the tree.
 func (pl *planner) build(in Input) error {
 	p := pl.p
-	p.Output = render.Render(in.Snapshot, in.Schedule, render.Options{
-		Workers: pl.opts.Workers, Skip: pl.unchanged, Progress: pl.opts.Progress,
+	rr := render.NewRenderer(in.Snapshot, in.Schedule, render.Options{Workers: pl.opts.Workers, Progress: pl.opts.Progress})
+	rr.Prepare()
+	types, err := pl.classify(rr.Output())
+	if err != nil {
+		return err
+	}
+	p.Output = rr.Render(func(a *render.Assignment) bool {
+		tp := types[a.ClusterType]
+		if !tp.changed {
+			return false
+		}
+		e, ok := tp.old[a.DeploymentTarget]
+		return tp.old == nil || !ok || e.digest != a.InputDigest
 	})
 	owned, err := pl.ownedClusterTypes(p.Output.ClusterTypes)
 	if err != nil {
 		return err
 	}
-	previous, err := pl.previousAssignments(owned)
-	if err != nil {
-		return err
-	}
-	next := newState(p.Environment)
+	next := newIndex(p.Environment)
+	hasErrors := platform.HasErrors(in.Snapshot.Diagnostics) || len(in.Schedule.FailedPolicies) > 0
 	affected := map[string]bool{}
+	previousTargets := 0
 	for _, ct := range p.Output.ClusterTypes {
-		if err := pl.set(ct+"/"+render.ReadmeFile, []byte(render.ReadmeText), affected); err != nil {
+		tp := types[ct]
+		if pl.index != nil {
+			previousTargets += pl.index.types[ct].targets
+		}
+		if !tp.changed {
+			p.Skipped += len(tp.assigned)
+			next.types[ct] = pl.index.types[ct]
+			continue
+		}
+		entry, err := pl.writeType(tp, hasErrors, affected)
+		if err != nil {
 			return err
 		}
+		next.types[ct] = entry
 	}
-	current, err := pl.writeAssignments(previous, next, affected)
+	removed, err := pl.removeLostTypes(owned, types, next, hasErrors, affected)
 	if err != nil {
 		return err
 	}
-	hasErrors := platform.HasErrors(in.Snapshot.Diagnostics) || len(in.Schedule.FailedPolicies) > 0
-	if err := pl.removeLost(previous, current, owned, next, hasErrors, affected); err != nil {
-		return err
-	}
+	previousTargets += removed
 	if c := p.Output.PromotedCommit; c != "" {
 		if err := pl.set(render.PromotedCommitFile, []byte(c), nil); err != nil {
 			return err
 		}
 	}
-	pl.checkMassDelete(len(previous), len(owned))
+	pl.checkMassDelete(previousTargets, len(owned))
 	p.ClusterTypesAffected = sortedSet(affected)
-	return pl.writeState(next)
+	return pl.writeIndex(next)
 }
 
-// writeAssignments writes the rendered assignments and records every current one in the
-// next state. It returns the folders of the current assignments.
-func (pl *planner) writeAssignments(previous map[string]AssignmentRef, next *state, affected map[string]bool) (map[string]bool, error) {
-	p := pl.p
-	current := map[string]bool{}
-	for i := range p.Output.Assignments {
-		a := &p.Output.Assignments[i]
-		dir := a.Dir()
-		current[dir] = true
-		if _, ok := previous[dir]; !ok && a.Err == nil {
-			p.AssignmentsAdded = append(p.AssignmentsAdded, refOf(a.Assignment))
+// classify finds the cluster types with something to do: no state, a folder someone else
+// changed, or a shard that differs from the one the current digests make.
+func (pl *planner) classify(out *render.Output) (map[string]*typePlan, error) {
+	types := map[string]*typePlan{}
+	for _, ct := range out.ClusterTypes {
+		types[ct] = &typePlan{name: ct}
+	}
+	for i := range out.Assignments {
+		a := &out.Assignments[i]
+		types[a.ClusterType].assigned = append(types[a.ClusterType].assigned, a)
+	}
+	for _, ct := range out.ClusterTypes {
+		tp := types[ct]
+		same, err := pl.unchanged(tp)
+		if err != nil {
+			return nil, err
 		}
+		if same {
+			continue
+		}
+		tp.changed = true
+		if tp.old, err = pl.readShard(ct); err != nil {
+			return nil, err
+		}
+	}
+	return types, nil
+}
+
+// unchanged reports whether a cluster type's folder is exactly as its current inputs would
+// render it: same shard, and the folder as fleetform last wrote it.
+func (pl *planner) unchanged(tp *typePlan) (bool, error) {
+	if pl.index == nil {
+		return false, nil
+	}
+	recorded, ok := pl.index.types[tp.name]
+	shardBlob, hasShard := pl.shards[tp.name]
+	if !ok || !hasShard {
+		return false, nil
+	}
+	var b []byte
+	for _, a := range tp.assigned {
+		if a.Err != nil {
+			return false, nil // fails now: look again, and report it
+		}
+		b = shardLine(b, a.DeploymentTarget, shardEntry{digest: a.InputDigest, workload: a.Workload})
+	}
+	if objectHash(plumbing.BlobObject, b) != shardBlob {
+		return false, nil
+	}
+	tree, err := pl.p.editor.dirHash(pl.p.full(tp.name))
+	return err == nil && tree == recorded.tree, err
+}
+
+// readShard reads a cluster type's shard, or nil when there is none to trust (no state,
+// or a folder someone else changed: then every assignment is rendered and compared).
+func (pl *planner) readShard(ct string) (shard, error) {
+	if pl.index == nil {
+		return nil, nil
+	}
+	recorded, ok := pl.index.types[ct]
+	h, hasShard := pl.shards[ct]
+	if !ok || !hasShard {
+		return nil, nil
+	}
+	if tree, err := pl.p.editor.dirHash(pl.p.full(ct)); err != nil || tree != recorded.tree {
+		return nil, err
+	}
+	data, err := pl.p.blob(h)
+	if err != nil {
+		return nil, err
+	}
+	s, err := decodeShard(ct, data)
+	if err != nil {
+		pl.logger().Warn("ignoring a state shard", "cluster_type", ct, "error", err.Error())
+		return nil, nil
+	}
+	return s, nil
+}
+
+// writeType brings one changed cluster type's folder up to date and returns its index entry.
+func (pl *planner) writeType(tp *typePlan, hasErrors bool, affected map[string]bool) (indexEntry, error) {
+	p := pl.p
+	if err := pl.set(tp.name+"/"+render.ReadmeFile, []byte(render.ReadmeText), affected); err != nil {
+		return indexEntry{}, err
+	}
+	previous, err := pl.previousTargets(tp)
+	if err != nil {
+		return indexEntry{}, err
+	}
+	next := shard{}
+	current := map[string]bool{}
+	for _, a := range tp.assigned {
+		current[a.DeploymentTarget] = true
+		old, had := previous[a.DeploymentTarget]
 		switch {
 		case a.Err != nil:
 			p.Failed = append(p.Failed, FailedAssignment{AssignmentRef: refOf(a.Assignment), Error: a.Err.Error()})
-			if pl.prev != nil {
-				if e, ok := pl.prev.assignments[dir]; ok {
-					next.assignments[dir] = e // unchanged: rendered again once it works
-				}
+			if had && old.digest != "" {
+				next[a.DeploymentTarget] = old // rendered again once it works
 			}
 			continue
-		case a.Files == nil:
-			p.Skipped++
-		default:
+		case a.Files != nil:
 			p.Rendered++
-			if err := pl.replaceDir(dir, a.Files, affected); err != nil {
-				return nil, err
+			if err := pl.replaceDir(a.Dir(), a.Files, affected); err != nil {
+				return indexEntry{}, err
+			}
+		default:
+			p.Skipped++
+		}
+		if !had {
+			p.AssignmentsAdded = append(p.AssignmentsAdded, refOf(a.Assignment))
+		}
+		next[a.DeploymentTarget] = shardEntry{digest: a.InputDigest, workload: a.Workload}
+	}
+	for _, dt := range slices.Sorted(maps.Keys(previous)) {
+		if current[dt] {
+			continue
+		}
+		dir := tp.name + "/" + dt
+		if hasErrors {
+			p.Deferred = append(p.Deferred, dir)
+			next[dt] = previous[dt]
+			continue
+		}
+		if err := pl.remove(dir, affected); err != nil {
+			return indexEntry{}, err
+		}
+		p.AssignmentsRemoved = append(p.AssignmentsRemoved, pl.ref(tp.name, dt, previous[dt]))
+	}
+	if err := pl.set(ShardDir+"/"+tp.name, next.encode(), nil); err != nil {
+		return indexEntry{}, err
+	}
+	tree, err := pl.writeFolder(tp.name)
+	return indexEntry{tree: tree, targets: len(next)}, err
+}
+
+// previousTargets returns the deployment targets the folder has: the shard's, or, without
+// a shard to trust, the sub-folders actually there.
+func (pl *planner) previousTargets(tp *typePlan) (shard, error) {
+	if tp.old != nil {
+		return tp.old, nil
+	}
+	_, dirs, err := pl.p.editor.list(pl.p.full(tp.name))
+	if err != nil {
+		return nil, err
+	}
+	out := shard{}
+	for _, d := range dirs {
+		out[d] = shardEntry{}
+	}
+	return out, nil
+}
+
+func (pl *planner) ref(ct, dt string, e shardEntry) AssignmentRef {
+	ns := ""
+	if e.digest != "" {
+		ns = namespaceOf(pl.p.Environment, ct, dt)
+	}
+	return AssignmentRef{Workload: e.workload, DeploymentTarget: dt, ClusterType: ct, Namespace: ns}
+}
+
+// writeFolder writes a cluster-type folder's tree (into the plan's pack) and returns it.
+func (pl *planner) writeFolder(ct string) (plumbing.Hash, error) {
+	chain, err := pl.p.editor.walk(pl.p.full(ct), false)
+	if err != nil || chain == nil {
+		return plumbing.ZeroHash, err
+	}
+	h, _ := pl.p.editor.writeDir(chain[len(chain)-1], pl.p.pack)
+	return h, nil
+}
+
+// removeLostTypes removes the folders (and shards) of cluster types that are gone, unless
+// the control plane has errors. It returns how many deployment-target folders they held.
+func (pl *planner) removeLostTypes(owned map[string]bool, current map[string]*typePlan, next *index, hasErrors bool, affected map[string]bool) (int, error) {
+	p := pl.p
+	total := 0
+	for _, ct := range sortedSet(owned) {
+		if _, ok := current[ct]; ok {
+			continue
+		}
+		old, err := pl.readShard(ct)
+		if err != nil {
+			return 0, err
+		}
+		if old == nil {
+			if old, err = pl.previousTargets(&typePlan{name: ct}); err != nil {
+				return 0, err
 			}
 		}
-		next.assignments[dir] = stateEntry{digest: a.InputDigest, workload: a.Workload, namespace: a.Namespace}
+		total += len(old)
+		if hasErrors {
+			p.Deferred = append(p.Deferred, ct)
+			if e, ok := pl.index.lookup(ct); ok {
+				next.types[ct] = e
+			}
+			continue
+		}
+		for _, dt := range slices.Sorted(maps.Keys(old)) {
+			p.AssignmentsRemoved = append(p.AssignmentsRemoved, pl.ref(ct, dt, old[dt]))
+		}
+		if err := pl.remove(ct, affected); err != nil {
+			return 0, err
+		}
+		if err := pl.remove(ShardDir+"/"+ct, nil); err != nil {
+			return 0, err
+		}
 	}
-	return current, nil
+	return total, nil
+}
+
+func (x *index) lookup(ct string) (indexEntry, bool) {
+	if x == nil {
+		return indexEntry{}, false
+	}
+	e, ok := x.types[ct]
+	return e, ok
 }
 
 // replaceDir makes a deployment target's folder hold exactly the rendered files.
@@ -114,55 +322,8 @@ func (pl *planner) replaceDir(dir string, f *render.Files, affected map[string]b
 	return nil
 }
 
-// removeLost removes the folders of assignments and cluster types that are gone, unless
-// the control plane has errors: then they are kept and reported as deferred.
-func (pl *planner) removeLost(previous map[string]AssignmentRef, current, owned map[string]bool, next *state, hasErrors bool, affected map[string]bool) error {
-	p := pl.p
-	currentTypes := map[string]bool{}
-	for _, ct := range p.Output.ClusterTypes {
-		currentTypes[ct] = true
-	}
-	for _, dir := range slices.Sorted(maps.Keys(previous)) {
-		if current[dir] {
-			continue
-		}
-		if hasErrors {
-			p.Deferred = append(p.Deferred, dir)
-			if e, ok := pl.prev.lookup(dir); ok {
-				next.assignments[dir] = e
-			}
-			continue
-		}
-		if err := pl.remove(dir, affected); err != nil {
-			return err
-		}
-		p.AssignmentsRemoved = append(p.AssignmentsRemoved, previous[dir])
-	}
-	for _, ct := range sortedSet(owned) {
-		if currentTypes[ct] {
-			continue
-		}
-		if hasErrors {
-			p.Deferred = append(p.Deferred, ct)
-			next.clusterTypes[ct] = plumbing.ZeroHash // still owned; compared in full next time
-			continue
-		}
-		if err := pl.remove(ct, affected); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (s *state) lookup(dir string) (stateEntry, bool) {
-	if s == nil {
-		return stateEntry{}, false
-	}
-	e, ok := s.assignments[dir]
-	return e, ok
-}
-
-// set writes a file (path relative to the GitOps path) and records the change.
+// set writes a file (path relative to the GitOps path) and records the change; files under
+// StateDir are fleetform's own and are not reported.
 func (pl *planner) set(rel string, content []byte, affected map[string]bool) error {
 	p := pl.p
 	h := objectHash(plumbing.BlobObject, content)
@@ -171,6 +332,10 @@ func (pl *planner) set(rel string, content []byte, affected map[string]bool) err
 		return err
 	}
 	p.pack.add(plumbing.BlobObject, content)
+	if strings.HasPrefix(rel, StateDir+"/") {
+		p.StateChanged = true
+		return nil
+	}
 	c := Change{Path: rel, Action: string(action)}
 	if pl.opts.Diff {
 		c.New = content
@@ -189,15 +354,15 @@ func (pl *planner) set(rel string, content []byte, affected map[string]bool) err
 func (pl *planner) remove(rel string, affected map[string]bool) error {
 	p := pl.p
 	removed, err := p.editor.remove(p.full(rel))
-	if err != nil {
+	if err != nil || len(removed) == 0 {
 		return err
 	}
-	prefix := p.full("")
+	if strings.HasPrefix(rel, StateDir+"/") {
+		p.StateChanged = true
+		return nil
+	}
 	for _, full := range slices.Sorted(maps.Keys(removed)) {
-		c := Change{Path: strings.TrimPrefix(full, prefix), Action: string(actionDelete)}
-		if p.base == "" {
-			c.Path = full
-		}
+		c := Change{Path: strings.TrimPrefix(full, p.full("")), Action: string(actionDelete)}
 		if pl.opts.Diff {
 			if c.Old, err = p.blob(removed[full]); err != nil {
 				return err
@@ -205,9 +370,7 @@ func (pl *planner) remove(rel string, affected map[string]bool) error {
 		}
 		p.Changes = append(p.Changes, c)
 	}
-	if len(removed) > 0 {
-		markAffected(affected, rel)
-	}
+	markAffected(affected, rel)
 	return nil
 }
 
@@ -215,15 +378,14 @@ func markAffected(affected map[string]bool, rel string) {
 	if affected == nil {
 		return
 	}
-	if ct, _, ok := strings.Cut(rel, "/"); ok && !strings.HasPrefix(ct, ".") {
+	ct, _, _ := strings.Cut(rel, "/")
+	if !strings.HasPrefix(ct, ".") {
 		affected[ct] = true
-	} else if !strings.HasPrefix(rel, ".") {
-		affected[rel] = true
 	}
 }
 
 // checkMassDelete flags a plan that removes more than the threshold of the owned
-// deployment-target folders (or cluster-type folders).
+// deployment-target folders (or of the owned cluster-type folders).
 func (pl *planner) checkMassDelete(ownedTargets, ownedTypes int) {
 	p := pl.p
 	threshold := pl.opts.MassDeleteThreshold
@@ -232,12 +394,12 @@ func (pl *planner) checkMassDelete(ownedTargets, ownedTypes int) {
 	}
 	removedTypes := 0
 	for _, c := range p.Changes {
-		if c.Action == string(actionDelete) && strings.HasSuffix(c.Path, "/"+render.ReadmeFile) && strings.Count(c.Path, "/") == 1 {
+		if c.Action == string(actionDelete) && strings.Count(c.Path, "/") == 1 && strings.HasSuffix(c.Path, "/"+render.ReadmeFile) {
 			removedTypes++
 		}
 	}
 	removed, owned := len(p.AssignmentsRemoved), ownedTargets
-	if ownedTypes > 0 && float64(removedTypes)/float64(ownedTypes) > float64(removed)/float64(max(owned, 1)) {
+	if ownedTypes > 0 && removedTypes*max(owned, 1) > removed*ownedTypes {
 		removed, owned = removedTypes, ownedTypes
 	}
 	if removed > 0 && float64(removed) > threshold*float64(owned) {
@@ -245,32 +407,13 @@ func (pl *planner) checkMassDelete(ownedTargets, ownedTypes int) {
 	}
 }
 
-// writeState records the new state, with the object name of every cluster-type folder.
-func (pl *planner) writeState(next *state) error {
-	p := pl.p
-	for _, ct := range p.Output.ClusterTypes {
-		chain, err := p.editor.walk(p.full(ct), false)
-		if err != nil {
-			return err
-		}
-		if chain != nil {
-			next.clusterTypes[ct], _ = p.editor.writeDir(chain[len(chain)-1], p.pack)
-		}
-	}
+// writeIndex records the new index when it differs.
+func (pl *planner) writeIndex(next *index) error {
 	data := next.encode()
-	if pl.prev != nil && bytes.Equal(data, pl.prev.encode()) {
+	if pl.index != nil && string(data) == string(pl.index.encode()) && !pl.p.StateChanged {
 		return nil
 	}
-	h := objectHash(plumbing.BlobObject, data)
-	action, _, err := p.editor.setFile(p.full(StateFile), h)
-	if err != nil {
-		return err
-	}
-	if action != actionNone {
-		p.pack.add(plumbing.BlobObject, data)
-		p.StateChanged = true
-	}
-	return nil
+	return pl.set(IndexFile, data, nil)
 }
 
 // ownedClusterTypes returns the cluster-type folders fleetform owns: the ones it renders,
@@ -281,8 +424,8 @@ func (pl *planner) ownedClusterTypes(current []string) (map[string]bool, error) 
 	for _, ct := range current {
 		owned[ct] = true
 	}
-	if pl.prev != nil {
-		for ct := range pl.prev.clusterTypes {
+	if pl.index != nil {
+		for ct := range pl.index.types {
 			owned[ct] = true
 		}
 		return owned, nil
@@ -298,41 +441,11 @@ func (pl *planner) ownedClusterTypes(current []string) (map[string]bool, error) 
 		}
 		h, ok, err := pl.p.editor.file(pl.p.full(d + "/" + render.ReadmeFile))
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("read %s: %w", d, err)
 		}
 		if ok && h == readme {
 			owned[d] = true
 		}
 	}
 	return owned, nil
-}
-
-// previousAssignments returns the deployment-target folders the branch has: from the
-// state, plus the folders actually present in owned cluster-type folders the state does
-// not vouch for (no state, or changed by someone else).
-func (pl *planner) previousAssignments(owned map[string]bool) (map[string]AssignmentRef, error) {
-	out := map[string]AssignmentRef{}
-	if pl.prev != nil {
-		for dir, e := range pl.prev.assignments {
-			ct, dt, _ := strings.Cut(dir, "/")
-			out[dir] = AssignmentRef{Workload: e.workload, DeploymentTarget: dt, ClusterType: ct, Namespace: e.namespace}
-		}
-	}
-	for _, ct := range sortedSet(owned) {
-		if pl.prev != nil && !pl.dirty[ct] {
-			if _, recorded := pl.prev.clusterTypes[ct]; recorded {
-				continue
-			}
-		}
-		_, dirs, err := pl.p.editor.list(pl.p.full(ct))
-		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", ct, err)
-		}
-		for _, d := range dirs {
-			if _, ok := out[ct+"/"+d]; !ok {
-				out[ct+"/"+d] = AssignmentRef{DeploymentTarget: d, ClusterType: ct}
-			}
-		}
-	}
-	return out, nil
 }

@@ -128,10 +128,11 @@ type Options struct {
 
 // planner holds one plan being built.
 type planner struct {
-	p     *Plan
-	opts  *Options
-	prev  *state
-	dirty map[string]bool // cluster-type folders compared in full
+	p    *Plan
+	opts *Options
+	// index and shards are the state as the branch has it (nil: no state).
+	index  *index
+	shards map[string]plumbing.Hash // cluster type -> shard blob
 }
 
 // makePlan reads the branch and plans the change.
@@ -154,7 +155,7 @@ func makePlan(ctx context.Context, repo *repository, in Input, opts *Options) (*
 	}
 	p := &Plan{Environment: in.Snapshot.Environment, Target: in.Target, Base: tip, repo: repo, git: g,
 		editor: newTreeEditor(g.Storer, root), pack: newPack(), base: cleanPath(in.Target.Path)}
-	pl := &planner{p: p, opts: opts, dirty: map[string]bool{}}
+	pl := &planner{p: p, opts: opts}
 	if err := pl.readState(); err != nil {
 		return nil, err
 	}
@@ -181,9 +182,10 @@ func (p *Plan) full(rel string) string {
 	return p.base + "/" + rel
 }
 
-// readState reads the state file and finds the cluster-type folders changed by others.
+// readState reads the index and lists the shards (their content is read only for the
+// cluster types that changed).
 func (pl *planner) readState() error {
-	h, ok, err := pl.p.editor.file(pl.p.full(StateFile))
+	h, ok, err := pl.p.editor.file(pl.p.full(IndexFile))
 	if err != nil || !ok {
 		return err
 	}
@@ -191,21 +193,15 @@ func (pl *planner) readState() error {
 	if err != nil {
 		return err
 	}
-	st, err := decodeState(data)
+	x, err := decodeIndex(data)
 	if err != nil {
-		pl.logger().Warn("ignoring the state file: every assignment is compared in full", "error", err.Error())
+		pl.logger().Warn("ignoring fleetform's state: every cluster type is compared in full", "error", err.Error())
 		return nil
 	}
-	pl.prev = st
-	for ct, want := range st.clusterTypes {
-		got, err := pl.p.editor.dirHash(pl.p.full(ct))
-		if err != nil {
-			return err
-		}
-		if got != want {
-			pl.dirty[ct] = true
-		}
+	if pl.shards, err = pl.p.editor.files(pl.p.full(ShardDir)); err != nil {
+		return err
 	}
+	pl.index = x
 	return nil
 }
 
@@ -230,18 +226,11 @@ func (p *Plan) blob(h plumbing.Hash) ([]byte, error) {
 	return io.ReadAll(r)
 }
 
-// unchanged tells render which assignments need no rendering: the state records the same
-// input digest, and nobody else changed their cluster type's folder.
-func (pl *planner) unchanged(a *schedule.Assignment, digest string) bool {
-	if pl.prev == nil || pl.dirty[a.ClusterType] {
-		return false
-	}
-	e, ok := pl.prev.assignments[a.ClusterType+"/"+a.DeploymentTarget]
-	return ok && e.digest == digest
-}
-
 func refOf(a *schedule.Assignment) AssignmentRef {
 	return AssignmentRef{Workload: a.Workload, DeploymentTarget: a.DeploymentTarget, ClusterType: a.ClusterType, Namespace: a.Namespace}
 }
 
 func sortedSet(m map[string]bool) []string { return slices.Sorted(maps.Keys(m)) }
+
+// namespaceOf is the namespace an assignment had (for removed assignments).
+func namespaceOf(env, ct, dt string) string { return schedule.Namespace(env, ct, dt) }

@@ -6,97 +6,122 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// StateFile is where, under the GitOps path, fleetform records what it rendered: for every
-// assignment the digest of its inputs, and for every cluster-type folder the object name
-// it wrote. The next apply re-renders only the assignments whose digest changed, and
-// checks a folder in full only when someone else changed it. It has no extension, so
-// reconcilers never read it as a manifest.
-const StateFile = ".fleetform/state"
+// fleetform's state, under the GitOps path: for every cluster type, a shard listing what
+// each of its assignments was rendered from (the digest of its inputs), and an index of
+// the cluster-type folders as written. An apply computes, from the current inputs, the shard
+// every cluster type would have: a cluster type whose shard has the same object name as the
+// one in the tree, and whose folder nobody else changed, needs nothing at all. So nothing
+// changed costs one tree read, and a change reads only the shards of the cluster types it
+// touches. The files have no extension, so reconcilers never read them as manifests.
+const (
+	// StateDir holds fleetform's state.
+	StateDir = ".fleetform"
+	// IndexFile lists the cluster-type folders as written.
+	IndexFile = StateDir + "/index"
+	// ShardDir holds one shard per cluster type.
+	ShardDir = StateDir + "/clustertypes"
+)
 
-const stateHeader = "fleetform-state 1"
+const indexHeader = "fleetform-state 2"
 
-// state is the decoded StateFile.
-type state struct {
-	environment  string
-	clusterTypes map[string]plumbing.Hash // folder name -> tree as written
-	assignments  map[string]stateEntry    // "<clusterType>/<deploymentTarget>" -> entry
+// index is the decoded IndexFile.
+type index struct {
+	environment string
+	types       map[string]indexEntry
 }
 
-type stateEntry struct {
-	digest    string
-	workload  string
-	namespace string
+type indexEntry struct {
+	tree    plumbing.Hash // the cluster-type folder as written
+	targets int           // how many deployment-target folders it holds
 }
 
-func newState(env string) *state {
-	return &state{environment: env, clusterTypes: map[string]plumbing.Hash{}, assignments: map[string]stateEntry{}}
-}
+func newIndex(env string) *index { return &index{environment: env, types: map[string]indexEntry{}} }
 
-// encode writes the state as sorted lines:
-//
-//	fleetform-state 1
-//	environment <env>
-//	ct <clusterType> <tree>
-//	a <clusterType>/<deploymentTarget> <digest> <workload> <namespace>
-func (s *state) encode() []byte {
+// encode writes "fleetform-state 2", "environment <env>", then "ct <name> <tree> <targets>".
+func (x *index) encode() []byte {
 	var b bytes.Buffer
-	b.Grow(64 * (len(s.assignments) + len(s.clusterTypes) + 2))
-	fmt.Fprintf(&b, "%s\nenvironment %s\n", stateHeader, s.environment)
-	for _, ct := range slices.Sorted(maps.Keys(s.clusterTypes)) {
-		fmt.Fprintf(&b, "ct %s %s\n", ct, s.clusterTypes[ct])
-	}
-	for _, dir := range slices.Sorted(maps.Keys(s.assignments)) {
-		e := s.assignments[dir]
-		b.WriteString("a ")
-		b.WriteString(dir)
-		b.WriteByte(' ')
-		b.WriteString(e.digest)
-		b.WriteByte(' ')
-		b.WriteString(orDash(e.workload))
-		b.WriteByte(' ')
-		b.WriteString(e.namespace)
-		b.WriteByte('\n')
+	fmt.Fprintf(&b, "%s\nenvironment %s\n", indexHeader, x.environment)
+	for _, ct := range slices.Sorted(maps.Keys(x.types)) {
+		e := x.types[ct]
+		fmt.Fprintf(&b, "ct %s %s %d\n", ct, e.tree, e.targets)
 	}
 	return b.Bytes()
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "-"
+func decodeIndex(data []byte) (*index, error) {
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) == 0 || lines[0] != indexHeader {
+		return nil, fmt.Errorf("%s: not a fleetform state index (version 2)", IndexFile)
 	}
-	return s
-}
-
-// decodeState parses a state file; an unreadable one is reported, and the caller then
-// treats every assignment as changed (a full comparison), which is always safe.
-func decodeState(data []byte) (*state, error) {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	if !sc.Scan() || sc.Text() != stateHeader {
-		return nil, fmt.Errorf("%s: not a fleetform state file (version 1)", StateFile)
-	}
-	s := newState("")
-	for n := 2; sc.Scan(); n++ {
-		f := strings.Fields(sc.Text())
+	x := newIndex("")
+	for n, line := range lines[1:] {
+		f := strings.Fields(line)
 		switch {
 		case len(f) == 2 && f[0] == "environment":
-			s.environment = f[1]
-		case len(f) == 3 && f[0] == "ct":
-			s.clusterTypes[f[1]] = plumbing.NewHash(f[2])
-		case len(f) == 5 && f[0] == "a":
-			wl := f[3]
-			if wl == "-" {
-				wl = ""
+			x.environment = f[1]
+		case len(f) == 4 && f[0] == "ct":
+			count, err := strconv.Atoi(f[3])
+			if err != nil {
+				return nil, fmt.Errorf("%s:%d: %w", IndexFile, n+2, err)
 			}
-			s.assignments[f[1]] = stateEntry{digest: f[2], workload: wl, namespace: f[4]}
+			x.types[f[1]] = indexEntry{tree: plumbing.NewHash(f[2]), targets: count}
 		default:
-			return nil, fmt.Errorf("%s:%d: unexpected line %q", StateFile, n, sc.Text())
+			return nil, fmt.Errorf("%s:%d: unexpected line %q", IndexFile, n+2, line)
 		}
+	}
+	return x, nil
+}
+
+// shard is what one cluster type's assignments were rendered from, by deployment target.
+type shard map[string]shardEntry
+
+type shardEntry struct {
+	digest   string
+	workload string
+}
+
+// shardLine appends "<deploymentTarget> <digest> <workload>\n" ("-" for no workload).
+func shardLine(b []byte, dt string, e shardEntry) []byte {
+	b = append(b, dt...)
+	b = append(b, ' ')
+	b = append(b, e.digest...)
+	b = append(b, ' ')
+	if e.workload == "" {
+		b = append(b, '-')
+	} else {
+		b = append(b, e.workload...)
+	}
+	return append(b, '\n')
+}
+
+// encode writes the shard sorted by deployment target.
+func (s shard) encode() []byte {
+	var b []byte
+	for _, dt := range slices.Sorted(maps.Keys(s)) {
+		b = shardLine(b, dt, s[dt])
+	}
+	return b
+}
+
+func decodeShard(name string, data []byte) (shard, error) {
+	s := shard{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for n := 1; sc.Scan(); n++ {
+		f := strings.Fields(sc.Text())
+		if len(f) != 3 {
+			return nil, fmt.Errorf("%s/%s:%d: unexpected line %q", ShardDir, name, n, sc.Text())
+		}
+		wl := f[2]
+		if wl == "-" {
+			wl = ""
+		}
+		s[f[0]] = shardEntry{digest: f[1], workload: wl}
 	}
 	return s, sc.Err()
 }

@@ -275,3 +275,18 @@ func sortName(name string, e *entry) string {
 	}
 	return name
 }
+
+// files returns the files (name -> blob) of the folder at p; nil when absent.
+func (t *treeEditor) files(p string) (map[string]plumbing.Hash, error) {
+	chain, err := t.walk(p, false)
+	if err != nil || chain == nil {
+		return nil, err
+	}
+	out := map[string]plumbing.Hash{}
+	for name, e := range chain[len(chain)-1].entries {
+		if !e.isDir() {
+			out[name] = e.hash
+		}
+	}
+	return out, nil
+}

@@ -58,9 +58,6 @@ func (a *Assignment) Dir() string { return a.ClusterType + "/" + a.DeploymentTar
 type Options struct {
 	// Workers is the number of goroutines; 0 means GOMAXPROCS.
 	Workers int
-	// Skip, when set, is asked for every assignment's input digest before rendering; when
-	// it returns true the assignment is not rendered (Files stays nil, Err nil).
-	Skip func(a *schedule.Assignment, digest string) bool
 	// Progress, when set, is called (from several goroutines) with the number of
 	// assignments done so far and the total.
 	Progress func(done, total int)
@@ -69,26 +66,58 @@ type Options struct {
 // Render composes, validates and renders every assignment. An assignment whose config is
 // invalid or whose template fails is reported and left out; the others are rendered.
 func Render(s *platform.Snapshot, sched *schedule.Result, opts Options) *Output {
+	r := NewRenderer(s, sched, opts)
+	r.Prepare()
+	return r.Render(func(*Assignment) bool { return true })
+}
+
+// Renderer renders one environment in two steps, so that a caller can render only what
+// changed: Prepare composes every assignment's config and computes its input digest (cheap);
+// Render validates and renders the assignments it selects.
+type Renderer struct {
+	out *Output
+	r   *renderer
+}
+
+// NewRenderer parses the templates and prepares the output; nothing is composed yet.
+func NewRenderer(s *platform.Snapshot, sched *schedule.Result, opts Options) *Renderer {
 	out := &Output{Environment: s.Environment, PromotedCommit: promotedCommit(s)}
 	for _, ct := range sched.ClusterTypes {
 		out.ClusterTypes = append(out.ClusterTypes, ct.Metadata.Name)
 	}
 	engine := NewEngine(s)
 	out.Diagnostics = append(out.Diagnostics, engine.Diagnostics...)
-	composer := compose.New(s)
 	types, diags := resolveTypes(engine, sched)
 	out.Diagnostics = append(out.Diagnostics, diags...)
-
 	out.Assignments = make([]Assignment, len(sched.Assignments))
 	for i := range sched.Assignments {
 		out.Assignments[i].Assignment = &sched.Assignments[i]
 	}
-	r := &renderer{env: s.Environment, engine: engine, composer: composer, types: types, opts: opts,
+	r := &renderer{env: s.Environment, engine: engine, composer: compose.New(s), types: types, opts: opts,
 		broken: s.Broken, targets: map[*platform.DeploymentTarget][]byte{}}
-	r.run(out.Assignments)
-	out.Diagnostics = append(out.Diagnostics, r.diagnostics(out.Assignments)...)
-	return out
+	return &Renderer{out: out, r: r}
 }
+
+// Prepare composes every assignment's config and computes its InputDigest. Assignments that
+// cannot be rendered at all (a missing template, a broken config source) get their Err.
+func (rr *Renderer) Prepare() {
+	rr.r.run(rr.out.Assignments, nil, rr.r.prepare)
+}
+
+// Render validates and renders the prepared assignments selected (and not failed), and
+// returns the output; the others keep Files == nil.
+func (rr *Renderer) Render(selected func(*Assignment) bool) *Output {
+	rr.r.run(rr.out.Assignments, rr.r.opts.Progress, func(a *Assignment) {
+		if a.Err == nil && selected(a) {
+			rr.r.render(a)
+		}
+	})
+	rr.out.Diagnostics = append(rr.out.Diagnostics, rr.r.diagnostics(rr.out.Assignments)...)
+	return rr.out
+}
+
+// Output returns the output as it is so far.
+func (rr *Renderer) Output() *Output { return rr.out }
 
 func promotedCommit(s *platform.Snapshot) string {
 	if s.BaseRepo != nil && s.BaseRepo.Spec.Commit != "" && !s.Revisions.Pinned {
@@ -165,7 +194,7 @@ type renderer struct {
 	targets map[*platform.DeploymentTarget][]byte // per-target digest cache
 }
 
-func (r *renderer) run(as []Assignment) {
+func (r *renderer) run(as []Assignment, progress func(done, total int), fn func(*Assignment)) {
 	workers := r.opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -182,10 +211,10 @@ func (r *renderer) run(as []Assignment) {
 				}
 				end := min(start+chunk, len(as))
 				for i := start; i < end; i++ {
-					r.one(&as[i])
+					fn(&as[i])
 				}
-				if r.opts.Progress != nil {
-					r.opts.Progress(int(done.Add(int64(end-start))), len(as))
+				if progress != nil {
+					progress(int(done.Add(int64(end-start))), len(as))
 				}
 			}
 		})
@@ -193,8 +222,8 @@ func (r *renderer) run(as []Assignment) {
 	wg.Wait()
 }
 
-// one composes, validates and renders a single assignment.
-func (r *renderer) one(a *Assignment) {
+// prepare composes an assignment's config and computes its input digest.
+func (r *renderer) prepare(a *Assignment) {
 	tt := r.types[a.ClusterType]
 	if tt.problem != "" {
 		a.Err = errors.New(tt.problem)
@@ -209,14 +238,15 @@ func (r *renderer) one(a *Assignment) {
 	a.Config = r.composer.Compose(a.Type, a.Target)
 	r.engine.memo.share(a.Config.Data)
 	a.InputDigest = r.digest(a, tt)
-	if r.opts.Skip != nil && r.opts.Skip(a.Assignment, a.InputDigest) {
-		return
-	}
+}
+
+// render validates a prepared assignment's config and renders its files.
+func (r *renderer) render(a *Assignment) {
 	if ds := r.composer.Validate(a.Config, a.Type, a.Target); len(ds) > 0 {
 		a.Err = &ValidationError{Diagnostics: ds}
 		return
 	}
-	a.Files, a.Err = r.engine.RenderAssignment(r.env, a.Assignment, a.Config, tt.ts)
+	a.Files, a.Err = r.engine.RenderAssignment(r.env, a.Assignment, a.Config, r.types[a.ClusterType].ts)
 }
 
 // BrokenInputError is an assignment held back because a document that may configure it
@@ -239,7 +269,8 @@ func (e *ValidationError) Error() string {
 
 // digest hashes everything an assignment's files depend on: the templates, the target
 // (name, labels, manifests, workload, workspace), the cluster type name, the namespace,
-// the environment and the composed config. Schemas decide only whether it renders.
+// the environment and the composed config; and the schemas that validate it, so that a
+// schema change validates again.
 func (r *renderer) digest(a *Assignment, tt *typeTemplates) string {
 	h := sha256.New()
 	h.Write([]byte(Version))
@@ -248,6 +279,8 @@ func (r *renderer) digest(a *Assignment, tt *typeTemplates) string {
 	writeStrings(h, r.env, a.ClusterType, a.Namespace)
 	var b [8]byte
 	binary.LittleEndian.PutUint64(b[:], a.Config.Digest)
+	h.Write(b[:])
+	binary.LittleEndian.PutUint64(b[:], r.composer.SchemaDigest(a.Type, a.Target))
 	h.Write(b[:])
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
