@@ -19,17 +19,29 @@ type applyOptions struct {
 	author          string
 	subject         string
 	maxAttempts     int
+	pr              bool
+	forgeURL        string
 }
 
 // applyJSON is what `apply -o json` prints.
 type applyJSON struct {
-	Environment string   `json:"environment"`
-	Commit      string   `json:"commit"`
-	Branch      string   `json:"branch"`
-	Attempts    int      `json:"attempts"`
-	NoChange    bool     `json:"noChange"`
-	Refused     string   `json:"refused,omitempty"`
-	Plan        planJSON `json:"plan"`
+	Environment string `json:"environment"`
+	Commit      string `json:"commit"`
+	Branch      string `json:"branch"`
+	Attempts    int    `json:"attempts"`
+	NoChange    bool   `json:"noChange"`
+	Refused     string `json:"refused,omitempty"`
+	// PullRequest is set with --pr; Superseded lists fleetform's earlier pull requests it closed.
+	PullRequest *pullRequestJSON `json:"pullRequest,omitempty"`
+	Superseded  []int            `json:"superseded,omitempty"`
+	Plan        planJSON         `json:"plan"`
+}
+
+type pullRequestJSON struct {
+	Number int    `json:"number"`
+	URL    string `json:"url"`
+	Head   string `json:"head"`
+	Base   string `json:"base"`
 }
 
 func newApplyCmd(e *env) *cobra.Command {
@@ -55,10 +67,23 @@ func newApplyCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			var pr *pullRequester
+			if o.pr {
+				if pr, err = newPullRequester(e, target, r.snap.Environment, o.forgeURL); err != nil {
+					return err
+				}
+				co.HeadBranch = pr.head(r.snap.Revisions.Environment)
+			}
 			prog := newProgress(e, "rendering")
 			res, err := writerFor(e, &o.g, o.allowMassDelete, prog).Apply(cmd.Context(), gitopsInput(r, target), co)
 			prog.finish()
-			return o.report(e, r, res, err)
+			var doc applyJSON
+			if pr != nil && err == nil && !res.Commit.IsZero() {
+				if doc.PullRequest, doc.Superseded, err = pr.open(cmd.Context(), r, res); err != nil {
+					return failed(ExitFailed, err)
+				}
+			}
+			return o.report(e, r, res, err, doc)
 		},
 	}
 	o.cp.bind(cmd, true)
@@ -69,6 +94,8 @@ func newApplyCmd(e *env) *cobra.Command {
 	f.StringVar(&o.author, "author", "fleetform <fleetform@localhost>", "commit author, as \"Name <email>\"")
 	f.StringVar(&o.subject, "message", "", "commit subject (default: names the environment and the control-plane commit)")
 	f.IntVar(&o.maxAttempts, "max-attempts", gitops.DefaultMaxAttempts, "how many times to re-plan when the branch moved in between")
+	f.BoolVar(&o.pr, "pr", false, "push to a new branch and open a pull request (GitHub; token from FLEETFORM_GITHUB_TOKEN or GITHUB_TOKEN)")
+	f.StringVar(&o.forgeURL, "forge-url", "", "API base URL of the forge (GitHub Enterprise: https://HOST/api/v3/); default from the repository URL")
 	return cmd
 }
 
@@ -81,12 +108,12 @@ func (o *applyOptions) commitOptions() (gitops.CommitOptions, error) {
 }
 
 // report prints what apply did and chooses the exit code.
-func (o *applyOptions) report(e *env, r *result, res *gitops.Result, applyErr error) error {
+func (o *applyOptions) report(e *env, r *result, res *gitops.Result, applyErr error, doc applyJSON) error {
 	if res == nil || res.Plan == nil {
 		return failed(ExitFailed, applyErr)
 	}
-	doc := applyJSON{Environment: res.Plan.Environment, Branch: res.Branch, Attempts: res.Attempts,
-		NoChange: res.Plan.NoChange(), Plan: toPlanJSON(res.Plan, r, false)}
+	doc.Environment, doc.Branch, doc.Attempts = res.Plan.Environment, res.Branch, res.Attempts
+	doc.NoChange, doc.Plan = res.Plan.NoChange(), toPlanJSON(res.Plan, r, false)
 	if !res.Commit.IsZero() {
 		doc.Commit = res.Commit.String()
 	}
@@ -121,6 +148,12 @@ func applyText(w io.Writer, doc *applyJSON) error {
 		fmt.Fprintf(w, "apply %s: no change, no commit (%d assignment(s) up to date)\n", doc.Environment, doc.Plan.Skipped)
 	default:
 		fmt.Fprintf(w, "apply %s: committed %s to %s\n", doc.Environment, doc.Commit[:min(len(doc.Commit), 12)], doc.Branch)
+		if doc.PullRequest != nil {
+			fmt.Fprintf(w, "pull request #%d into %s: %s\n", doc.PullRequest.Number, doc.PullRequest.Base, doc.PullRequest.URL)
+		}
+		if len(doc.Superseded) > 0 {
+			fmt.Fprintf(w, "closed fleetform's superseded pull request(s): %v\n", doc.Superseded)
+		}
 		fmt.Fprintf(w, "files: %d added, %d modified, %d deleted; assignments: %d added, %d removed; %d re-rendered, %d unchanged\n",
 			counts["add"], counts["modify"], counts["delete"], len(doc.Plan.AssignmentsAdded), len(doc.Plan.AssignmentsRemoved),
 			doc.Plan.Rendered, doc.Plan.Skipped)
