@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/gitops"
+	"github.com/fleetform/fleetform/internal/redact"
 )
 
 type planOptions struct {
@@ -112,7 +113,7 @@ func gitopsInput(r *result, t gitops.Target) gitops.Input {
 
 func toPlanJSON(p *gitops.Plan, r *result, withDiff bool) planJSON {
 	doc := planJSON{
-		Environment: p.Environment, Target: targetJSON{Repo: redact(p.Target.Repo), Branch: p.Target.Branch, Path: p.Target.Path},
+		Environment: p.Environment, Target: targetJSON{Repo: redact.URL(p.Target.Repo), Branch: p.Target.Branch, Path: p.Target.Path},
 		Changes: []changeJSON{}, AssignmentsAdded: nonNil(p.AssignmentsAdded), AssignmentsRemoved: nonNil(p.AssignmentsRemoved),
 		ClusterTypesAffected: nonNil(p.ClusterTypesAffected), Deferred: nonNil(p.Deferred), Failed: nonNil(p.Failed),
 		Rendered: p.Rendered, Skipped: p.Skipped, MassDelete: p.MassDelete,
@@ -215,16 +216,4 @@ func orDot(p string) string {
 		return "."
 	}
 	return p
-}
-
-// redact removes credentials from a URL.
-func redact(u string) string {
-	scheme, rest, ok := strings.Cut(u, "://")
-	if !ok {
-		return u
-	}
-	if at := strings.LastIndex(rest, "@"); at >= 0 && at < strings.IndexAny(rest+"/", "/") {
-		rest = "***@" + rest[at+1:]
-	}
-	return scheme + "://" + rest
 }

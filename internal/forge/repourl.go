@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+
+	"github.com/fleetform/fleetform/internal/redact"
 )
 
 // namePattern is what a repository owner or name may contain (GitHub's rule, and a safe one for
@@ -25,17 +27,17 @@ var scpPattern = regexp.MustCompile(`^(?:[^@/:]+@)?([^@/:]+):([^/].*)$`)
 func ParseRepoURL(rawURL string) (host string, r Repo, err error) {
 	host, path, err := splitRepoURL(rawURL)
 	if err != nil {
-		return "", Repo{}, fmt.Errorf("repository URL %q: %w", redactURL(rawURL), err)
+		return "", Repo{}, fmt.Errorf("repository URL %q: %w", redact.URL(rawURL), err)
 	}
 	path = strings.TrimSuffix(strings.TrimPrefix(path, "/"), "/")
 	path = strings.TrimSuffix(path, ".git")
 	owner, name, ok := strings.Cut(path, "/")
 	if !ok || strings.Contains(name, "/") {
-		return "", Repo{}, fmt.Errorf("repository URL %q: want the path owner/name, got %q", redactURL(rawURL), path)
+		return "", Repo{}, fmt.Errorf("repository URL %q: want the path owner/name, got %q", redact.URL(rawURL), path)
 	}
 	for _, part := range []string{owner, name} {
 		if !namePattern.MatchString(part) || part == "." || part == ".." {
-			return "", Repo{}, fmt.Errorf("repository URL %q: invalid owner or name %q", redactURL(rawURL), part)
+			return "", Repo{}, fmt.Errorf("repository URL %q: invalid owner or name %q", redact.URL(rawURL), part)
 		}
 	}
 	return host, Repo{Owner: owner, Name: name}, nil
@@ -74,23 +76,4 @@ func splitRepoURL(rawURL string) (host, path string, err error) {
 		return "", "", errors.New("no host")
 	}
 	return host, u.Path, nil
-}
-
-// redactURL returns rawURL with its user information, if any, replaced by REDACTED: a token can
-// be the user name (https://TOKEN@host/...) as well as the password.
-func redactURL(rawURL string) string {
-	if u, err := url.Parse(rawURL); err == nil {
-		if u.User != nil {
-			u.User = url.User("REDACTED")
-		}
-		return u.String()
-	}
-	scheme, rest, ok := strings.Cut(rawURL, "://")
-	if !ok {
-		return rawURL
-	}
-	if i := strings.LastIndex(rest, "@"); i >= 0 {
-		return scheme + "://REDACTED@" + rest[i+1:]
-	}
-	return rawURL
 }

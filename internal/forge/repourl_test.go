@@ -100,7 +100,7 @@ func TestParseRepoURLErrorsHideCredentials(t *testing.T) {
 		if strings.Contains(err.Error(), secret) {
 			t.Errorf("ParseRepoURL error leaks the credentials: %v", err)
 		}
-		if !strings.Contains(err.Error(), "REDACTED@github.com") {
+		if !strings.Contains(err.Error(), "***@github.com") {
 			t.Errorf("ParseRepoURL error %q does not show the redacted URL", err)
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/fleetform/fleetform/internal/redact"
+
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -43,7 +45,7 @@ func openRepository(ctx context.Context, location, cacheDir string, logger *slog
 	}
 	sum := sha256.Sum256([]byte(normalizeURL(location)))
 	cache := filepath.Join(cacheDir, hex.EncodeToString(sum[:8]))
-	r := &repository{location: redactURL(location), gitDir: cache, remote: location, logger: logger}
+	r := &repository{location: redact.URL(location), gitDir: cache, remote: location, logger: logger}
 	if _, err := os.Stat(filepath.Join(cache, "HEAD")); err != nil {
 		if err := os.MkdirAll(cache, 0o700); err != nil {
 			return nil, err
@@ -81,18 +83,6 @@ func findGitDir(p string) (string, error) {
 }
 
 func normalizeURL(u string) string { return strings.TrimSuffix(strings.TrimSuffix(u, "/"), ".git") }
-
-// redactURL removes credentials from a URL before it is logged or shown.
-func redactURL(u string) string {
-	scheme, rest, ok := strings.Cut(u, "://")
-	if !ok {
-		return u
-	}
-	if at := strings.LastIndex(rest, "@"); at >= 0 && at < strings.IndexAny(rest+"/", "/") {
-		rest = "***@" + rest[at+1:]
-	}
-	return scheme + "://" + rest
-}
 
 // open returns a fresh go-git handle for reading (it sees packs written since).
 func (r *repository) open() (*git.Repository, error) {
@@ -192,7 +182,7 @@ func (r *repository) git(ctx context.Context, stdin []byte, args ...string) ([]b
 	if err := cmd.Run(); err != nil {
 		msg := strings.TrimSpace(stderr.String() + "\n" + stdout.String())
 		if r.remote != "" {
-			msg = strings.ReplaceAll(msg, r.remote, redactURL(r.remote))
+			msg = strings.ReplaceAll(msg, r.remote, redact.URL(r.remote))
 		}
 		return nil, fmt.Errorf("git %s: %s: %w", args[0], msg, err)
 	}

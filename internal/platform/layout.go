@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fleetform/fleetform/internal/redact"
+
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
@@ -410,7 +412,7 @@ func (cp *ControlPlane) loadRegistrations(ctx context.Context, b *builder) {
 	for _, reg := range regs {
 		ref := reg.Spec.Workload
 		fail := func(err error) {
-			b.diag(reg.Source.Diag("spec.workload.repo", fmt.Sprintf("cannot read workloads from %s: %v", redactURL(ref.Repo), err),
+			b.diag(reg.Source.Diag("spec.workload.repo", fmt.Sprintf("cannot read workloads from %s: %v", redact.URL(ref.Repo), err),
 				"check the URL and credentials, or map it with --repo-map URL=PATH"))
 			b.snap.FailedSources = append(b.snap.FailedSources, "registration/"+reg.Metadata.Name)
 		}
@@ -424,7 +426,7 @@ func (cp *ControlPlane) loadRegistrations(ctx context.Context, b *builder) {
 			fail(err)
 			continue
 		}
-		shown := redactURL(ref.Repo) // credentials never reach a source or a message
+		shown := redact.URL(ref.Repo) // credentials never reach a source or a message
 		docs, diags, err := section{tree: tree, root: ref.Path, repo: shown}.read()
 		if err != nil {
 			fail(err)

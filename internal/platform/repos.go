@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fleetform/fleetform/internal/redact"
+
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -162,7 +164,7 @@ func (rs *Repos) open(ctx context.Context, loc string) (*Repo, error) {
 	if p, ok := localPath(loc); ok {
 		return openLocal(p)
 	}
-	rs.logger.InfoContext(ctx, "fetching repository", "url", redactURL(loc))
+	rs.logger.InfoContext(ctx, "fetching repository", "url", redact.URL(loc))
 	return fetchRemote(ctx, loc)
 }
 
@@ -221,7 +223,7 @@ func fetchRemote(ctx context.Context, url string) (*Repo, error) {
 		Tags:     git.NoTags,
 	})
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-		return nil, fmt.Errorf("fetch %s: %w", redactURL(url), err)
+		return nil, fmt.Errorf("fetch %s: %w", redact.URL(url), err)
 	}
 	if head, err := remote.ListContext(ctx, &git.ListOptions{Auth: authFromEnv()}); err == nil {
 		for _, ref := range head {
@@ -246,16 +248,4 @@ func authFromEnv() transport.AuthMethod {
 		user = "git"
 	}
 	return &http.BasicAuth{Username: user, Password: tok}
-}
-
-// redactURL removes credentials from a URL before it is logged or shown.
-func redactURL(u string) string {
-	scheme, rest, ok := strings.Cut(u, "://")
-	if !ok {
-		return u
-	}
-	if at := strings.LastIndex(rest, "@"); at >= 0 && at < strings.IndexAny(rest+"/", "/") {
-		rest = "***@" + rest[at+1:]
-	}
-	return scheme + "://" + rest
 }
