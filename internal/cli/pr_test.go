@@ -36,26 +36,34 @@ func (f *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	call := r.Method + " " + strings.TrimPrefix(r.URL.Path, "/api/v3")
 	f.calls = append(f.calls, call)
 	w.Header().Set("Content-Type", "application/json")
-	switch {
-	case call == "GET /repos/org/gitops/pulls":
-		json.NewEncoder(w).Encode(f.open)
-	case call == "POST /repos/org/gitops/pulls":
+	var reply any
+	switch call {
+	case "GET /repos/org/gitops/pulls":
+		reply = f.open
+	case "POST /repos/org/gitops/pulls":
 		data, _ := io.ReadAll(r.Body)
-		json.Unmarshal(data, &f.body)
+		if err := json.Unmarshal(data, &f.body); err != nil {
+			f.t.Errorf("create request: %v", err)
+		}
 		w.WriteHeader(http.StatusCreated)
-		json.NewEncoder(w).Encode(pull(42, f.body["head"].(string), f.body["base"].(string), f.body["body"].(string), "fleetform-bot"))
-	case call == "POST /repos/org/gitops/issues/42/labels":
-		io.WriteString(w, `[{"name":"fleetform"}]`)
-	case call == "POST /repos/org/gitops/issues/7/comments":
+		reply = pull(42, f.body["head"].(string), f.body["base"].(string), f.body["body"].(string), "fleetform-bot")
+	case "POST /repos/org/gitops/issues/42/labels":
+		reply = []map[string]string{{"name": "fleetform"}}
+	case "POST /repos/org/gitops/issues/7/comments":
 		w.WriteHeader(http.StatusCreated)
-		io.WriteString(w, `{"id":1}`)
-	case call == "PATCH /repos/org/gitops/pulls/7":
-		json.NewEncoder(w).Encode(pull(7, "fleetform/dev/20260101-000000", "dev", "", "fleetform-bot"))
-	case call == "DELETE /repos/org/gitops/git/refs/heads/fleetform/dev/20260101-000000":
+		reply = map[string]int{"id": 1}
+	case "PATCH /repos/org/gitops/pulls/7":
+		reply = pull(7, "fleetform/dev/20260101-000000", "dev", "", "fleetform-bot")
+	case "DELETE /repos/org/gitops/git/refs/heads/fleetform/dev/20260101-000000":
 		w.WriteHeader(http.StatusNoContent)
+		return
 	default:
 		f.t.Errorf("unexpected call %s", call)
 		w.WriteHeader(http.StatusNotFound)
+		return
+	}
+	if err := json.NewEncoder(w).Encode(reply); err != nil {
+		f.t.Errorf("reply to %s: %v", call, err)
 	}
 }
 
@@ -135,7 +143,7 @@ func TestApplyPullRequest(t *testing.T) {
 
 func gitOut(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", append([]string{"--git-dir", dir}, args...)...)
+	cmd := exec.CommandContext(t.Context(), "git", append([]string{"--git-dir", dir}, args...)...)
 	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {

@@ -21,7 +21,7 @@ func ServeGit(tb testing.TB, root string) string {
 	if err != nil {
 		tb.Skip("git CLI not installed: the HTTP git server needs git http-backend")
 	}
-	out, err := exec.Command(gitBin, "--exec-path").Output()
+	out, err := exec.CommandContext(tb.Context(), gitBin, "--exec-path").Output()
 	if err != nil {
 		tb.Skipf("git --exec-path: %v", err)
 	}

@@ -11,11 +11,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/fleetform/fleetform/internal/redact"
-
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
+	"github.com/fleetform/fleetform/internal/redact"
 )
 
 // Layout is how a control-plane repository maps to "common content + environment content".

@@ -14,14 +14,14 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/fleetform/fleetform/internal/redact"
-
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/fleetform/fleetform/internal/redact"
 )
 
 // RepoMap maps repository URLs to local directories or git repositories. A key ending in
