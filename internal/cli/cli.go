@@ -70,7 +70,24 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	return ExitUsage
 }
 
+// newLogger returns the logger commands write to stderr with.
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+}
+
 func newRoot(e *env) *cobra.Command {
+	var logLevel, logFormat string
 	root := &cobra.Command{
 		Use:   "fleetform",
 		Short: "Fleet workload and configuration management, the GitOps way",
@@ -79,7 +96,17 @@ func newRoot(e *env) *cobra.Command {
 			"must reconcile.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			logger, err := newLogger(e.stderr, logLevel, logFormat)
+			if err != nil {
+				return failed(ExitUsage, err)
+			}
+			e.logger = logger
+			return nil
+		},
 	}
+	root.PersistentFlags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	root.PersistentFlags().StringVar(&logFormat, "log-format", "text", "log format: text or json")
 	root.AddCommand(
 		newValidateCmd(e),
 		newScheduleCmd(e),
