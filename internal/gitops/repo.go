@@ -126,6 +126,9 @@ func (r *repository) tip(ctx context.Context, branch string) (plumbing.Hash, err
 // fast-forward push (a rejected push is a conflict).
 func (r *repository) publish(ctx context.Context, branch string, commit, old plumbing.Hash) error {
 	if r.remote == "" {
+		if err := r.checkNotCheckedOut(ctx, branch); err != nil {
+			return err
+		}
 		oldArg := old.String()
 		if old.IsZero() {
 			oldArg = strings.Repeat("0", 40)
@@ -137,6 +140,20 @@ func (r *repository) publish(ctx context.Context, branch string, commit, old plu
 		return err
 	}
 	return r.push(ctx, commit, "refs/heads/"+branch)
+}
+
+// checkNotCheckedOut refuses to move the branch a work tree has checked out: its files
+// would no longer match the branch.
+func (r *repository) checkNotCheckedOut(ctx context.Context, branch string) error {
+	if filepath.Base(r.gitDir) != ".git" {
+		return nil // a bare repository has no work tree
+	}
+	out, err := r.git(ctx, nil, "symbolic-ref", "--quiet", "HEAD")
+	if err == nil && strings.TrimSpace(string(out)) == "refs/heads/"+branch {
+		return fmt.Errorf("branch %s is checked out in %s: write to a bare repository, or to another branch",
+			branch, filepath.Dir(r.gitDir))
+	}
+	return nil
 }
 
 // push pushes commit to ref on the remote without forcing.
