@@ -41,12 +41,12 @@ bench:
 # The previous trees are moved aside and deleted after the timing: deleting 300,000 files
 # right before it makes the kernel side of the render several times slower.
 bench-e2e: build
-	rm -rf out/bench-old && mkdir -p out/bench-old
-	for d in out/bench-fleet out/bench-fleet-out; do if [ -e $$d ]; then mv $$d out/bench-old/; fi; done
-	$(BIN) dev gen-fleet --out out/bench-fleet
+	rm -rf .bench/old && mkdir -p .bench/old
+	for d in .bench/fleet .bench/fleet-out; do if [ -e $$d ]; then mv $$d .bench/old/; fi; done
+	$(BIN) dev gen-fleet --out .bench/fleet
 	/usr/bin/time -f 'render: wall %e s, user %U s, sys %S s, max RSS %M KiB' \
-		$(BIN) render --control-plane out/bench-fleet --env dev --out out/bench-fleet-out
-	rm -rf out/bench-old
+		$(BIN) render --control-plane .bench/fleet --env dev --out .bench/fleet-out
+	rm -rf .bench/old
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -1,0 +1,347 @@
+package hub
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Defaults of Options.
+const (
+	DefaultStaleAfter = 10 * time.Minute
+	DefaultRetention  = 90 * 24 * time.Hour
+	DefaultMaxBatch   = 512
+)
+
+// Options configure a Hub.
+type Options struct {
+	// StaleAfter: a cluster whose latest report is older counts as unknown.
+	StaleAfter time.Duration
+	// Retention: history events and superseded desired states older than this are pruned.
+	Retention time.Duration
+	// Writers is the number of concurrent ingest transactions (1 for SQLite).
+	Writers int
+	// MaxBatch bounds the reports committed in one transaction.
+	MaxBatch int
+	// Now is the clock (default time.Now).
+	Now    func() time.Time
+	Logger *slog.Logger
+	// Observer is told about ingest results (metrics); nil ignores them.
+	Observer Observer
+}
+
+// Observer receives ingest events, for metrics.
+type Observer interface {
+	// Reported is called once per report with its result: accepted, unchanged, ignored
+	// (out of order) or rejected.
+	Reported(result string)
+	// Committed is called once per ingest transaction.
+	Committed(reports int, took time.Duration, err error)
+}
+
+// Hub is the observability hub's service.
+type Hub struct {
+	store Store
+	opts  Options
+	jobs  chan *job
+
+	mu      sync.Mutex
+	desired map[string]*desiredIndex // env\x00revision -> index (desired states never change)
+	tokens  sync.Map                 // token hash (string) -> cachedPrincipal
+}
+
+// New returns a Hub on store. Call Run to start ingesting and sweeping.
+func New(store Store, opts Options) *Hub {
+	if opts.StaleAfter <= 0 {
+		opts.StaleAfter = DefaultStaleAfter
+	}
+	if opts.Retention <= 0 {
+		opts.Retention = DefaultRetention
+	}
+	if opts.Writers <= 0 {
+		opts.Writers = 1
+	}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = DefaultMaxBatch
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Hub{store: store, opts: opts, jobs: make(chan *job, 4*opts.MaxBatch), desired: map[string]*desiredIndex{}}
+}
+
+// Principal is who a request comes from.
+type Principal struct {
+	Kind    string // admin, read or cluster
+	Cluster string // for cluster tokens
+}
+
+type cachedPrincipal struct {
+	p       Principal
+	expires time.Time
+}
+
+// tokenCacheTTL bounds how long a revoked token may still work on another replica.
+const tokenCacheTTL = 30 * time.Second
+
+// NewToken returns a random token (256 bits, URL-safe base64).
+func NewToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return "ff_" + base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// HashToken is how tokens are stored: SHA-256 (tokens are random, so a slow hash adds nothing).
+func HashToken(token string) []byte {
+	h := sha256.Sum256([]byte(token))
+	return h[:]
+}
+
+// Bootstrap makes sure an admin token exists. With token set (FLEETFORM_HUB_ADMIN_TOKEN), it
+// is stored (hashed) if it is not yet; otherwise, when no admin token exists, one is generated
+// and returned, to be shown once.
+func (h *Hub) Bootstrap(ctx context.Context, token string) (generated string, err error) {
+	err = h.store.Update(ctx, func(tx Tx) error {
+		if token != "" {
+			if _, err := tx.Token(ctx, HashToken(token)); err == nil {
+				return nil
+			} else if !errors.Is(err, ErrNotFound) {
+				return err
+			}
+			return tx.PutToken(ctx, Token{Hash: HashToken(token), Kind: TokenAdmin, Name: "env", CreatedAt: h.opts.Now()})
+		}
+		has, err := tx.HasAdminToken(ctx)
+		if err != nil || has {
+			return err
+		}
+		if generated, err = NewToken(); err != nil {
+			return err
+		}
+		return tx.PutToken(ctx, Token{Hash: HashToken(generated), Kind: TokenAdmin, Name: "generated", CreatedAt: h.opts.Now()})
+	})
+	return generated, err
+}
+
+// Authenticate returns the principal of a token (CodeUnauthorized when unknown).
+func (h *Hub) Authenticate(ctx context.Context, token string) (Principal, error) {
+	if token == "" {
+		return Principal{}, Errorf(CodeUnauthorized, "a bearer token is required")
+	}
+	hash := HashToken(token)
+	if c, ok := h.tokens.Load(string(hash)); ok && h.opts.Now().Before(c.(cachedPrincipal).expires) {
+		return c.(cachedPrincipal).p, nil
+	}
+	var t Token
+	err := h.store.View(ctx, func(r Reader) error {
+		var err error
+		t, err = r.Token(ctx, hash)
+		return err
+	})
+	if errors.Is(err, ErrNotFound) {
+		return Principal{}, Errorf(CodeUnauthorized, "unknown token")
+	}
+	if err != nil {
+		return Principal{}, err
+	}
+	p := Principal{Kind: t.Kind, Cluster: t.Cluster}
+	h.tokens.Store(string(hash), cachedPrincipal{p: p, expires: h.opts.Now().Add(tokenCacheTTL)})
+	return p, nil
+}
+
+// CreateReadToken issues a read-only token.
+func (h *Hub) CreateReadToken(ctx context.Context, name string) (string, error) {
+	tok, err := NewToken()
+	if err != nil {
+		return "", err
+	}
+	return tok, h.store.Update(ctx, func(tx Tx) error {
+		return tx.PutToken(ctx, Token{Hash: HashToken(tok), Kind: TokenRead, Name: name, CreatedAt: h.opts.Now()})
+	})
+}
+
+// RegisterCluster registers a cluster and returns its new token. An existing name is a
+// conflict unless rotate is set: then the cluster keeps its state and gets a new token (the
+// old one stops working).
+func (h *Hub) RegisterCluster(ctx context.Context, c Cluster, rotate bool) (string, error) {
+	if err := validateCluster(c); err != nil {
+		return "", err
+	}
+	tok, err := NewToken()
+	if err != nil {
+		return "", err
+	}
+	now := h.opts.Now()
+	token := Token{Hash: HashToken(tok), Kind: TokenCluster, Cluster: c.Name, CreatedAt: now}
+	err = h.store.Update(ctx, func(tx Tx) error {
+		existing, err := tx.LockCluster(ctx, c.Name)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			return h.insertCluster(ctx, tx, c, token)
+		case err != nil:
+			return err
+		case !rotate:
+			return Errorf(CodeConflict, "cluster %q is already registered (use ?rotate=true to issue a new token)", c.Name)
+		case existing.Environment != c.Environment || existing.ClusterType != c.ClusterType:
+			return Errorf(CodeConflict, "cluster %q is registered in %s/%s; rotating its token cannot move it",
+				c.Name, existing.Environment, existing.ClusterType)
+		}
+		existing.TokenHash, existing.Labels = token.Hash, c.Labels
+		if err := tx.DeleteClusterTokens(ctx, c.Name); err != nil {
+			return err
+		}
+		if err := tx.UpdateCluster(ctx, existing); err != nil {
+			return err
+		}
+		return tx.PutToken(ctx, token)
+	})
+	if err != nil {
+		return "", err
+	}
+	h.forgetClusterTokens(c.Name)
+	return tok, nil
+}
+
+func (h *Hub) insertCluster(ctx context.Context, tx Tx, c Cluster, token Token) error {
+	c.RegisteredAt = token.CreatedAt
+	if err := tx.InsertCluster(ctx, ClusterRecord{Cluster: c, TokenHash: token.Hash}); err != nil {
+		return err
+	}
+	if err := tx.PutToken(ctx, token); err != nil {
+		return err
+	}
+	if err := tx.AddCounts(ctx, nil, []ClusterCount{{Environment: c.Environment, ClusterType: c.ClusterType,
+		Revision: RegisteredRevision, Count: 1}}); err != nil {
+		return err
+	}
+	return tx.AddEvents(ctx, []Event{{Time: token.CreatedAt, Kind: EventRegistration, Environment: c.Environment,
+		ClusterType: c.ClusterType, Cluster: c.Name, Message: "registered"}})
+}
+
+func (h *Hub) forgetClusterTokens(cluster string) {
+	h.tokens.Range(func(k, v any) bool {
+		if v.(cachedPrincipal).p.Cluster == cluster {
+			h.tokens.Delete(k)
+		}
+		return true
+	})
+}
+
+func validateCluster(c Cluster) error {
+	switch {
+	case !validName(c.Name):
+		return Errorf(CodeInvalid, "name %q: use 1 to 253 lowercase letters, digits, '-' and '.'", c.Name)
+	case !validName(c.Environment):
+		return Errorf(CodeInvalid, "environment %q is not a valid name", c.Environment)
+	case !validName(c.ClusterType):
+		return Errorf(CodeInvalid, "clusterType %q is not a valid name", c.ClusterType)
+	}
+	return nil
+}
+
+func validName(s string) bool {
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for _, r := range s {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-' && r != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// PostDesired records what fleetform scheduled for an environment at a GitOps revision. A
+// revision's desired state never changes: posting it again with the same assignments is a
+// no-op, with other assignments a conflict.
+func (h *Hub) PostDesired(ctx context.Context, d Desired) error {
+	if err := validateDesired(d); err != nil {
+		return err
+	}
+	d.PostedAt = h.opts.Now()
+	return h.store.Update(ctx, func(tx Tx) error {
+		if err := tx.LockEnvironment(ctx, d.Environment, true); err != nil {
+			return err
+		}
+		old, err := tx.Desired(ctx, d.Environment, d.Revision)
+		switch {
+		case err == nil && sameAssignments(old.Assignments, d.Assignments):
+			return nil
+		case err == nil:
+			return Errorf(CodeConflict, "revision %s of %s was already posted with other assignments", d.Revision, d.Environment)
+		case !errors.Is(err, ErrNotFound):
+			return err
+		}
+		if err := tx.PutDesired(ctx, d); err != nil {
+			return err
+		}
+		if err := h.rebuildTargets(ctx, tx, d); err != nil {
+			return err
+		}
+		return tx.AddEvents(ctx, []Event{{Time: d.PostedAt, Kind: EventDesired, Environment: d.Environment,
+			Revision: d.Revision, Message: fmt.Sprintf("%d assignment(s) scheduled", len(d.Assignments))}})
+	})
+}
+
+// rebuildTargets recounts the targets of a new desired revision from the clusters already
+// at it (they may have reported it before fleetform posted it).
+func (h *Hub) rebuildTargets(ctx context.Context, tx Tx, d Desired) error {
+	if err := tx.DeleteTargetCounts(ctx, d.Environment, d.Revision); err != nil {
+		return err
+	}
+	idx := indexDesired(d)
+	clusters, err := tx.Clusters(ctx, d.Environment)
+	if err != nil {
+		return err
+	}
+	var add []TargetCount
+	for _, c := range clusters {
+		if !c.Reported || !c.Fresh || c.Revision != d.Revision {
+			continue
+		}
+		deps, err := tx.Deployments(ctx, c.Name)
+		if err != nil {
+			return err
+		}
+		tc, _ := deltas(nil, contributionOf(c, deps, idx.targets(c.ClusterType)))
+		add = append(add, tc...)
+	}
+	return tx.AddCounts(ctx, mergeTargetCounts(add), nil)
+}
+
+func validateDesired(d Desired) error {
+	if !validName(d.Environment) || d.Revision == "" {
+		return Errorf(CodeInvalid, "environment and revision are required")
+	}
+	seen := map[string]bool{}
+	for i, a := range d.Assignments {
+		if a.DeploymentTarget == "" || a.ClusterType == "" {
+			return Errorf(CodeInvalid, "assignments[%d]: deploymentTarget and clusterType are required", i)
+		}
+		key := a.ClusterType + "/" + a.DeploymentTarget
+		if seen[key] {
+			return Errorf(CodeInvalid, "assignments[%d]: %s is listed twice", i, key)
+		}
+		seen[key] = true
+	}
+	return nil
+}
+
+// PostWorkloadVersion records the version application CI deployed to a deployment target.
+func (h *Hub) PostWorkloadVersion(ctx context.Context, v WorkloadVersion) error {
+	if !validName(v.Environment) || v.Workload == "" || v.DeploymentTarget == "" || v.Version == "" {
+		return Errorf(CodeInvalid, "environment, workload, deploymentTarget and version are required")
+	}
+	v.ReportedAt = h.opts.Now()
+	return h.store.Update(ctx, func(tx Tx) error { return tx.PutWorkloadVersion(ctx, v) })
+}

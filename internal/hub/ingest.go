@@ -1,0 +1,344 @@
+package hub
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Limits of a report.
+const (
+	MaxDeploymentsPerReport = 10_000
+	MaxMessageLength        = 4096
+)
+
+// Ingest results, as Observer.Reported sees them.
+const (
+	ResultAccepted  = "accepted"
+	ResultUnchanged = "unchanged"
+	ResultIgnored   = "ignored"
+	ResultRejected  = "rejected"
+)
+
+// job is one report waiting for its transaction.
+type job struct {
+	report   Report
+	received time.Time
+	done     chan error
+}
+
+// Report validates a cluster's report and commits it; it returns once the report is durable
+// (or rejected). A report older than the one the hub has (by observedAt) is accepted and
+// ignored: a newer state is never overwritten by a stale one.
+func (h *Hub) Report(ctx context.Context, p Principal, r Report) error {
+	if p.Kind != TokenCluster {
+		return Errorf(CodeForbidden, "reports must be sent with the cluster's own token")
+	}
+	if r.Cluster != p.Cluster {
+		return Errorf(CodeForbidden, "this token belongs to cluster %q, not %q", p.Cluster, r.Cluster)
+	}
+	if err := validateReport(r); err != nil {
+		h.observe(ResultRejected)
+		return err
+	}
+	j := &job{report: r, received: h.opts.Now(), done: make(chan error, 1)}
+	select {
+	case h.jobs <- j:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-j.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func validateReport(r Report) error {
+	switch {
+	case r.Revision == "":
+		return Errorf(CodeInvalid, "revision is required")
+	case r.ObservedAt.IsZero():
+		return Errorf(CodeInvalid, "observedAt is required")
+	case len(r.Message) > MaxMessageLength:
+		return Errorf(CodeInvalid, "message is longer than %d bytes", MaxMessageLength)
+	case len(r.Deployments) > MaxDeploymentsPerReport:
+		return Errorf(CodeInvalid, "more than %d deployments", MaxDeploymentsPerReport)
+	}
+	switch r.Status {
+	case Compliant, NonCompliant, Progressing:
+	default:
+		return Errorf(CodeInvalid, "status %q: want Compliant, NonCompliant or Progressing", r.Status)
+	}
+	seen := map[string]bool{}
+	for i, d := range r.Deployments {
+		switch {
+		case d.DeploymentTarget == "":
+			return Errorf(CodeInvalid, "deployments[%d]: deploymentTarget is required", i)
+		case seen[d.DeploymentTarget]:
+			return Errorf(CodeInvalid, "deployments[%d]: %s is listed twice", i, d.DeploymentTarget)
+		}
+		seen[d.DeploymentTarget] = true
+		switch d.Status {
+		case Ready, Failed, DeploymentProgress:
+		default:
+			return Errorf(CodeInvalid, "deployments[%d].status %q: want Ready, Failed or Progressing", i, d.Status)
+		}
+	}
+	return nil
+}
+
+func (h *Hub) observe(result string) {
+	if h.opts.Observer != nil {
+		h.opts.Observer.Reported(result)
+	}
+}
+
+// Run ingests reports and sweeps stale clusters until ctx ends.
+func (h *Hub) Run(ctx context.Context) error {
+	done := make(chan struct{})
+	for range h.opts.Writers {
+		go func() {
+			h.write(ctx)
+			done <- struct{}{}
+		}()
+	}
+	h.sweepLoop(ctx)
+	for range h.opts.Writers {
+		<-done
+	}
+	return nil
+}
+
+// write commits queued reports, as many per transaction as are waiting (group commit).
+func (h *Hub) write(ctx context.Context) {
+	for {
+		var first *job
+		select {
+		case first = <-h.jobs:
+		case <-ctx.Done():
+			return
+		}
+		batch := []*job{first}
+	drain:
+		for len(batch) < h.opts.MaxBatch {
+			select {
+			case j := <-h.jobs:
+				batch = append(batch, j)
+			default:
+				break drain
+			}
+		}
+		h.commit(ctx, batch)
+	}
+}
+
+// commit applies a batch in one transaction. A problem with one report rejects that report;
+// a database error fails the batch.
+func (h *Hub) commit(ctx context.Context, batch []*job) {
+	slices.SortStableFunc(batch, func(a, b *job) int {
+		return strings.Compare(a.report.Cluster, b.report.Cluster) // consistent lock order
+	})
+	start := h.opts.Now()
+	results := make([]error, len(batch))
+	outcomes := make([]string, len(batch))
+	err := h.store.Update(ctx, func(tx Tx) error {
+		for _, env := range batchEnvironments(ctx, tx, batch) {
+			if err := tx.LockEnvironment(ctx, env, false); err != nil {
+				return err
+			}
+		}
+		for i, j := range batch {
+			outcome, rejected, err := h.apply(ctx, tx, j)
+			if err != nil {
+				return err
+			}
+			results[i], outcomes[i] = rejected, outcome
+		}
+		return nil
+	})
+	if h.opts.Observer != nil {
+		h.opts.Observer.Committed(len(batch), h.opts.Now().Sub(start), err)
+	}
+	for i, j := range batch {
+		switch {
+		case err != nil:
+			h.opts.Logger.ErrorContext(ctx, "committing reports", "error", err.Error(), "reports", len(batch))
+			j.done <- Errorf(CodeInternal, "the report could not be stored")
+			h.observe(ResultRejected)
+		default:
+			j.done <- results[i]
+			h.observe(outcomes[i])
+		}
+	}
+}
+
+// batchEnvironments returns the environments of a batch's clusters, sorted (lock order).
+func batchEnvironments(ctx context.Context, r Reader, batch []*job) []string {
+	seen := map[string]bool{}
+	for _, j := range batch {
+		if c, err := r.Cluster(ctx, j.report.Cluster); err == nil {
+			seen[c.Environment] = true
+		}
+	}
+	envs := make([]string, 0, len(seen))
+	for e := range seen {
+		envs = append(envs, e)
+	}
+	slices.Sort(envs)
+	return envs
+}
+
+// apply applies one report. It returns the outcome, an error rejecting the report, or a
+// database error.
+func (h *Hub) apply(ctx context.Context, tx Tx, j *job) (string, error, error) {
+	r := j.report
+	c, err := tx.LockCluster(ctx, r.Cluster)
+	if errors.Is(err, ErrNotFound) {
+		return ResultRejected, Errorf(CodeNotFound, "cluster %q is not registered", r.Cluster), nil
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	if c.Reported && !r.ObservedAt.After(c.ObservedAt) {
+		return ResultIgnored, nil, nil // not newer than what the hub has
+	}
+	digest := reportDigest(r)
+	if c.Reported && c.Fresh && digest == c.Digest {
+		return ResultUnchanged, nil, tx.TouchCluster(ctx, c.Name, r.ObservedAt, j.received)
+	}
+	next := c
+	next.Reported, next.Fresh, next.Digest = true, true, digest
+	next.Revision, next.Status, next.Message, next.GitOpsPath = r.Revision, r.Status, r.Message, r.GitOpsPath
+	next.ObservedAt, next.ReceivedAt = r.ObservedAt, j.received
+	return ResultAccepted, nil, h.transition(ctx, tx, c, next, r.Deployments, true, r.ObservedAt)
+}
+
+// transition moves a cluster from one state to the next: counters, deployments, history.
+// With replace, the reported deployments replace the cluster's; without (a cluster going
+// stale), they stay.
+// Events are dated at.
+func (h *Hub) transition(ctx context.Context, tx Tx, old, next ClusterRecord, reported []DeploymentReport, replace bool, at time.Time) error {
+	var oldDeps []DeploymentState
+	if old.Reported {
+		var err error
+		if oldDeps, err = tx.Deployments(ctx, old.Name); err != nil {
+			return err
+		}
+	}
+	newDeps := oldDeps
+	if replace {
+		newDeps = mergeDeployments(oldDeps, reported, next.ObservedAt)
+	}
+	oldIdx, err := h.desiredAt(ctx, tx, old.Environment, old.Revision)
+	if err != nil {
+		return err
+	}
+	newIdx := oldIdx
+	if next.Revision != old.Revision {
+		if newIdx, err = h.desiredAt(ctx, tx, next.Environment, next.Revision); err != nil {
+			return err
+		}
+	}
+	td, cd := deltas(contributionOf(old, oldDeps, oldIdx.targets(old.ClusterType)),
+		contributionOf(next, newDeps, newIdx.targets(next.ClusterType)))
+	if err := tx.AddCounts(ctx, td, cd); err != nil {
+		return err
+	}
+	put, remove := diffDeployments(oldDeps, newDeps)
+	if err := tx.SetDeployments(ctx, next.Name, put, remove); err != nil {
+		return err
+	}
+	if err := tx.UpdateCluster(ctx, next); err != nil {
+		return err
+	}
+	return tx.AddEvents(ctx, transitionEvents(old, next, oldDeps, newDeps, newIdx, at))
+}
+
+// mergeDeployments builds the new deployment states from a report, keeping Since for the
+// targets whose status did not change.
+func mergeDeployments(old []DeploymentState, reported []DeploymentReport, at time.Time) []DeploymentState {
+	prev := map[string]DeploymentState{}
+	for _, d := range old {
+		prev[d.DeploymentTarget] = d
+	}
+	out := make([]DeploymentState, 0, len(reported))
+	for _, d := range reported {
+		s := DeploymentState{DeploymentTarget: d.DeploymentTarget, Namespace: d.Namespace, Status: d.Status, Revision: d.Revision, Since: at}
+		if p, ok := prev[d.DeploymentTarget]; ok && p.Status == d.Status {
+			s.Since = p.Since
+		}
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b DeploymentState) int { return strings.Compare(a.DeploymentTarget, b.DeploymentTarget) })
+	return out
+}
+
+// diffDeployments returns the states to write and the targets to remove.
+func diffDeployments(old, next []DeploymentState) (put []DeploymentState, remove []string) {
+	prev := map[string]DeploymentState{}
+	for _, d := range old {
+		prev[d.DeploymentTarget] = d
+	}
+	for _, d := range next {
+		if p, ok := prev[d.DeploymentTarget]; !ok || p != d {
+			put = append(put, d)
+		}
+		delete(prev, d.DeploymentTarget)
+	}
+	for dt := range prev {
+		remove = append(remove, dt)
+	}
+	slices.Sort(remove)
+	return put, remove
+}
+
+// transitionEvents records what changed for the history.
+func transitionEvents(old, next ClusterRecord, oldDeps, newDeps []DeploymentState, idx *desiredIndex, at time.Time) []Event {
+	var out []Event
+	from, to := clusterStateText(old), clusterStateText(next)
+	if from != to {
+		out = append(out, Event{Time: at, Kind: EventCluster, Environment: next.Environment, ClusterType: next.ClusterType,
+			Cluster: next.Name, Revision: next.Revision, From: from, To: to, Message: next.Message})
+	}
+	prev := map[string]DeploymentStatus{}
+	for _, d := range oldDeps {
+		prev[d.DeploymentTarget] = d.Status
+	}
+	for _, d := range newDeps {
+		if p, ok := prev[d.DeploymentTarget]; !ok || p != d.Status {
+			out = append(out, Event{Time: at, Kind: EventDeployment, Environment: next.Environment, ClusterType: next.ClusterType,
+				Cluster: next.Name, Workload: idx.workloadOf(d.DeploymentTarget), DeploymentTarget: d.DeploymentTarget,
+				Revision: d.Revision, From: string(p), To: string(d.Status)})
+		}
+	}
+	return out
+}
+
+func clusterStateText(c ClusterRecord) string {
+	switch {
+	case !c.Reported:
+		return ""
+	case !c.Fresh:
+		return "Unknown"
+	}
+	return fmt.Sprintf("%s@%s", c.Status, c.Revision)
+}
+
+// reportDigest identifies a report's content, everything but its times.
+func reportDigest(r Report) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00", r.Revision, r.Status, r.Message, r.GitOpsPath)
+	deps := slices.Clone(r.Deployments)
+	slices.SortFunc(deps, func(a, b DeploymentReport) int { return strings.Compare(a.DeploymentTarget, b.DeploymentTarget) })
+	for _, d := range deps {
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00", d.DeploymentTarget, d.Namespace, d.Status, d.Revision)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}

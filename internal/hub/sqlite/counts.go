@@ -1,0 +1,121 @@
+package sqlite
+
+import (
+	"context"
+	"time"
+
+	"github.com/fleetform/fleetform/internal/hub"
+)
+
+func (t *tx) AddCounts(ctx context.Context, targets []hub.TargetCount, clusters []hub.ClusterCount) error {
+	for _, c := range targets {
+		if _, err := t.q.ExecContext(ctx, `INSERT INTO target_counts (environment, revision, cluster_type, deployment_target, state, count)
+			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (environment, revision, cluster_type, deployment_target, state)
+			DO UPDATE SET count = count + excluded.count`, c.Environment, c.Revision, c.ClusterType, c.DeploymentTarget, string(c.State), c.Count); err != nil {
+			return err
+		}
+	}
+	for _, c := range clusters {
+		if _, err := t.q.ExecContext(ctx, `INSERT INTO cluster_counts (environment, cluster_type, revision, count) VALUES (?, ?, ?, ?)
+			ON CONFLICT (environment, cluster_type, revision) DO UPDATE SET count = count + excluded.count`,
+			c.Environment, c.ClusterType, c.Revision, c.Count); err != nil {
+			return err
+		}
+	}
+	if len(clusters) > 0 {
+		if _, err := t.q.ExecContext(ctx, `DELETE FROM cluster_counts WHERE count = 0`); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *tx) DeleteTargetCounts(ctx context.Context, env, revision string) error {
+	_, err := t.q.ExecContext(ctx, `DELETE FROM target_counts WHERE environment = ? AND revision = ?`, env, revision)
+	return err
+}
+
+func (t *tx) TargetCounts(ctx context.Context, env, revision string) ([]hub.TargetCount, error) {
+	rows, err := t.q.QueryContext(ctx, `SELECT cluster_type, deployment_target, state, count FROM target_counts
+		WHERE environment = ? AND revision = ? AND count <> 0`, env, revision)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []hub.TargetCount
+	for rows.Next() {
+		c := hub.TargetCount{Environment: env, Revision: revision}
+		if err := rows.Scan(&c.ClusterType, &c.DeploymentTarget, &c.State, &c.Count); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+func (t *tx) ClusterCounts(ctx context.Context, env string) ([]hub.ClusterCount, error) {
+	rows, err := t.q.QueryContext(ctx, `SELECT cluster_type, revision, count FROM cluster_counts WHERE environment = ? AND count <> 0`, env)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []hub.ClusterCount
+	for rows.Next() {
+		c := hub.ClusterCount{Environment: env}
+		if err := rows.Scan(&c.ClusterType, &c.Revision, &c.Count); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+func (t *tx) AddEvents(ctx context.Context, events []hub.Event) error {
+	for _, e := range events {
+		if _, err := t.q.ExecContext(ctx, `INSERT INTO events (time, kind, environment, cluster_type, cluster, workload,
+			deployment_target, revision, from_state, to_state, message) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			ms(e.Time), e.Kind, e.Environment, e.ClusterType, e.Cluster, e.Workload, e.DeploymentTarget, e.Revision,
+			e.From, e.To, e.Message); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *tx) History(ctx context.Context, f hub.HistoryFilter) ([]hub.Event, error) {
+	q := `SELECT id, time, kind, environment, cluster_type, cluster, workload, deployment_target, revision, from_state,
+		to_state, message FROM events WHERE time >= ?`
+	args := []any{ms(f.Since)}
+	for _, c := range []struct{ col, val string }{{"environment", f.Environment}, {"workload", f.Workload},
+		{"cluster_type", f.ClusterType}, {"cluster", f.Cluster}, {"kind", f.Kind}} {
+		if c.val != "" {
+			q += ` AND ` + c.col + ` = ?`
+			args = append(args, c.val)
+		}
+	}
+	rows, err := t.q.QueryContext(ctx, q+` ORDER BY time DESC, id DESC LIMIT ?`, append(args, f.Limit)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []hub.Event
+	for rows.Next() {
+		var e hub.Event
+		var at int64
+		if err := rows.Scan(&e.ID, &at, &e.Kind, &e.Environment, &e.ClusterType, &e.Cluster, &e.Workload, &e.DeploymentTarget,
+			&e.Revision, &e.From, &e.To, &e.Message); err != nil {
+			return nil, err
+		}
+		e.Time = fromMS(at)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+func (t *tx) PruneHistory(ctx context.Context, before time.Time) (int64, error) {
+	res, err := t.q.ExecContext(ctx, `DELETE FROM events WHERE time < ?`, ms(before))
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}

@@ -1,0 +1,124 @@
+package hub
+
+import (
+	"context"
+	"time"
+)
+
+// Store persists the hub's state. internal/hub/sqlite and internal/hub/postgres implement
+// it, and internal/hub/storetest checks both with the same suite.
+type Store interface {
+	// Update runs fn in a read-write transaction; fn's error rolls it back.
+	Update(ctx context.Context, fn func(Tx) error) error
+	// View runs fn in a read-only transaction.
+	View(ctx context.Context, fn func(Reader) error) error
+	// Close releases the store.
+	Close() error
+}
+
+// Reader reads the hub's state.
+type Reader interface {
+	// Token returns the token with this hash (ErrNotFound).
+	Token(ctx context.Context, hash []byte) (Token, error)
+	// HasAdminToken reports whether an admin token exists.
+	HasAdminToken(ctx context.Context) (bool, error)
+	// Cluster returns a cluster (ErrNotFound).
+	Cluster(ctx context.Context, name string) (ClusterRecord, error)
+	// Clusters lists an environment's clusters ("" for all), by name.
+	Clusters(ctx context.Context, env string) ([]ClusterRecord, error)
+	// Deployments returns a cluster's deployment states, by deployment target.
+	Deployments(ctx context.Context, cluster string) ([]DeploymentState, error)
+	// Desired returns an environment's desired state at a revision (ErrNotFound).
+	Desired(ctx context.Context, env, revision string) (Desired, error)
+	// LatestDesired returns an environment's most recently posted desired state (ErrNotFound).
+	LatestDesired(ctx context.Context, env string) (Desired, error)
+	// Environments lists the environments with clusters or desired states, sorted.
+	Environments(ctx context.Context) ([]string, error)
+	// TargetCounts returns the counters of an environment's targets at a revision.
+	TargetCounts(ctx context.Context, env, revision string) ([]TargetCount, error)
+	// ClusterCounts returns, per cluster type of an environment, the registered clusters
+	// and the fresh ones per revision.
+	ClusterCounts(ctx context.Context, env string) ([]ClusterCount, error)
+	// WorkloadVersions returns the latest version of every deployment target of an
+	// environment.
+	WorkloadVersions(ctx context.Context, env string) ([]WorkloadVersion, error)
+	// History returns events, newest first.
+	History(ctx context.Context, f HistoryFilter) ([]Event, error)
+	// FailingDeployments returns the deployments of an environment's clusters whose status
+	// is Failed, by cluster.
+	FailingDeployments(ctx context.Context, env string) ([]ClusterDeployment, error)
+	// StaleClusters returns up to limit fresh clusters whose latest report was received
+	// before cutoff.
+	StaleClusters(ctx context.Context, cutoff time.Time, limit int) ([]string, error)
+}
+
+// Tx changes the hub's state, inside Store.Update.
+type Tx interface {
+	Reader
+	// PutToken stores a token.
+	PutToken(ctx context.Context, t Token) error
+	// DeleteClusterTokens removes a cluster's tokens.
+	DeleteClusterTokens(ctx context.Context, cluster string) error
+	// LockEnvironment serialises work on an environment across hub replicas: ingest and
+	// staleness sweeps take it shared, posting a desired state takes it exclusive. Stores
+	// with a single writer may do nothing.
+	LockEnvironment(ctx context.Context, env string, exclusive bool) error
+	// LockCluster returns a cluster for update (ErrNotFound); the row stays locked until
+	// the transaction ends.
+	LockCluster(ctx context.Context, name string) (ClusterRecord, error)
+	// InsertCluster adds a cluster (ErrExists when the name is taken).
+	InsertCluster(ctx context.Context, c ClusterRecord) error
+	// UpdateCluster replaces a cluster's registration and latest report.
+	UpdateCluster(ctx context.Context, c ClusterRecord) error
+	// TouchCluster records the times of a report that changed nothing else.
+	TouchCluster(ctx context.Context, name string, observedAt, receivedAt time.Time) error
+	// SetDeployments replaces the given deployment states of a cluster and removes the
+	// named ones.
+	SetDeployments(ctx context.Context, cluster string, put []DeploymentState, remove []string) error
+	// AddCounts adds deltas to the counters (rows reaching zero may be dropped).
+	AddCounts(ctx context.Context, targets []TargetCount, clusters []ClusterCount) error
+	// DeleteTargetCounts removes the target counters of an environment at a revision.
+	DeleteTargetCounts(ctx context.Context, env, revision string) error
+	// PutDesired stores a desired state (replacing one for the same environment and revision).
+	PutDesired(ctx context.Context, d Desired) error
+	// PutWorkloadVersion stores a workload version.
+	PutWorkloadVersion(ctx context.Context, v WorkloadVersion) error
+	// AddEvents appends history events.
+	AddEvents(ctx context.Context, events []Event) error
+	// PruneHistory removes events older than before and returns how many.
+	PruneHistory(ctx context.Context, before time.Time) (int64, error)
+	// PruneDesired removes desired states older than before, keeping the latest of each
+	// environment, with their target counters, and returns how many.
+	PruneDesired(ctx context.Context, before time.Time) (int64, error)
+}
+
+// TargetCount is a counter: how many fresh clusters of a cluster type, at a revision, are in
+// a state for a deployment target (or a delta to add to it).
+type TargetCount struct {
+	Environment      string
+	ClusterType      string
+	Revision         string
+	DeploymentTarget string
+	State            State
+	Count            int
+}
+
+// ClusterCount is a counter: how many fresh clusters of a cluster type are at a revision,
+// or, with Revision RegisteredRevision, how many are registered (or a delta to add).
+type ClusterCount struct {
+	Environment string
+	ClusterType string
+	Revision    string
+	Count       int
+}
+
+// RegisteredRevision is the ClusterCount revision that counts registered clusters
+// (reports always carry a revision).
+const RegisteredRevision = ""
+
+// ClusterDeployment is a deployment state with its cluster.
+type ClusterDeployment struct {
+	Cluster     string `json:"cluster"`
+	ClusterType string `json:"clusterType"`
+	DeploymentState
+}

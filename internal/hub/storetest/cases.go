@@ -1,0 +1,245 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fleetform/fleetform/internal/hub"
+)
+
+func testTokens(t *testing.T, open Opener) {
+	store, _ := open(t)
+	e := start(t, store, newClock())
+	ctx := context.Background()
+	generated, err := e.hub.Bootstrap(ctx, "")
+	if err != nil || generated == "" {
+		t.Fatalf("bootstrap generated %q, %v", generated, err)
+	}
+	if again, err := e.hub.Bootstrap(ctx, ""); err != nil || again != "" {
+		t.Fatalf("second bootstrap generated %q (%v): the admin token is shown once", again, err)
+	}
+	p, err := e.hub.Authenticate(ctx, generated)
+	if err != nil || p.Kind != hub.TokenAdmin {
+		t.Fatalf("admin token authenticates as %+v, %v", p, err)
+	}
+	if _, err := e.hub.Bootstrap(ctx, "from-the-environment"); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := e.hub.Authenticate(ctx, "from-the-environment"); err != nil || p.Kind != hub.TokenAdmin {
+		t.Fatalf("environment admin token: %+v, %v", p, err)
+	}
+	read, err := e.hub.CreateReadToken(ctx, "grafana")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := e.hub.Authenticate(ctx, read); err != nil || p.Kind != hub.TokenRead {
+		t.Fatalf("read token: %+v, %v", p, err)
+	}
+	if _, err := e.hub.Authenticate(ctx, "nope"); code(err) != hub.CodeUnauthorized {
+		t.Fatalf("unknown token: %v", err)
+	}
+	err = store.View(ctx, func(r hub.Reader) error {
+		tok, err := r.Token(ctx, hub.HashToken(read))
+		if err != nil {
+			return err
+		}
+		if string(tok.Hash) == read || tok.Kind != hub.TokenRead {
+			t.Errorf("stored token %+v", tok)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testRegistration(t *testing.T, open Opener) {
+	store, _ := open(t)
+	e := start(t, store, newClock())
+	ctx := context.Background()
+	tok := e.register("edge-1", "dev", "edge")
+	p, err := e.hub.Authenticate(ctx, tok)
+	if err != nil || p.Kind != hub.TokenCluster || p.Cluster != "edge-1" {
+		t.Fatalf("cluster token: %+v, %v", p, err)
+	}
+	if _, err := e.hub.RegisterCluster(ctx, hub.Cluster{Name: "edge-1", Environment: "dev", ClusterType: "edge"}, false); code(err) != hub.CodeConflict {
+		t.Fatalf("second registration: %v, want conflict", err)
+	}
+	rotated, err := e.hub.RegisterCluster(ctx, hub.Cluster{Name: "edge-1", Environment: "dev", ClusterType: "edge",
+		Labels: map[string]string{"site": "a"}}, true)
+	if err != nil || rotated == tok {
+		t.Fatalf("rotate: %q, %v", rotated, err)
+	}
+	if _, err := e.hub.Authenticate(ctx, tok); code(err) != hub.CodeUnauthorized {
+		t.Fatalf("old token after rotation: %v", err)
+	}
+	if p, err := e.hub.Authenticate(ctx, rotated); err != nil || p.Cluster != "edge-1" {
+		t.Fatalf("new token: %+v, %v", p, err)
+	}
+	if _, err := e.hub.RegisterCluster(ctx, hub.Cluster{Name: "edge-1", Environment: "prod", ClusterType: "edge"}, true); code(err) != hub.CodeConflict {
+		t.Fatalf("rotating into another environment: %v", err)
+	}
+	if _, err := e.hub.RegisterCluster(ctx, hub.Cluster{Name: "Bad Name", Environment: "dev", ClusterType: "edge"}, false); code(err) != hub.CodeInvalid {
+		t.Fatalf("invalid name: %v", err)
+	}
+	d, err := e.hub.Cluster(ctx, "edge-1")
+	if err != nil || d.Labels["site"] != "a" || d.State != "unknown" {
+		t.Fatalf("cluster detail %+v, %v", d, err)
+	}
+	if _, err := e.hub.Cluster(ctx, "nope"); code(err) != hub.CodeNotFound {
+		t.Fatalf("unknown cluster: %v", err)
+	}
+}
+
+func testDesired(t *testing.T, open Opener) {
+	store, _ := open(t)
+	e := start(t, store, newClock())
+	ctx := context.Background()
+	a := []hub.DesiredAssignment{assign("shop", "shop-web", "large"), assign("shop", "shop-api", "large")}
+	e.desired("dev", "r1", a...)
+	e.desired("dev", "r1", a[1], a[0]) // the same again: no-op
+	err := e.hub.PostDesired(ctx, hub.Desired{Environment: "dev", Revision: "r1", Assignments: a[:1]})
+	if code(err) != hub.CodeConflict {
+		t.Fatalf("other assignments for the same revision: %v", err)
+	}
+	e.clock.Advance(time.Minute)
+	e.desired("dev", "r2", a[0])
+	var got hub.Desired
+	err = store.View(ctx, func(r hub.Reader) error {
+		var err error
+		got, err = r.LatestDesired(ctx, "dev")
+		return err
+	})
+	if err != nil || got.Revision != "r2" || len(got.Assignments) != 1 || got.Assignments[0].Manifests["path"] != "./shop-web" {
+		t.Fatalf("latest desired %+v, %v", got, err)
+	}
+	err = store.View(ctx, func(r hub.Reader) error {
+		_, err := r.LatestDesired(ctx, "prod")
+		if !isNotFound(err) {
+			t.Errorf("latest desired of an unknown environment: %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.hub.PostDesired(ctx, hub.Desired{Environment: "dev"}); code(err) != hub.CodeInvalid {
+		t.Fatalf("no revision: %v", err)
+	}
+}
+
+// testRolloutStates checks every rule of the rollout.
+func testRolloutStates(t *testing.T, open Opener) {
+	store, _ := open(t)
+	e := start(t, store, newClock())
+	for _, c := range []string{"l1", "l2", "l3", "l4", "l5", "l6"} {
+		e.register(c, "dev", "large")
+	}
+	e.register("s1", "dev", "small")
+	e.desired("dev", "r1", assign("shop", "shop-web", "large"), assign("shop", "shop-api", "large"), assign("shop", "shop-web", "small"))
+	e.mustReport(hub.Report{Cluster: "l1", Revision: "r1", Status: hub.Compliant, Deployments: []hub.DeploymentReport{dep("shop-web", hub.Ready), dep("shop-api", hub.Ready)}})
+	e.mustReport(hub.Report{Cluster: "l2", Revision: "r1", Status: hub.NonCompliant, Deployments: []hub.DeploymentReport{dep("shop-web", hub.Failed), dep("shop-api", hub.Ready)}})
+	e.mustReport(hub.Report{Cluster: "l3", Revision: "r1", Status: hub.Progressing, Deployments: []hub.DeploymentReport{dep("shop-web", hub.DeploymentProgress)}})
+	e.mustReport(hub.Report{Cluster: "l4", Revision: "r1", Status: hub.NonCompliant}) // no entries: the cluster's status decides
+	e.mustReport(hub.Report{Cluster: "l5", Revision: "r0", Status: hub.Compliant})    // another revision: progressing
+	// l6 never reports: unknown. s1 reports compliant.
+	e.mustReport(hub.Report{Cluster: "s1", Revision: "r1", Status: hub.Compliant})
+	got := e.rollout("dev")
+	want := map[string]hub.TargetRollout{
+		"large/shop-web": {Workload: "shop", DeploymentTarget: "shop-web", ClusterType: "large", Clusters: 6, Compliant: 1, Failed: 2, Progressing: 2, Unknown: 1},
+		"large/shop-api": {Workload: "shop", DeploymentTarget: "shop-api", ClusterType: "large", Clusters: 6, Compliant: 2, Failed: 1, Progressing: 2, Unknown: 1},
+		"small/shop-web": {Workload: "shop", DeploymentTarget: "shop-web", ClusterType: "small", Clusters: 1, Compliant: 1},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("rollout (-want +got):\n%s", diff)
+	}
+	// l5 catches up; l2 recovers.
+	e.clock.Advance(time.Second)
+	e.mustReport(hub.Report{Cluster: "l5", Revision: "r1", Status: hub.Compliant, Deployments: []hub.DeploymentReport{dep("shop-web", hub.Ready), dep("shop-api", hub.Ready)}})
+	e.mustReport(hub.Report{Cluster: "l2", Revision: "r1", Status: hub.Compliant, Deployments: []hub.DeploymentReport{dep("shop-web", hub.Ready), dep("shop-api", hub.Ready)}})
+	got = e.rollout("dev")
+	if g := got["large/shop-web"]; g.Compliant != 3 || g.Failed != 1 || g.Progressing != 1 || g.Unknown != 1 {
+		t.Fatalf("after recovery: %+v", g)
+	}
+	if _, err := e.hub.Rollout(context.Background(), "prod"); code(err) != hub.CodeNotFound {
+		t.Fatalf("rollout of an environment without desired state: %v", err)
+	}
+	// Reports are validated.
+	for _, bad := range []hub.Report{
+		{Cluster: "l1", Revision: "r1", Status: "Happy"},
+		{Cluster: "l1", Status: hub.Compliant},
+		{Cluster: "l1", Revision: "r1", Status: hub.Compliant, Deployments: []hub.DeploymentReport{{DeploymentTarget: "x", Status: "Green"}}},
+	} {
+		if err := e.report(bad); code(err) != hub.CodeInvalid {
+			t.Errorf("report %+v: %v, want invalid", bad, err)
+		}
+	}
+	if err := e.hub.Report(context.Background(), hub.Principal{Kind: hub.TokenCluster, Cluster: "l1"},
+		hub.Report{Cluster: "l2", Revision: "r1", Status: hub.Compliant, ObservedAt: e.clock.Now()}); code(err) != hub.CodeForbidden {
+		t.Errorf("another cluster's report: %v, want forbidden", err)
+	}
+}
+
+func testOrder(t *testing.T, open Opener) {
+	store, _ := open(t)
+	e := start(t, store, newClock())
+	e.register("c1", "dev", "large")
+	e.desired("dev", "r2", assign("shop", "shop-web", "large"))
+	t0 := e.clock.Now()
+	e.mustReport(hub.Report{Cluster: "c1", Revision: "r2", Status: hub.Compliant, ObservedAt: t0.Add(2 * time.Second)})
+	// An older report arriving late (link came back) must not overwrite the newer state.
+	e.mustReport(hub.Report{Cluster: "c1", Revision: "r1", Status: hub.NonCompliant, ObservedAt: t0.Add(time.Second)})
+	d, err := e.hub.Cluster(context.Background(), "c1")
+	if err != nil || d.Revision != "r2" || d.Status != hub.Compliant {
+		t.Fatalf("after a stale report: %+v, %v", d.ClusterRecord, err)
+	}
+	// The same report twice counts once.
+	e.mustReport(hub.Report{Cluster: "c1", Revision: "r2", Status: hub.Compliant, ObservedAt: t0.Add(3 * time.Second)})
+	e.mustReport(hub.Report{Cluster: "c1", Revision: "r2", Status: hub.Compliant, ObservedAt: t0.Add(3 * time.Second)})
+	if r := e.rollout("dev")["large/shop-web"]; r.Compliant != 1 || r.Clusters != 1 {
+		t.Fatalf("rollout after duplicates: %+v", r)
+	}
+}
+
+func testDesiredAfterReports(t *testing.T, open Opener) {
+	store, _ := open(t)
+	e := start(t, store, newClock())
+	e.register("c1", "dev", "large")
+	e.register("c2", "dev", "large")
+	e.mustReport(hub.Report{Cluster: "c1", Revision: "r9", Status: hub.Compliant, Deployments: []hub.DeploymentReport{dep("shop-web", hub.Failed)}})
+	e.mustReport(hub.Report{Cluster: "c2", Revision: "r9", Status: hub.Compliant})
+	e.desired("dev", "r9", assign("shop", "shop-web", "large"))
+	if r := e.rollout("dev")["large/shop-web"]; r.Compliant != 1 || r.Failed != 1 || r.Clusters != 2 {
+		t.Fatalf("desired posted after the reports: %+v", r)
+	}
+}
+
+func testStaleness(t *testing.T, open Opener) {
+	store, _ := open(t)
+	e := start(t, store, newClock())
+	e.register("c1", "dev", "large")
+	e.register("c2", "dev", "large")
+	e.desired("dev", "r1", assign("shop", "shop-web", "large"))
+	e.mustReport(hub.Report{Cluster: "c1", Revision: "r1", Status: hub.Compliant})
+	e.clock.Advance(6 * time.Minute)
+	e.mustReport(hub.Report{Cluster: "c2", Revision: "r1", Status: hub.Compliant})
+	e.clock.Advance(5 * time.Minute) // c1 is 11 minutes old, c2 5
+	n, err := e.hub.ExpireStale(context.Background())
+	if err != nil || n != 1 {
+		t.Fatalf("expired %d, %v; want 1", n, err)
+	}
+	if r := e.rollout("dev")["large/shop-web"]; r.Compliant != 1 || r.Unknown != 1 {
+		t.Fatalf("after expiry: %+v", r)
+	}
+	d, _ := e.hub.Cluster(context.Background(), "c1")
+	if d.State != "unknown" || d.Fresh {
+		t.Fatalf("expired cluster %+v", d)
+	}
+	e.mustReport(hub.Report{Cluster: "c1", Revision: "r1", Status: hub.Compliant}) // back
+	if r := e.rollout("dev")["large/shop-web"]; r.Compliant != 2 || r.Unknown != 0 {
+		t.Fatalf("after the cluster came back: %+v", r)
+	}
+}

@@ -1,0 +1,199 @@
+package hub
+
+import "time"
+
+// ClusterStatus is a cluster's overall state in a report.
+type ClusterStatus string
+
+// Cluster statuses.
+const (
+	Compliant    ClusterStatus = "Compliant"
+	NonCompliant ClusterStatus = "NonCompliant"
+	Progressing  ClusterStatus = "Progressing"
+)
+
+// DeploymentStatus is one deployment target's state in a report.
+type DeploymentStatus string
+
+// Deployment statuses.
+const (
+	Ready              DeploymentStatus = "Ready"
+	Failed             DeploymentStatus = "Failed"
+	DeploymentProgress DeploymentStatus = "Progressing"
+)
+
+// State is how a cluster counts for a deployment target in a rollout.
+type State string
+
+// Rollout states.
+const (
+	StateCompliant   State = "compliant"
+	StateFailed      State = "failed"
+	StateProgressing State = "progressing"
+	StateUnknown     State = "unknown"
+)
+
+// Cluster is a registered cluster or host.
+type Cluster struct {
+	Name         string            `json:"name"`
+	Environment  string            `json:"environment"`
+	ClusterType  string            `json:"clusterType"`
+	Labels       map[string]string `json:"labels"`
+	RegisteredAt time.Time         `json:"registeredAt"`
+}
+
+// Report is what a cluster's reporter posts.
+type Report struct {
+	Cluster     string             `json:"cluster"`
+	Revision    string             `json:"revision"`
+	Status      ClusterStatus      `json:"status"`
+	Message     string             `json:"message"`
+	ObservedAt  time.Time          `json:"observedAt"`
+	Deployments []DeploymentReport `json:"deployments"`
+	// GitOpsPath is the folder of the GitOps repository the cluster reconciles (fleetform
+	// extension), so that the hub can flag a cluster reconciling another type's folder.
+	GitOpsPath string `json:"gitopsPath,omitempty"`
+}
+
+// DeploymentReport is one deployment target's state in a report.
+type DeploymentReport struct {
+	DeploymentTarget string           `json:"deploymentTarget"`
+	Namespace        string           `json:"namespace"`
+	Status           DeploymentStatus `json:"status"`
+	Revision         string           `json:"revision"`
+}
+
+// Desired is what fleetform scheduled for an environment at a GitOps revision.
+type Desired struct {
+	Environment string              `json:"environment"`
+	Revision    string              `json:"revision"`
+	GitOpsRepo  string              `json:"gitopsRepo"`
+	Branch      string              `json:"branch"`
+	Assignments []DesiredAssignment `json:"assignments"`
+	// PostedAt is when the hub received it.
+	PostedAt time.Time `json:"postedAt"`
+}
+
+// DesiredAssignment is one scheduled assignment.
+type DesiredAssignment struct {
+	Workload         string            `json:"workload"`
+	DeploymentTarget string            `json:"deploymentTarget"`
+	ClusterType      string            `json:"clusterType"`
+	Namespace        string            `json:"namespace"`
+	Manifests        map[string]string `json:"manifests"`
+	// Config is the composed configuration (fleetform extension), for environment diffs.
+	Config map[string]any `json:"config,omitempty"`
+}
+
+// WorkloadVersion is what application CI reports for a deployment target (Kalypso's
+// deployment descriptor).
+type WorkloadVersion struct {
+	Environment      string    `json:"environment"`
+	Workload         string    `json:"workload"`
+	DeploymentTarget string    `json:"deploymentTarget"`
+	Version          string    `json:"version"`
+	Build            string    `json:"build,omitempty"`
+	SourceCommit     string    `json:"sourceCommit,omitempty"`
+	ReportedAt       time.Time `json:"reportedAt"`
+}
+
+// Rollout is how far an environment's latest desired revision has reached.
+type Rollout struct {
+	Environment string          `json:"environment"`
+	Revision    string          `json:"revision"`
+	Targets     []TargetRollout `json:"targets"`
+}
+
+// TargetRollout counts the clusters of a target's cluster type by state.
+type TargetRollout struct {
+	Workload         string `json:"workload"`
+	DeploymentTarget string `json:"deploymentTarget"`
+	ClusterType      string `json:"clusterType"`
+	Clusters         int    `json:"clusters"`
+	Compliant        int    `json:"compliant"`
+	Failed           int    `json:"failed"`
+	Progressing      int    `json:"progressing"`
+	Unknown          int    `json:"unknown"`
+}
+
+// ClusterRecord is a cluster with its latest accepted report.
+type ClusterRecord struct {
+	Cluster
+	TokenHash []byte `json:"-"`
+	// Reported is set once a report has been accepted.
+	Reported   bool          `json:"reported"`
+	Revision   string        `json:"revision"`
+	Status     ClusterStatus `json:"status"`
+	Message    string        `json:"message"`
+	ObservedAt time.Time     `json:"observedAt"`
+	ReceivedAt time.Time     `json:"receivedAt"`
+	GitOpsPath string        `json:"gitopsPath,omitempty"`
+	// Fresh is set while the cluster counts in the rollout counters (its latest report is
+	// newer than the staleness limit).
+	Fresh bool `json:"fresh"`
+	// Digest identifies the latest report's content (revision, statuses, deployments): a
+	// report with the same digest only refreshes the times.
+	Digest string `json:"-"`
+}
+
+// DeploymentState is a deployment target's latest state on a cluster.
+type DeploymentState struct {
+	DeploymentTarget string           `json:"deploymentTarget"`
+	Namespace        string           `json:"namespace"`
+	Status           DeploymentStatus `json:"status"`
+	Revision         string           `json:"revision"`
+	Since            time.Time        `json:"since"`
+}
+
+// Event is one entry of the history: a desired revision, or a status transition.
+type Event struct {
+	ID               int64     `json:"id"`
+	Time             time.Time `json:"time"`
+	Kind             string    `json:"kind"` // desired, cluster, deployment, registration, promotion
+	Environment      string    `json:"environment"`
+	ClusterType      string    `json:"clusterType,omitempty"`
+	Cluster          string    `json:"cluster,omitempty"`
+	Workload         string    `json:"workload,omitempty"`
+	DeploymentTarget string    `json:"deploymentTarget,omitempty"`
+	Revision         string    `json:"revision,omitempty"`
+	From             string    `json:"from,omitempty"`
+	To               string    `json:"to,omitempty"`
+	Message          string    `json:"message,omitempty"`
+}
+
+// Event kinds.
+const (
+	EventDesired      = "desired"
+	EventCluster      = "cluster"
+	EventDeployment   = "deployment"
+	EventRegistration = "registration"
+	EventPromotion    = "promotion"
+)
+
+// HistoryFilter selects history events; empty fields match everything.
+type HistoryFilter struct {
+	Environment string
+	Workload    string
+	ClusterType string
+	Cluster     string
+	Kind        string
+	Since       time.Time
+	// Limit bounds the number of events (newest first); 0 means the default.
+	Limit int
+}
+
+// Token kinds.
+const (
+	TokenAdmin   = "admin"
+	TokenRead    = "read"
+	TokenCluster = "cluster"
+)
+
+// Token is an API credential, stored hashed.
+type Token struct {
+	Hash      []byte
+	Kind      string
+	Cluster   string // for cluster tokens
+	Name      string // a label for read tokens
+	CreatedAt time.Time
+}
