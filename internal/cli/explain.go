@@ -30,6 +30,10 @@ type explainJSON struct {
 	Scheduled        bool                      `json:"scheduled"`
 	Namespace        string                    `json:"namespace"`
 	Scheduling       schedule.Explanation      `json:"scheduling"`
+	// Pinned is set when a pin of the environment holds the target's manifests here.
+	Pinned *schedule.Pinned `json:"pinned,omitempty"`
+	// Manifests are the target's manifests as this cluster type gets them.
+	Manifests map[string]string `json:"manifests"`
 }
 
 func newExplainCmd(e *env) *cobra.Command {
@@ -84,6 +88,12 @@ func (o *explainOptions) print(e *env, r *result, key string) error {
 		Scheduling: r.sched.Explain(o.deploymentTarget, o.clusterType),
 	}
 	doc.Scheduled = doc.Scheduling.Scheduled
+	doc.Manifests = dt.Manifests
+	for i := range r.sched.Assignments {
+		if a := &r.sched.Assignments[i]; a.ClusterType == o.clusterType && a.DeploymentTarget == o.deploymentTarget {
+			doc.Manifests, doc.Pinned = a.Manifests, a.Pinned
+		}
+	}
 	for k, v := range cfg.Values {
 		if key == "" || k == key {
 			doc.Values[k] = v
@@ -124,6 +134,13 @@ func explainText(w io.Writer, doc *explainJSON) error {
 	fmt.Fprintf(w, "%s on %s in %s %s (namespace %s)\n", doc.DeploymentTarget, doc.ClusterType, doc.Environment, state, doc.Namespace)
 	for _, r := range doc.Scheduling.Reasons {
 		fmt.Fprintf(w, "  %s\n", r)
+	}
+	if p := doc.Pinned; p != nil {
+		fmt.Fprintf(w, "  pinned by spec.pins[%d]: manifests %v", p.Index, p.Manifests)
+		if p.Reason != "" {
+			fmt.Fprintf(w, " (%s)", p.Reason)
+		}
+		fmt.Fprintln(w)
 	}
 	for _, p := range doc.Scheduling.Policies {
 		verdict := "does not select it"

@@ -32,7 +32,16 @@ type planJSON struct {
 	Rendered             int                       `json:"rendered"`
 	Skipped              int                       `json:"skipped"`
 	MassDelete           *gitops.MassDelete        `json:"massDelete"`
+	// Pinned lists the assignments whose manifests a pin of the environment holds.
+	Pinned []pinnedJSON `json:"pinned"`
 	diagnosticsJSON
+}
+
+type pinnedJSON struct {
+	DeploymentTarget string            `json:"deploymentTarget"`
+	ClusterType      string            `json:"clusterType"`
+	Manifests        map[string]string `json:"manifests"`
+	Reason           string            `json:"reason,omitempty"`
 }
 
 type targetJSON struct {
@@ -122,6 +131,13 @@ func toPlanJSON(p *gitops.Plan, r *result, withDiff bool) planJSON {
 	if !p.Base.IsZero() {
 		doc.Base = p.Base.String()
 	}
+	doc.Pinned = []pinnedJSON{}
+	for i := range p.Output.Assignments {
+		if a := &p.Output.Assignments[i]; a.Pinned != nil {
+			doc.Pinned = append(doc.Pinned, pinnedJSON{DeploymentTarget: a.DeploymentTarget, ClusterType: a.ClusterType,
+				Manifests: a.Pinned.Manifests, Reason: a.Pinned.Reason})
+		}
+	}
 	for _, c := range p.Changes {
 		cj := changeJSON{Path: c.Path, Action: c.Action}
 		if withDiff {
@@ -168,6 +184,12 @@ func planText(w io.Writer, doc *planJSON, withDiff bool) error {
 	}
 	if len(doc.Deferred) > 0 {
 		fmt.Fprintf(w, "\n**%d removal(s) deferred** until the control plane has no errors: %s\n", len(doc.Deferred), strings.Join(doc.Deferred[:min(len(doc.Deferred), 20)], ", "))
+	}
+	if len(doc.Pinned) > 0 {
+		fmt.Fprintf(w, "\n**%d assignment(s) pinned** by the environment's pins:\n\n", len(doc.Pinned))
+		for _, p := range doc.Pinned[:min(len(doc.Pinned), maxListed)] {
+			fmt.Fprintf(w, "- `%s` on `%s`: %v %s\n", p.DeploymentTarget, p.ClusterType, p.Manifests, p.Reason)
+		}
 	}
 	assignmentList(w, "Assignments added", doc.AssignmentsAdded)
 	assignmentList(w, "Assignments removed", doc.AssignmentsRemoved)

@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fleetform/fleetform/internal/schedule"
 )
 
 type scheduleOptions struct {
@@ -25,6 +28,8 @@ type assignmentJSON struct {
 	ClusterType      string   `json:"clusterType"`
 	Namespace        string   `json:"namespace"`
 	Policies         []string `json:"policies"`
+	// Pinned is set when a pin of the environment holds the target's manifests here.
+	Pinned *schedule.Pinned `json:"pinned,omitempty"`
 }
 
 func newScheduleCmd(e *env) *cobra.Command {
@@ -62,13 +67,25 @@ func (o *scheduleOptions) print(e *env, r *result) error {
 	for _, a := range r.sched.Assignments {
 		doc.Assignments = append(doc.Assignments, assignmentJSON{
 			Workload: a.Workload, DeploymentTarget: a.DeploymentTarget, ClusterType: a.ClusterType,
-			Namespace: a.Namespace, Policies: a.Policies,
+			Namespace: a.Namespace, Policies: a.Policies, Pinned: a.Pinned,
 		})
 	}
 	err := o.out.write(e.stdout, doc, func(w io.Writer) error {
-		t := newTable(w, "CLUSTER TYPE", "DEPLOYMENT TARGET", "WORKLOAD", "NAMESPACE", "POLICIES")
+		anyPinned := false
 		for _, a := range doc.Assignments {
-			t.row(a.ClusterType, a.DeploymentTarget, a.Workload, a.Namespace, strings.Join(a.Policies, ","))
+			anyPinned = anyPinned || a.Pinned != nil
+		}
+		headers := []string{"CLUSTER TYPE", "DEPLOYMENT TARGET", "WORKLOAD", "NAMESPACE", "POLICIES"}
+		if anyPinned {
+			headers = append(headers, "PINNED")
+		}
+		t := newTable(w, headers...)
+		for _, a := range doc.Assignments {
+			row := []string{a.ClusterType, a.DeploymentTarget, a.Workload, a.Namespace, strings.Join(a.Policies, ",")}
+			if a.Pinned != nil {
+				row = append(row, fmt.Sprintf("spec.pins[%d] %v", a.Pinned.Index, a.Pinned.Manifests))
+			}
+			t.row(row...)
 		}
 		return t.flush()
 	})

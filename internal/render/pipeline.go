@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"maps"
 	"path"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -277,6 +279,11 @@ func (r *renderer) digest(a *Assignment, tt *typeTemplates) string {
 	h.Write(tt.digest)
 	h.Write(r.targetDigest(a.Target))
 	writeStrings(h, r.env, a.ClusterType, a.Namespace)
+	if a.Pinned != nil { // the effective manifests differ from the target's
+		for _, k := range slices.Sorted(maps.Keys(a.Manifests)) {
+			writeStrings(h, k, a.Manifests[k])
+		}
+	}
 	var b [8]byte
 	binary.LittleEndian.PutUint64(b[:], a.Config.Digest)
 	h.Write(b[:])

@@ -83,7 +83,10 @@ func (e *Engine) RenderAssignment(env string, a *schedule.Assignment, cfg *compo
 	data := &Data{
 		DeploymentTargetName: a.DeploymentTarget, Namespace: a.Namespace, Environment: env,
 		Workspace: a.Target.Labels[v1alpha1.LabelWorkspace], Workload: a.Target.Labels[v1alpha1.LabelWorkload],
-		Labels: a.Target.Labels, Manifests: a.Target.Manifests, ClusterType: a.ClusterType, ConfigData: cfg.Data,
+		Labels: a.Target.Labels, Manifests: a.Manifests, ClusterType: a.ClusterType, ConfigData: cfg.Data,
+	}
+	if data.Manifests == nil {
+		data.Manifests = a.Target.Manifests // an assignment not made by schedule.Schedule
 	}
 	if data.Manifests == nil {
 		data.Manifests = map[string]string{}

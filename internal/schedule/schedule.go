@@ -27,6 +27,11 @@ type Assignment struct {
 	Policies []string
 	Target   *platform.DeploymentTarget
 	Type     *platform.ClusterType
+	// Manifests are the target's manifests as this cluster type gets them: with a pin of
+	// the environment merged over them.
+	Manifests map[string]string
+	// Pinned is set when a pin holds the manifests.
+	Pinned *Pinned
 }
 
 // Result is the schedule of one environment, with what is needed to explain it.
@@ -80,6 +85,7 @@ func Schedule(s *platform.Snapshot) *Result {
 		r.Policies = append(r.Policies, r.evaluate(p))
 	}
 	r.assign()
+	r.applyPins(s)
 	return r
 }
 

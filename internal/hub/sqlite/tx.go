@@ -256,4 +256,3 @@ func (t *tx) strings(ctx context.Context, query string, args ...any) ([]string, 
 	}
 	return out, rows.Err()
 }
-
