@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
 // DefaultMaxAttempts bounds how many times an apply re-reads and re-plans after someone
@@ -125,7 +126,13 @@ func (w *Writer) Apply(ctx context.Context, in Input, co CommitOptions) (*Result
 // writeCommit writes the plan's objects and a commit on top of its base into the
 // repository (the branch is not moved yet).
 func (p *Plan) writeCommit(in Input, co CommitOptions) (plumbing.Hash, error) {
-	root, err := p.editor.write(p.pack)
+	return commitEdits(p.repo, p.git.Storer, p.editor, p.pack, p.Base, p.message(in, co.Subject), co)
+}
+
+// commitEdits writes the edited tree, a commit with parent base (none when zero), and the
+// objects they need into the repository as one pack, and returns the commit.
+func commitEdits(repo *repository, objects storer.EncodedObjectStorer, ed *treeEditor, pk *pack, base plumbing.Hash, message string, co CommitOptions) (plumbing.Hash, error) {
+	root, err := ed.write(pk)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -140,11 +147,11 @@ func (p *Plan) writeCommit(in Input, co CommitOptions) (plumbing.Hash, error) {
 	if sig.Email == "" {
 		sig.Email = "fleetform@localhost"
 	}
-	c := &object.Commit{Author: sig, Committer: sig, Message: p.message(in, co.Subject), TreeHash: root}
-	if !p.Base.IsZero() {
-		c.ParentHashes = []plumbing.Hash{p.Base}
+	c := &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: root}
+	if !base.IsZero() {
+		c.ParentHashes = []plumbing.Hash{base}
 	}
-	obj := p.git.Storer.NewEncodedObject()
+	obj := objects.NewEncodedObject()
 	if err := c.Encode(obj); err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -157,8 +164,8 @@ func (p *Plan) writeCommit(in Input, co CommitOptions) (plumbing.Hash, error) {
 	if _, err := io.ReadFull(r, data); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	h := p.pack.add(plumbing.CommitObject, data)
-	if _, err := p.pack.write(filepath.Join(p.repo.gitDir, "objects")); err != nil {
+	h := pk.add(plumbing.CommitObject, data)
+	if _, err := pk.write(filepath.Join(repo.gitDir, "objects")); err != nil {
 		return plumbing.ZeroHash, err
 	}
 	return h, nil

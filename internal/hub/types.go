@@ -65,11 +65,14 @@ type DeploymentReport struct {
 
 // Desired is what fleetform scheduled for an environment at a GitOps revision.
 type Desired struct {
-	Environment string              `json:"environment"`
-	Revision    string              `json:"revision"`
-	GitOpsRepo  string              `json:"gitopsRepo"`
-	Branch      string              `json:"branch"`
-	Assignments []DesiredAssignment `json:"assignments"`
+	Environment string `json:"environment"`
+	Revision    string `json:"revision"`
+	GitOpsRepo  string `json:"gitopsRepo"`
+	Branch      string `json:"branch"`
+	// PromotedCommit is the control-plane commit whose common content was rendered
+	// (fleetform extension), so that promotion can tell what the fleet verified.
+	PromotedCommit string              `json:"promotedCommit,omitempty"`
+	Assignments    []DesiredAssignment `json:"assignments"`
 	// PostedAt is when the hub received it.
 	PostedAt time.Time `json:"postedAt"`
 }
@@ -149,7 +152,7 @@ type DeploymentState struct {
 type Event struct {
 	ID               int64     `json:"id"`
 	Time             time.Time `json:"time"`
-	Kind             string    `json:"kind"` // desired, cluster, deployment, registration, promotion
+	Kind             string    `json:"kind"` // desired, cluster, deployment, registration, promotion, approval
 	Environment      string    `json:"environment"`
 	ClusterType      string    `json:"clusterType,omitempty"`
 	Cluster          string    `json:"cluster,omitempty"`
@@ -168,6 +171,7 @@ const (
 	EventDeployment   = "deployment"
 	EventRegistration = "registration"
 	EventPromotion    = "promotion"
+	EventApproval     = "approval"
 )
 
 // HistoryFilter selects history events; empty fields match everything.

@@ -12,9 +12,10 @@ func (t *tx) PutDesired(ctx context.Context, d hub.Desired) error {
 	if _, err := t.q.ExecContext(ctx, `DELETE FROM desired_assignments WHERE environment = ? AND revision = ?`, d.Environment, d.Revision); err != nil {
 		return err
 	}
-	if _, err := t.q.ExecContext(ctx, `INSERT INTO desired (environment, revision, gitops_repo, branch, posted_at) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (environment, revision) DO UPDATE SET gitops_repo = excluded.gitops_repo, branch = excluded.branch,
-		posted_at = excluded.posted_at`, d.Environment, d.Revision, d.GitOpsRepo, d.Branch, ms(d.PostedAt)); err != nil {
+	if _, err := t.q.ExecContext(ctx, `INSERT INTO desired (environment, revision, gitops_repo, branch, posted_at, promoted_commit)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (environment, revision) DO UPDATE SET gitops_repo = excluded.gitops_repo,
+		branch = excluded.branch, posted_at = excluded.posted_at, promoted_commit = excluded.promoted_commit`,
+		d.Environment, d.Revision, d.GitOpsRepo, d.Branch, ms(d.PostedAt), d.PromotedCommit); err != nil {
 		return err
 	}
 	for _, a := range d.Assignments {
@@ -46,8 +47,8 @@ func (t *tx) LatestDesired(ctx context.Context, env string) (hub.Desired, error)
 func (t *tx) desired(ctx context.Context, where string, args ...any) (hub.Desired, error) {
 	var d hub.Desired
 	var posted int64
-	err := t.q.QueryRowContext(ctx, `SELECT environment, revision, gitops_repo, branch, posted_at FROM desired `+where, args...).
-		Scan(&d.Environment, &d.Revision, &d.GitOpsRepo, &d.Branch, &posted)
+	err := t.q.QueryRowContext(ctx, `SELECT environment, revision, gitops_repo, branch, posted_at, promoted_commit FROM desired `+where, args...).
+		Scan(&d.Environment, &d.Revision, &d.GitOpsRepo, &d.Branch, &posted, &d.PromotedCommit)
 	if err != nil {
 		return d, notFound(err)
 	}

@@ -71,6 +71,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Restart", func(t *testing.T) { testRestart(t, open) })
 	t.Run("ConcurrentWriters", func(t *testing.T) { testConcurrent(t, open) })
 	t.Run("Prune", func(t *testing.T) { testPrune(t, open) })
+	t.Run("Promotion", func(t *testing.T) { testPromotion(t, open) })
 	t.Run("RandomOperations", func(t *testing.T) { testRandom(t, open) })
 }
 

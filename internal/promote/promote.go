@@ -1,0 +1,269 @@
+package promote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/fleetform/fleetform/api/v1alpha1"
+	"github.com/fleetform/fleetform/internal/gitops"
+	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/render"
+)
+
+// Hub is what a promotion asks of the observability hub.
+type Hub interface {
+	// Source returns the rollout of an environment's latest desired revision, the
+	// control-plane commit it was rendered from, when it was posted, and the time of the
+	// latest state change of its clusters since. hub.ErrNotFound (or a *hub.Error with
+	// CodeNotFound) when there is no desired state.
+	Source(ctx context.Context, env string) (SourceState, error)
+	// Approved reports whether commit was approved for env.
+	Approved(ctx context.Context, env, commit string) (bool, error)
+	// Record appends an event to the hub's history.
+	Record(ctx context.Context, e hub.Event) error
+}
+
+// SourceState is a source environment as the hub sees it.
+type SourceState struct {
+	Rollout         hub.Rollout
+	DesiredCommit   string
+	DesiredPostedAt time.Time
+	LastChange      time.Time
+}
+
+// Request is one promotion.
+type Request struct {
+	ControlPlane *platform.ControlPlane
+	To           string
+	// Commit is the control-plane commit (or ref) to promote; empty: the source's pin, or
+	// for a first environment the tip of the common content.
+	Commit string
+	// Override promotes despite unmet gates; Reason is required and recorded.
+	Override bool
+	Reason   string
+	// Actor is who asked (recorded).
+	Actor string
+	Now   time.Time
+}
+
+// Result is what a promotion did.
+type Result struct {
+	Promoted bool     `json:"promoted"`
+	To       string   `json:"to"`
+	From     string   `json:"from,omitempty"`
+	Commit   string   `json:"commit"`
+	Reasons  []string `json:"reasons"`
+	// Overridden lists the gates an override skipped.
+	Overridden []string `json:"overridden,omitempty"`
+	// PinCommit is the control-plane commit that wrote the pin ("" when the pin was
+	// already there).
+	PinCommit string `json:"pinCommit,omitempty"`
+}
+
+// Promoter promotes control-plane commits along the chain.
+type Promoter struct {
+	Git    *gitops.Writer
+	Hub    Hub // nil: gates that need the hub fail
+	Logger *slog.Logger
+	// Author of the pin commits.
+	Commit gitops.CommitOptions
+}
+
+// Promote checks the gates for promoting a commit into req.To and, when they pass (or are
+// overridden), pins the commit in the control plane. Refusals change nothing.
+func (p *Promoter) Promote(ctx context.Context, req Request) (Result, error) {
+	cp := req.ControlPlane
+	envs, _, err := cp.Environments()
+	if err != nil {
+		return Result{}, err
+	}
+	chain, diags := NewChain(envs)
+	if platform.HasErrors(diags) {
+		return Result{}, fmt.Errorf("the promotion chain is invalid: %s", diags[0].Error())
+	}
+	g, ok := chain.Gates[req.To]
+	if !ok {
+		return Result{}, fmt.Errorf("environment %q is not declared", req.To)
+	}
+	res := Result{To: req.To, From: g.From, Reasons: []string{}}
+	ev, err := p.evidence(ctx, cp, g, req)
+	if err != nil {
+		return res, err
+	}
+	res.Commit = ev.Commit
+	reasons := Check(g, ev)
+	if len(reasons) > 0 && !req.Override {
+		res.Reasons = reasons
+		p.record(ctx, req, res, "refused: "+strings.Join(reasons, "; "))
+		return res, nil
+	}
+	if req.Override {
+		if strings.TrimSpace(req.Reason) == "" {
+			return res, errors.New("--override needs --reason: overrides are recorded")
+		}
+		res.Overridden = reasons
+	}
+	if res.PinCommit, err = p.pin(ctx, cp, envs, req, ev.Commit, reasons); err != nil {
+		return res, err
+	}
+	res.Promoted = true
+	p.record(ctx, req, res, p.summary(req, res))
+	return res, nil
+}
+
+// evidence gathers what the gates are checked against.
+func (p *Promoter) evidence(ctx context.Context, cp *platform.ControlPlane, g Gates, req Request) (Evidence, error) {
+	ev := Evidence{Now: req.Now, Commit: req.Commit}
+	if g.From == "" {
+		if ev.Commit == "" {
+			tip, err := cp.CommonTip()
+			if err != nil {
+				return ev, err
+			}
+			ev.Commit = tip
+		}
+		commit, err := cp.ResolveCommit(ev.Commit)
+		ev.Commit = commit
+		if err == nil && g.Approval && p.Hub != nil {
+			ev.Approved, err = p.Hub.Approved(ctx, g.Environment, ev.Commit)
+		}
+		return ev, err
+	}
+	src, err := cp.Load(ctx, g.From)
+	if err != nil {
+		return ev, fmt.Errorf("load %s: %w", g.From, err)
+	}
+	ev.SourcePin = src.Revisions.Common
+	if ev.Commit == "" {
+		ev.Commit = ev.SourcePin
+	}
+	if ev.Commit, err = cp.ResolveCommit(ev.Commit); err != nil {
+		return ev, err
+	}
+	if ev.SourceGitOpsCommit, err = p.gitopsCommit(ctx, src); err != nil {
+		return ev, err
+	}
+	if p.Hub == nil {
+		return ev, nil
+	}
+	st, err := p.Hub.Source(ctx, g.From)
+	switch {
+	case hub.ErrorCode(err) == hub.CodeNotFound:
+	case err != nil:
+		return ev, fmt.Errorf("ask the hub about %s: %w", g.From, err)
+	default:
+		ev.Rollout, ev.DesiredCommit, ev.DesiredPostedAt, ev.LastChange = &st.Rollout, st.DesiredCommit, st.DesiredPostedAt, st.LastChange
+	}
+	if g.Approval {
+		ev.Approved, err = p.Hub.Approved(ctx, g.Environment, ev.Commit)
+	}
+	return ev, err
+}
+
+// gitopsCommit reads the Promoted_Commit_Id of an environment's GitOps branch.
+func (p *Promoter) gitopsCommit(ctx context.Context, s *platform.Snapshot) (string, error) {
+	if s.GitOpsRepo == nil {
+		return "", nil
+	}
+	spec := s.GitOpsRepo.Spec
+	branch := spec.Branch
+	if branch == "" {
+		branch = s.Environment
+	}
+	file := render.PromotedCommitFile
+	if dir := strings.Trim(strings.TrimPrefix(spec.Path, "./"), "/"); dir != "" && dir != "." {
+		file = dir + "/" + file
+	}
+	content, _, ok, err := p.Git.ReadFile(ctx, spec.Repo, branch, file)
+	if err != nil || !ok {
+		return "", err
+	}
+	return strings.TrimSpace(string(content)), nil
+}
+
+// pin writes the commit into the environment's base-repo.yaml.
+func (p *Promoter) pin(ctx context.Context, cp *platform.ControlPlane, envs []platform.EnvironmentInfo, req Request, commit string, skipped []string) (string, error) {
+	var info platform.EnvironmentInfo
+	for _, e := range envs {
+		if e.Name == req.To {
+			info = e
+		}
+	}
+	loc, err := cp.PinLocation(info)
+	if err != nil {
+		return "", err
+	}
+	old, _, _, err := p.Git.ReadFile(ctx, loc.Repo, loc.Branch, loc.File)
+	if err != nil {
+		return "", err
+	}
+	content, err := baseRepoYAML(old, commit)
+	if err != nil {
+		return "", fmt.Errorf("%s on %s: %w", loc.File, loc.Branch, err)
+	}
+	msg := fmt.Sprintf("Promote %s to %s\n\n", short(commit), req.To)
+	if req.Override {
+		msg += fmt.Sprintf("Overridden gates (%s): %s\n\n", req.Reason, strings.Join(skipped, "; "))
+	}
+	msg += fmt.Sprintf("Fleetform-Promotion: %s\nPromoted-Commit: %s\n", req.To, commit)
+	if req.Actor != "" {
+		msg += "Promoted-By: " + req.Actor + "\n"
+	}
+	h, err := p.Git.WriteFiles(ctx, loc.Repo, loc.Branch, map[string][]byte{loc.File: content}, msg, p.Commit)
+	if err != nil {
+		return "", fmt.Errorf("write the pin: %w", err)
+	}
+	if h.IsZero() {
+		return "", nil
+	}
+	return h.String(), nil
+}
+
+// baseRepoYAML sets the commit of an existing base-repo.yaml, or writes a new one.
+func baseRepoYAML(old []byte, commit string) ([]byte, error) {
+	br := v1alpha1.BaseRepo{TypeMeta: v1alpha1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.KindBaseRepo},
+		Metadata: v1alpha1.ObjectMeta{Name: v1alpha1.BaseRepoName}}
+	br.Spec.Branch, br.Spec.Path = "main", "."
+	if len(old) > 0 {
+		if err := yaml.Unmarshal(old, &br); err != nil {
+			return nil, err
+		}
+	}
+	br.Spec.Commit = commit
+	out, err := yaml.Marshal(&br)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte("# Pinned by fleetform promote: the common content this environment renders.\n"), out...), nil
+}
+
+func (p *Promoter) summary(req Request, res Result) string {
+	s := fmt.Sprintf("promoted %s to %s", short(res.Commit), req.To)
+	if req.Override {
+		s = fmt.Sprintf("override: promoted %s to %s despite %d unmet gate(s): %s", short(res.Commit), req.To, len(res.Overridden), req.Reason)
+	}
+	return s
+}
+
+// record puts the decision in the hub's history (best effort: a promotion does not fail
+// because the hub is down, but a refusal is reported either way).
+func (p *Promoter) record(ctx context.Context, req Request, res Result, msg string) {
+	if p.Hub == nil {
+		return
+	}
+	ev := hub.Event{Time: req.Now, Kind: hub.EventPromotion, Environment: req.To, Revision: res.Commit, Message: msg,
+		From: res.From, To: req.To}
+	if req.Actor != "" {
+		ev.Message += " (by " + req.Actor + ")"
+	}
+	if err := p.Hub.Record(ctx, ev); err != nil && p.Logger != nil {
+		p.Logger.WarnContext(ctx, "recording the promotion in the hub", "error", err.Error())
+	}
+}
