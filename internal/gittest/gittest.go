@@ -192,3 +192,49 @@ func writeBlob(s storage.Storer, content string) (plumbing.Hash, error) {
 	}
 	return s.SetEncodedObject(obj)
 }
+
+// Files reads the tree at the tip of branch into a map keyed by slash-separated paths. It
+// opens the repository afresh, so objects written by other processes or writers are seen.
+func (r *Repo) Files(tb testing.TB, branch string) map[string]string {
+	tb.Helper()
+	g, err := git.PlainOpen(r.Dir)
+	if err != nil {
+		tb.Fatalf("open %s: %v", r.Dir, err)
+	}
+	ref, err := g.Reference(plumbing.NewBranchReferenceName(branch), true)
+	if err != nil {
+		tb.Fatalf("branch %s: %v", branch, err)
+	}
+	c, err := g.CommitObject(ref.Hash())
+	if err != nil {
+		tb.Fatalf("commit %s: %v", ref.Hash(), err)
+	}
+	files := map[string]string{}
+	iter, err := c.Files()
+	if err != nil {
+		tb.Fatalf("tree of %s: %v", ref.Hash(), err)
+	}
+	err = iter.ForEach(func(f *object.File) error {
+		s, err := f.Contents()
+		files[f.Name] = s
+		return err
+	})
+	if err != nil {
+		tb.Fatalf("read the tree of %s: %v", ref.Hash(), err)
+	}
+	return files
+}
+
+// Tip returns the commit at the tip of branch (zero when the branch does not exist).
+func (r *Repo) Tip(tb testing.TB, branch string) plumbing.Hash {
+	tb.Helper()
+	g, err := git.PlainOpen(r.Dir)
+	if err != nil {
+		tb.Fatalf("open %s: %v", r.Dir, err)
+	}
+	ref, err := g.Reference(plumbing.NewBranchReferenceName(branch), true)
+	if err != nil {
+		return plumbing.ZeroHash
+	}
+	return ref.Hash()
+}

@@ -1,0 +1,265 @@
+package promote_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fleetform/fleetform/internal/gitops"
+	"github.com/fleetform/fleetform/internal/gittest"
+	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/hub/sqlite"
+	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/promote"
+	"github.com/fleetform/fleetform/internal/schedule"
+)
+
+// fleet is a control plane (folder layout, in git), a GitOps repository, and a hub.
+type fleet struct {
+	t      *testing.T
+	cp     *gittest.Repo
+	gitops *gittest.Repo
+	hub    *hub.Hub
+	clock  *testClock
+	git    *gitops.Writer
+	p      *promote.Promoter
+	files  map[string]string
+}
+
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time        { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *testClock) Advance(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.now = c.now.Add(d) }
+
+func environment(name, promotion string) string {
+	return fmt.Sprintf(`apiVersion: scheduler.kalypso.io/v1alpha1
+kind: Environment
+metadata: {name: %s}
+spec:
+  controlPlane: {repo: https://example.com/cp, branch: main, path: .}
+%s`, name, promotion)
+}
+
+func newFleet(t *testing.T) *fleet {
+	t.Helper()
+	f := &fleet{t: t, cp: gittest.NewBare(t), gitops: gittest.NewBare(t), clock: &testClock{now: time.Date(2026, 11, 18, 9, 0, 0, 0, time.UTC)}}
+	f.files = map[string]string{
+		"workloads/shop.yaml": `apiVersion: scheduler.kalypso.io/v1alpha1
+kind: Workload
+metadata: {name: shop, labels: {workspace: retail}}
+spec:
+  deploymentTargets:
+    - {name: dev, environment: dev, manifests: {repo: https://example.com/shop, branch: dev, path: ./web}}
+    - {name: stage, environment: stage, manifests: {repo: https://example.com/shop, branch: stage, path: ./web}}
+`,
+		"config/version.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: common, labels: {platform-config: \"true\"}}\ndata: {RELEASE: \"1\"}\n",
+	}
+	for _, env := range []string{"dev", "stage", "prod"} {
+		f.files["environments/"+env+"/types.yaml"] = fmt.Sprintf(`apiVersion: scheduler.kalypso.io/v1alpha1
+kind: ClusterType
+metadata: {name: large}
+spec: {reconciler: builtin/flux, namespaceService: builtin/namespace, configType: builtin/configmap}
+---
+apiVersion: scheduler.kalypso.io/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: all}
+spec:
+  deploymentTargetSelector: {labelSelector: {}}
+  clusterTypeSelector: {labelSelector: {}}
+---
+apiVersion: scheduler.kalypso.io/v1alpha1
+kind: GitOpsRepo
+metadata: {name: %s}
+spec: {repo: %s, branch: %s, path: .}
+`, env, f.gitops.Dir, env)
+	}
+	f.files["environments/dev/environment.yaml"] = environment("dev", "")
+	f.files["environments/stage/environment.yaml"] = environment("stage", "  promotion: {from: dev, minCompliantPercent: 100, soak: 30m}\n")
+	f.files["environments/prod/environment.yaml"] = environment("prod", `  promotion: {from: stage, approval: true}
+  freezeWindows:
+    - {from: "2026-12-20T00:00:00Z", to: "2027-01-03T00:00:00Z", reason: year-end freeze}
+`)
+	f.commit()
+	store, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "hub.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	f.hub = hub.New(store, hub.Options{Now: f.clock.Now})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = f.hub.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	f.git = gitops.NewWriter(gitops.Options{CacheDir: t.TempDir()})
+	f.p = &promote.Promoter{Git: f.git, Hub: promote.LocalHub{Hub: f.hub}}
+	return f
+}
+
+// commit writes the control plane's files as the next commit on main.
+func (f *fleet) commit() string {
+	f.t.Helper()
+	return f.cp.Commit(f.t, "main", f.files).String()
+}
+
+// sync re-reads main (promotions commit pins to it) into the test's file map.
+func (f *fleet) sync() {
+	f.t.Helper()
+	f.files = f.cp.Files(f.t, "main")
+}
+
+func (f *fleet) open() *platform.ControlPlane {
+	f.t.Helper()
+	cp, err := platform.Open(f.t.Context(), f.cp.Dir, platform.Options{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return cp
+}
+
+func (f *fleet) promote(to, commit string) promote.Result {
+	f.t.Helper()
+	before := f.cp.Tip(f.t, "main")
+	res, err := f.p.Promote(f.t.Context(), promote.Request{ControlPlane: f.open(), To: to, Commit: commit, Now: f.clock.Now(), Actor: "test"})
+	if err != nil {
+		f.t.Fatalf("promote %s: %v", to, err)
+	}
+	if after := f.cp.Tip(f.t, "main"); !res.Promoted && after != before {
+		f.t.Fatalf("a refused promotion to %s moved main from %s to %s", to, before, after)
+	}
+	return res
+}
+
+// apply renders an environment into the GitOps repository and posts its desired state.
+func (f *fleet) apply(env string) {
+	f.t.Helper()
+	snap, err := f.open().Load(f.t.Context(), env)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	sched := schedule.Schedule(snap)
+	if len(snap.Diagnostics) > 0 || len(sched.Assignments) == 0 {
+		f.t.Fatalf("%s: %d assignments, diagnostics %v", env, len(sched.Assignments), snap.Diagnostics)
+	}
+	res, err := f.git.Apply(f.t.Context(), gitops.Input{Snapshot: snap, Schedule: sched,
+		Target: gitops.Target{Repo: f.gitops.Dir, Branch: env, Path: "."}}, gitops.CommitOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var as []hub.DesiredAssignment
+	for _, a := range sched.Assignments {
+		as = append(as, hub.DesiredAssignment{Workload: a.Workload, DeploymentTarget: a.DeploymentTarget, ClusterType: a.ClusterType, Namespace: a.Namespace})
+	}
+	rev := res.Commit.String()
+	if res.Commit.IsZero() {
+		rev = res.Plan.Base.String()
+	}
+	if err := f.hub.PostDesired(f.t.Context(), hub.Desired{Environment: env, Revision: rev, PromotedCommit: snap.Revisions.Common,
+		Assignments: as}); err != nil && hub.ErrorCode(err) != hub.CodeConflict {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *fleet) report(cluster, env string, status hub.ClusterStatus) {
+	f.t.Helper()
+	r := hub.Report{Cluster: cluster, Revision: f.gitops.Tip(f.t, env).String(), Status: status, ObservedAt: f.clock.Now()}
+	if err := f.hub.Report(f.t.Context(), hub.Principal{Kind: hub.TokenCluster, Cluster: cluster}, r); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func wantRefused(t *testing.T, res promote.Result, reasons ...string) {
+	t.Helper()
+	if res.Promoted {
+		t.Fatalf("promoted %s to %s; want refused for %q", res.Commit, res.To, reasons)
+	}
+	all := strings.Join(res.Reasons, "\n")
+	for _, r := range reasons {
+		if !strings.Contains(all, r) {
+			t.Errorf("reasons:\n%s\nwant one containing %q", all, r)
+		}
+	}
+}
+
+func TestPromotionEndToEnd(t *testing.T) {
+	f := newFleet(t)
+	ctx := t.Context()
+	// dev is first: promoting pins the tip of main.
+	c1 := f.promote("dev", "")
+	if !c1.Promoted || c1.PinCommit == "" {
+		t.Fatalf("first promotion to dev: %+v", c1)
+	}
+	f.apply("dev")
+
+	// No reports yet.
+	wantRefused(t, f.promote("stage", ""), "dev: no cluster reports any deployment target at revision")
+	for i := range 4 {
+		if _, err := f.hub.RegisterCluster(ctx, hub.Cluster{Name: fmt.Sprintf("dev-%d", i), Environment: "dev", ClusterType: "large"}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 3 {
+		f.report(fmt.Sprintf("dev-%d", i), "dev", hub.Compliant)
+	}
+	wantRefused(t, f.promote("stage", ""), "dev: 3 of 4 clusters compliant at revision", ", 100% required")
+	f.report("dev-3", "dev", hub.Compliant)
+	wantRefused(t, f.promote("stage", ""), "of the 30m0s soak")
+	f.clock.Advance(31 * time.Minute)
+	// A commit dev never verified is refused even once the gates pass.
+	f.sync()
+	f.files["config/version.yaml"] = strings.Replace(f.files["config/version.yaml"], `RELEASE: "1"`, `RELEASE: "2"`, 1)
+	c2 := f.commit()
+	wantRefused(t, f.promote("stage", c2), "dev is pinned to commit", "dev's GitOps branch carries commit")
+	// The verified commit goes through.
+	res := f.promote("stage", "")
+	if !res.Promoted || res.Commit != c1.Commit {
+		t.Fatalf("promotion to stage at the threshold: %+v", res)
+	}
+	stage, err := f.open().Load(ctx, "stage")
+	if err != nil || stage.Revisions.Common != c1.Commit || !stage.Revisions.Pinned {
+		t.Fatalf("stage renders %+v, want the promoted %s", stage.Revisions, c1.Commit)
+	}
+	// prod still renders its old pin although main has moved on (c2 and the pins).
+	prod, err := f.open().Load(ctx, "prod")
+	if err != nil || prod.Revisions.Pinned || prod.Revisions.Common == c1.Commit {
+		t.Fatalf("prod renders %+v: it was never promoted", prod.Revisions)
+	}
+	// prod needs stage applied and verified, an approval, and no freeze.
+	wantRefused(t, f.promote("prod", ""), "stage's GitOps branch carries commit (none)", "stage: the hub has no desired state",
+		"prod requires an approval")
+	if err := f.hub.Approve(ctx, "prod", c1.Commit, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	f.apply("stage")
+	if _, err := f.hub.RegisterCluster(ctx, hub.Cluster{Name: "stage-0", Environment: "stage", ClusterType: "large"}, false); err != nil {
+		t.Fatal(err)
+	}
+	f.report("stage-0", "stage", hub.Compliant)
+	f.clock.now = time.Date(2026, 12, 24, 10, 0, 0, 0, time.UTC) // in the year-end freeze
+	f.report("stage-0", "stage", hub.Compliant)
+	wantRefused(t, f.promote("prod", ""), "prod is frozen until 2027-01-03T00:00:00Z: year-end freeze")
+	// An emergency override goes through and is recorded.
+	over, err := f.p.Promote(ctx, promote.Request{ControlPlane: f.open(), To: "prod", Override: true, Reason: "CVE-2026-1234 hotfix",
+		Now: f.clock.Now(), Actor: "oncall"})
+	if err != nil || !over.Promoted || len(over.Overridden) != 1 {
+		t.Fatalf("override: %+v, %v", over, err)
+	}
+	events, err := f.hub.History(ctx, hub.HistoryFilter{Kind: hub.EventPromotion, Environment: "prod"})
+	if err != nil || len(events) == 0 || !strings.Contains(events[0].Message, "override") || !strings.Contains(events[0].Message, "CVE-2026-1234 hotfix") ||
+		!strings.Contains(events[0].Message, "oncall") {
+		t.Fatalf("audit trail %+v, %v", events, err)
+	}
+	prod, err = f.open().Load(ctx, "prod")
+	if err != nil || prod.Revisions.Common != c1.Commit {
+		t.Fatalf("prod renders %+v after the override, want %s", prod.Revisions, c1.Commit)
+	}
+	if _, err := f.p.Promote(ctx, promote.Request{ControlPlane: f.open(), To: "prod", Override: true, Now: f.clock.Now()}); err == nil {
+		t.Fatal("an override without a reason was accepted")
+	}
+}
