@@ -35,7 +35,7 @@ type testClock struct {
 	now time.Time
 }
 
-func (c *testClock) Now() time.Time        { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *testClock) Now() time.Time          { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
 func (c *testClock) Advance(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.now = c.now.Add(d) }
 
 func environment(name, promotion string) string {

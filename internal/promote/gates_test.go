@@ -85,10 +85,10 @@ func TestFreezeWindows(t *testing.T) {
 		reason string
 	}{
 		{time.Date(2026, 12, 24, 12, 0, 0, 0, time.UTC), "holidays"},
-		{time.Date(2026, 11, 20, 14, 59, 0, 0, time.UTC), ""},                 // Fri 15:59 in Berlin
+		{time.Date(2026, 11, 20, 14, 59, 0, 0, time.UTC), ""},                  // Fri 15:59 in Berlin
 		{time.Date(2026, 11, 20, 15, 0, 0, 0, time.UTC), "no weekend changes"}, // Fri 16:00 in Berlin
 		{time.Date(2026, 11, 22, 23, 0, 0, 0, time.UTC), "no weekend changes"}, // Mon 00:00 in Berlin
-		{time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC), ""},                   // Mon 08:00 in Berlin
+		{time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC), ""},                    // Mon 08:00 in Berlin
 	}
 	for _, tt := range tests {
 		w, frozen := Active(parsed, tt.at)
