@@ -32,23 +32,9 @@ func (o *gitopsOptions) bind(cmd *cobra.Command) {
 
 // target resolves the GitOps target from the flags and the environment's GitOpsRepo.
 func (o *gitopsOptions) target(r *result) (gitops.Target, error) {
-	t := gitops.Target{Repo: o.repo, Branch: o.branch, Path: o.path}
-	if g := r.snap.GitOpsRepo; g != nil {
-		if t.Repo == "" {
-			t.Repo = g.Spec.Repo
-		}
-		if t.Branch == "" {
-			t.Branch = g.Spec.Branch
-		}
-		if t.Path == "" {
-			t.Path = g.Spec.Path
-		}
-	}
+	t := gitops.TargetFor(r.snap, gitops.Target{Repo: o.repo, Branch: o.branch, Path: o.path}, r.cp.Locate)
 	if t.Repo == "" {
 		return t, failed(ExitUsage, fmt.Errorf("environment %s has no GitOpsRepo: pass --gitops URL|PATH", r.snap.Environment))
-	}
-	if t.Branch == "" {
-		t.Branch = r.snap.Environment
 	}
 	return t, nil
 }

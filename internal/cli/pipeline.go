@@ -11,6 +11,7 @@ import (
 
 // result is the pipeline run for one environment.
 type result struct {
+	cp     *platform.ControlPlane
 	snap   *platform.Snapshot
 	sched  *schedule.Result
 	output *render.Output // nil when only scheduling was asked for
@@ -50,7 +51,7 @@ func runPipeline(ctx context.Context, cp *platform.ControlPlane, env string, upT
 	if err != nil {
 		return nil, failed(ExitFailed, fmt.Errorf("load environment %s: %w", env, err))
 	}
-	r := &result{snap: snap, sched: schedule.Schedule(snap)}
+	r := &result{cp: cp, snap: snap, sched: schedule.Schedule(snap)}
 	if upTo >= upToRender {
 		r.output = render.Render(snap, r.sched, opts)
 	}

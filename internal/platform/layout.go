@@ -444,3 +444,11 @@ func (cp *ControlPlane) loadRegistrations(ctx context.Context, b *builder) {
 		}
 	}
 }
+
+// Locate returns where a repository URL is read from: its --repo-map entry, else the URL.
+func (cp *ControlPlane) Locate(url string) string {
+	if p, ok := cp.opts.RepoMap.Lookup(url); ok {
+		return p
+	}
+	return url
+}

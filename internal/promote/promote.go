@@ -147,7 +147,7 @@ func (p *Promoter) evidence(ctx context.Context, cp *platform.ControlPlane, g Ga
 	if ev.Commit, err = cp.ResolveCommit(ev.Commit); err != nil {
 		return ev, err
 	}
-	if ev.SourceGitOpsCommit, err = p.gitopsCommit(ctx, src); err != nil {
+	if ev.SourceGitOpsCommit, err = p.gitopsCommit(ctx, cp, src); err != nil {
 		return ev, err
 	}
 	if p.Hub == nil {
@@ -168,20 +168,12 @@ func (p *Promoter) evidence(ctx context.Context, cp *platform.ControlPlane, g Ga
 }
 
 // gitopsCommit reads the Promoted_Commit_Id of an environment's GitOps branch.
-func (p *Promoter) gitopsCommit(ctx context.Context, s *platform.Snapshot) (string, error) {
-	if s.GitOpsRepo == nil {
+func (p *Promoter) gitopsCommit(ctx context.Context, cp *platform.ControlPlane, s *platform.Snapshot) (string, error) {
+	t := gitops.TargetFor(s, gitops.Target{}, cp.Locate)
+	if t.Repo == "" {
 		return "", nil
 	}
-	spec := s.GitOpsRepo.Spec
-	branch := spec.Branch
-	if branch == "" {
-		branch = s.Environment
-	}
-	file := render.PromotedCommitFile
-	if dir := strings.Trim(strings.TrimPrefix(spec.Path, "./"), "/"); dir != "" && dir != "." {
-		file = dir + "/" + file
-	}
-	content, _, ok, err := p.Git.ReadFile(ctx, spec.Repo, branch, file)
+	content, _, ok, err := p.Git.ReadFile(ctx, t.Repo, t.Branch, t.File(render.PromotedCommitFile))
 	if err != nil || !ok {
 		return "", err
 	}
