@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/gittest"
 	"github.com/fleetform/fleetform/internal/hub"
@@ -28,6 +30,7 @@ type fleet struct {
 	git    *gitops.Writer
 	p      *promote.Promoter
 	files  map[string]string
+	opts   platform.Options
 }
 
 type testClock struct {
@@ -47,9 +50,11 @@ spec:
 %s`, name, promotion)
 }
 
+// newFleet is a folder-layout control plane: dev, stage (from dev: 100%, 30m soak) and
+// prod (from stage: approval, a year-end freeze).
 func newFleet(t *testing.T) *fleet {
 	t.Helper()
-	f := &fleet{t: t, cp: gittest.NewBare(t), gitops: gittest.NewBare(t), clock: &testClock{now: time.Date(2026, 11, 18, 9, 0, 0, 0, time.UTC)}}
+	f := newHubFleet(t, gittest.NewBare(t))
 	f.files = map[string]string{
 		"workloads/shop.yaml": `apiVersion: scheduler.kalypso.io/v1alpha1
 kind: Workload
@@ -87,6 +92,13 @@ spec: {repo: %s, branch: %s, path: .}
     - {from: "2026-12-20T00:00:00Z", to: "2027-01-03T00:00:00Z", reason: year-end freeze}
 `)
 	f.commit()
+	return f
+}
+
+// newHubFleet starts a hub on SQLite and a promoter around control plane cp.
+func newHubFleet(t *testing.T, cp *gittest.Repo) *fleet {
+	t.Helper()
+	f := &fleet{t: t, cp: cp, gitops: gittest.NewBare(t), clock: &testClock{now: time.Date(2026, 11, 18, 9, 0, 0, 0, time.UTC)}}
 	store, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "hub.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +128,7 @@ func (f *fleet) sync() {
 
 func (f *fleet) open() *platform.ControlPlane {
 	f.t.Helper()
-	cp, err := platform.Open(f.t.Context(), f.cp.Dir, platform.Options{})
+	cp, err := platform.Open(f.t.Context(), f.cp.Dir, f.opts)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -125,12 +137,12 @@ func (f *fleet) open() *platform.ControlPlane {
 
 func (f *fleet) promote(to, commit string) promote.Result {
 	f.t.Helper()
-	before := f.cp.Tip(f.t, "main")
+	before := [2]plumbing.Hash{f.cp.Tip(f.t, "main"), f.cp.Tip(f.t, to)}
 	res, err := f.p.Promote(f.t.Context(), promote.Request{ControlPlane: f.open(), To: to, Commit: commit, Now: f.clock.Now(), Actor: "test"})
 	if err != nil {
 		f.t.Fatalf("promote %s: %v", to, err)
 	}
-	if after := f.cp.Tip(f.t, "main"); !res.Promoted && after != before {
+	if after := [2]plumbing.Hash{f.cp.Tip(f.t, "main"), f.cp.Tip(f.t, to)}; !res.Promoted && after != before {
 		f.t.Fatalf("a refused promotion to %s moved main from %s to %s", to, before, after)
 	}
 	return res
@@ -139,7 +151,8 @@ func (f *fleet) promote(to, commit string) promote.Result {
 // apply renders an environment into the GitOps repository and posts its desired state.
 func (f *fleet) apply(env string) {
 	f.t.Helper()
-	snap, err := f.open().Load(f.t.Context(), env)
+	cp := f.open()
+	snap, err := cp.Load(f.t.Context(), env)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -148,7 +161,7 @@ func (f *fleet) apply(env string) {
 		f.t.Fatalf("%s: %d assignments, diagnostics %v", env, len(sched.Assignments), snap.Diagnostics)
 	}
 	res, err := f.git.Apply(f.t.Context(), gitops.Input{Snapshot: snap, Schedule: sched,
-		Target: gitops.Target{Repo: f.gitops.Dir, Branch: env, Path: "."}}, gitops.CommitOptions{})
+		Target: gitops.TargetFor(snap, gitops.Target{}, cp.Locate)}, gitops.CommitOptions{})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -261,5 +274,56 @@ func TestPromotionEndToEnd(t *testing.T) {
 	}
 	if _, err := f.p.Promote(ctx, promote.Request{ControlPlane: f.open(), To: "prod", Override: true, Now: f.clock.Now()}); err == nil {
 		t.Fatal("an override without a reason was accepted")
+	}
+}
+
+// TestPromotionKalypsoLayout promotes on Kalypso's own sample: the pins are base-repo.yaml
+// on the environment branches, the chain is declared in .environments/ on main.
+func TestPromotionKalypsoLayout(t *testing.T) {
+	k := gittest.NewKalypso(t)
+	f := newHubFleet(t, k.ControlPlane)
+	f.opts = platform.Options{RepoMap: platform.RepoMap{"https://github.com/microsoft/kalypso-gitops": f.gitops.Dir}}
+	for u, p := range k.RepoMap {
+		f.opts.RepoMap[u] = p
+	}
+	ctx := t.Context()
+	files := k.ControlPlane.Files(t, "main")
+	files[".environments/stage.yaml"] += "  promotion: {from: dev, minCompliantPercent: 100}\n"
+	files["templates/scheduler_v1alpha1_template_configmap.yaml"] += "# a promotable change\n"
+	c2 := k.ControlPlane.Commit(t, "main", files).String()
+
+	res := f.promote("dev", "")
+	if !res.Promoted || res.Commit != c2 {
+		t.Fatalf("promotion to dev: %+v, want %s", res, c2)
+	}
+	devPin := k.ControlPlane.Files(t, "dev")["base-repo.yaml"]
+	for _, want := range []string{"commit: " + c2, "repo: https://github.com/microsoft/kalypso-control-plane", "branch: main"} {
+		if !strings.Contains(devPin, want) {
+			t.Errorf("dev's base-repo.yaml:\n%s\nwant %q", devPin, want)
+		}
+	}
+	if stage, err := f.open().Load(ctx, "stage"); err != nil || stage.Revisions.Common != k.Main.String() {
+		t.Fatalf("stage renders %+v, want its old pin %s", stage.Revisions, k.Main)
+	}
+	f.apply("dev")
+	wantRefused(t, f.promote("stage", ""), "dev: no cluster reports any deployment target")
+
+	snap, err := f.open().Load(ctx, "dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range schedule.Schedule(snap).Assignments {
+		name := fmt.Sprintf("dev-%s-%d", a.ClusterType, i)
+		if _, err := f.hub.RegisterCluster(ctx, hub.Cluster{Name: name, Environment: "dev", ClusterType: a.ClusterType}, false); err != nil {
+			t.Fatal(err)
+		}
+		f.report(name, "dev", hub.Compliant)
+	}
+	res = f.promote("stage", "")
+	if !res.Promoted || res.Commit != c2 {
+		t.Fatalf("promotion to stage: %+v", res)
+	}
+	if stage, err := f.open().Load(ctx, "stage"); err != nil || stage.Revisions.Common != c2 {
+		t.Fatalf("stage renders %+v after the promotion, want %s", stage.Revisions, c2)
 	}
 }
