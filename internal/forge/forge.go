@@ -125,3 +125,34 @@ func Owned(pr PullRequest, env string) bool {
 	}
 	return strings.HasPrefix(pr.Head, BranchPrefix(env)) && strings.Contains(pr.Body, Marker(env))
 }
+
+// StatusState is the state of a commit status.
+type StatusState string
+
+// Commit status states (GitHub's names).
+const (
+	StatusPending StatusState = "pending"
+	StatusSuccess StatusState = "success"
+	StatusFailure StatusState = "failure"
+	StatusError   StatusState = "error"
+)
+
+// CommitStatus is a status set on a commit, one per Context.
+type CommitStatus struct {
+	State StatusState
+	// Context names the check ("<env> environment" for promotions, as Kalypso does).
+	Context string
+	// Description is one line (forges shorten it: GitHub keeps 140 characters).
+	Description string
+	// TargetURL links to details; optional.
+	TargetURL string
+}
+
+// CommitStatuses is the forge API promote reports to.
+type CommitStatuses interface {
+	// SetStatus sets (replaces) the status of commit for s.Context.
+	SetStatus(ctx context.Context, r Repo, commit string, s CommitStatus) error
+}
+
+// EnvironmentContext is the status context of promotions into env: "<env> environment".
+func EnvironmentContext(env string) string { return env + " environment" }

@@ -13,7 +13,8 @@ import (
 // WriteFiles commits files (path -> content; nil content removes the file) onto branch of
 // the repository at location, as one commit with message, and publishes it like Apply:
 // compare-and-swap (local) or fast-forward push (remote), re-read and retried when the
-// branch moved. It returns the zero hash when the files already have that content.
+// branch moved; or, with co.HeadBranch, to that new branch (for a pull request). It
+// returns the zero hash when the files already have that content.
 func (w *Writer) WriteFiles(ctx context.Context, location, branch string, files map[string][]byte, message string, co CommitOptions) (plumbing.Hash, error) {
 	repo, err := openRepository(ctx, location, w.opts.CacheDir, w.opts.Logger)
 	if err != nil {
@@ -27,8 +28,9 @@ func (w *Writer) WriteFiles(ctx context.Context, location, branch string, files 
 		if err != nil || commit.IsZero() {
 			return commit, err
 		}
-		err = repo.publish(ctx, branch, commit, base)
-		if errors.Is(err, ErrConflict) {
+		dest, old := co.destination(branch, base)
+		err = repo.publish(ctx, dest, commit, old)
+		if errors.Is(err, ErrConflict) && co.HeadBranch == "" {
 			continue
 		}
 		return commit, err
@@ -106,4 +108,13 @@ func (w *Writer) ReadFile(ctx context.Context, location, branch, path string) (c
 	}
 	s, err := f.Contents()
 	return []byte(s), tip, err == nil, err
+}
+
+// destination is where a commit on top of base is published: the branch itself (moved
+// from base), or the new HeadBranch.
+func (co CommitOptions) destination(branch string, base plumbing.Hash) (string, plumbing.Hash) {
+	if co.HeadBranch != "" {
+		return co.HeadBranch, plumbing.ZeroHash
+	}
+	return branch, base
 }

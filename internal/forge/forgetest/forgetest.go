@@ -54,3 +54,18 @@ func (p *PullRequests) DeleteBranch(ctx context.Context, r forge.Repo, branch st
 func unexpected(method string) error {
 	return fmt.Errorf("forgetest: unexpected call to %s (%sFunc is nil)", method, method)
 }
+
+// CommitStatuses is a fake forge.CommitStatuses that calls SetStatusFunc.
+type CommitStatuses struct {
+	SetStatusFunc func(ctx context.Context, r forge.Repo, commit string, s forge.CommitStatus) error
+}
+
+var _ forge.CommitStatuses = (*CommitStatuses)(nil)
+
+// SetStatus calls SetStatusFunc.
+func (c *CommitStatuses) SetStatus(ctx context.Context, r forge.Repo, commit string, s forge.CommitStatus) error {
+	if c.SetStatusFunc == nil {
+		return unexpected("SetStatus")
+	}
+	return c.SetStatusFunc(ctx, r, commit, s)
+}

@@ -38,7 +38,13 @@ type Client struct {
 	token string
 }
 
-var _ forge.PullRequests = (*Client)(nil)
+var (
+	_ forge.PullRequests   = (*Client)(nil)
+	_ forge.CommitStatuses = (*Client)(nil)
+)
+
+// maxDescription is how much of a status description GitHub keeps.
+const maxDescription = 140
 
 // Option configures a Client.
 type Option func(*settings)
@@ -167,6 +173,31 @@ func (c *Client) DeleteBranch(ctx context.Context, r forge.Repo, branch string) 
 		return c.fail(fmt.Sprintf("delete branch %q in %s", branch, r), err)
 	}
 	return nil
+}
+
+// SetStatus creates a commit status (the latest one per context is what GitHub shows). The
+// description is shortened to 140 characters, with an ellipsis.
+func (c *Client) SetStatus(ctx context.Context, r forge.Repo, commit string, s forge.CommitStatus) error {
+	if commit == "" || s.Context == "" {
+		return fmt.Errorf("github: set status in %s: commit and context are required", r)
+	}
+	status := gh.RepoStatus{State: new(string(s.State)), Context: new(s.Context), Description: new(shorten(s.Description, maxDescription))}
+	if s.TargetURL != "" {
+		status.TargetURL = new(s.TargetURL)
+	}
+	if _, _, err := c.api.Repositories.CreateStatus(ctx, r.Owner, r.Name, commit, status); err != nil {
+		return c.fail(fmt.Sprintf("set status %q on %s in %s", s.Context, commit, r), err)
+	}
+	return nil
+}
+
+// shorten cuts s to at most n runes, ending in "…" when cut.
+func shorten(s string, n int) string {
+	runes := []rune(s)
+	if len(runes) <= n {
+		return s
+	}
+	return string(runes[:n-1]) + "…"
 }
 
 // convert maps a go-github pull request onto forge's view of it.
