@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/fleetform/fleetform/internal/forge"
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/gittest"
 	"github.com/fleetform/fleetform/internal/hub"
@@ -29,6 +31,7 @@ type fleet struct {
 	clock  *testClock
 	git    *gitops.Writer
 	p      *promote.Promoter
+	status *statuses
 	files  map[string]string
 	opts   platform.Options
 }
@@ -110,7 +113,8 @@ func newHubFleet(t *testing.T, cp *gittest.Repo) *fleet {
 	go func() { defer close(done); _ = f.hub.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	f.git = gitops.NewWriter(gitops.Options{CacheDir: t.TempDir()})
-	f.p = &promote.Promoter{Git: f.git, Hub: promote.LocalHub{Hub: f.hub}}
+	f.status = &statuses{}
+	f.p = &promote.Promoter{Git: f.git, Hub: promote.LocalHub{Hub: f.hub}, Statuses: f.status}
 	return f
 }
 
@@ -187,6 +191,16 @@ func (f *fleet) report(cluster, env string, status hub.ClusterStatus) {
 	}
 }
 
+// statuses records the commit statuses a promoter sets.
+type statuses struct{ set []string }
+
+func (s *statuses) SetStatus(_ context.Context, commit string, st forge.CommitStatus) error {
+	s.set = append(s.set, fmt.Sprintf("%s %s: %s", short(commit), st.Context, st.State))
+	return nil
+}
+
+func short(c string) string { return c[:min(len(c), 7)] }
+
 func wantRefused(t *testing.T, res promote.Result, reasons ...string) {
 	t.Helper()
 	if res.Promoted {
@@ -233,6 +247,10 @@ func TestPromotionEndToEnd(t *testing.T) {
 	res := f.promote("stage", "")
 	if !res.Promoted || res.Commit != c1.Commit {
 		t.Fatalf("promotion to stage at the threshold: %+v", res)
+	}
+	if got, want := f.status.set[len(f.status.set)-2:], []string{short(c2) + " stage environment: pending",
+		short(c1.Commit) + " stage environment: success"}; !slices.Equal(got, want) {
+		t.Errorf("commit statuses %q, want %q", got, want)
 	}
 	stage, err := f.open().Load(ctx, "stage")
 	if err != nil || stage.Revisions.Common != c1.Commit || !stage.Revisions.Pinned {
@@ -325,5 +343,48 @@ func TestPromotionKalypsoLayout(t *testing.T) {
 	}
 	if stage, err := f.open().Load(ctx, "stage"); err != nil || stage.Revisions.Common != c2 {
 		t.Fatalf("stage renders %+v after the promotion, want %s", stage.Revisions, c2)
+	}
+}
+
+// TestWatcherPromotesAutomatically: --watch promotes into automatic environments once the
+// gates pass, applies them, and records a waiting promotion once, not every round.
+func TestWatcherPromotesAutomatically(t *testing.T) {
+	f := newFleet(t)
+	ctx := t.Context()
+	f.files["environments/stage/environment.yaml"] = environment("stage", "  promotion: {from: dev, minCompliantPercent: 100, soak: 30m, automatic: true}\n")
+	f.commit()
+	f.promote("dev", "")
+	f.apply("dev")
+	var applied []string
+	w := &promote.Watcher{Promoter: f.p, Now: f.clock.Now, Actor: "watch",
+		Open: func(context.Context) (*platform.ControlPlane, error) { return f.open(), nil },
+		Apply: func(_ context.Context, _ *platform.ControlPlane, env string) error {
+			applied = append(applied, env)
+			f.apply(env)
+			return nil
+		}}
+	for range 3 {
+		res, err := w.Round(ctx)
+		if err != nil || len(res) != 1 || res[0].Promoted || res[0].To != "stage" {
+			t.Fatalf("round before any report: %+v, %v", res, err)
+		}
+		f.clock.Advance(time.Minute)
+	}
+	events, err := f.hub.History(ctx, hub.HistoryFilter{Kind: hub.EventPromotion, Environment: "stage"})
+	if err != nil || len(events) != 1 || !strings.Contains(events[0].Message, "refused") {
+		t.Fatalf("three waiting rounds recorded %+v, %v; want one refusal", events, err)
+	}
+	if _, err := f.hub.RegisterCluster(ctx, hub.Cluster{Name: "dev-0", Environment: "dev", ClusterType: "large"}, false); err != nil {
+		t.Fatal(err)
+	}
+	f.report("dev-0", "dev", hub.Compliant)
+	f.clock.Advance(31 * time.Minute)
+	res, err := w.Round(ctx)
+	if err != nil || len(res) != 1 || !res[0].Promoted || len(applied) != 1 || applied[0] != "stage" {
+		t.Fatalf("round after the soak: %+v, %v, applied %v", res, err, applied)
+	}
+	// Nothing newer: the next round does nothing.
+	if res, err := w.Round(ctx); err != nil || len(res) != 0 {
+		t.Fatalf("round with stage at dev's pin: %+v, %v", res, err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
+	"github.com/fleetform/fleetform/internal/forge"
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/platform"
@@ -51,6 +52,8 @@ type Request struct {
 	// Actor is who asked (recorded).
 	Actor string
 	Now   time.Time
+	// QuietRefusal leaves a refusal unrecorded (the watcher records only changes).
+	QuietRefusal bool
 }
 
 // Result is what a promotion did.
@@ -67,11 +70,19 @@ type Result struct {
 	PinCommit string `json:"pinCommit,omitempty"`
 }
 
+// StatusReporter sets commit statuses on the control-plane repository's forge.
+type StatusReporter interface {
+	SetStatus(ctx context.Context, commit string, s forge.CommitStatus) error
+}
+
 // Promoter promotes control-plane commits along the chain.
 type Promoter struct {
 	Git    *gitops.Writer
 	Hub    Hub // nil: gates that need the hub fail
 	Logger *slog.Logger
+	// Statuses, when set, gets a commit status per decision on the promoted commit (context
+	// "<env> environment"): success when promoted, pending with the first reason when refused.
+	Statuses StatusReporter
 	// Author of the pin commits.
 	Commit gitops.CommitOptions
 }
@@ -101,7 +112,9 @@ func (p *Promoter) Promote(ctx context.Context, req Request) (Result, error) {
 	reasons := Check(g, ev)
 	if len(reasons) > 0 && !req.Override {
 		res.Reasons = reasons
-		p.record(ctx, req, res, "refused: "+strings.Join(reasons, "; "))
+		if !req.QuietRefusal {
+			p.record(ctx, req, res, "refused: "+strings.Join(reasons, "; "))
+		}
 		return res, nil
 	}
 	if req.Override {
@@ -244,18 +257,33 @@ func (p *Promoter) summary(req Request, res Result) string {
 	return s
 }
 
-// record puts the decision in the hub's history (best effort: a promotion does not fail
-// because the hub is down, but a refusal is reported either way).
+// record puts the decision in the hub's history and on the forge (best effort: a
+// promotion does not fail because the hub or the forge is down; the decision is reported
+// either way).
 func (p *Promoter) record(ctx context.Context, req Request, res Result, msg string) {
-	if p.Hub == nil {
-		return
-	}
-	ev := hub.Event{Time: req.Now, Kind: hub.EventPromotion, Environment: req.To, Revision: res.Commit, Message: msg,
-		From: res.From, To: req.To}
 	if req.Actor != "" {
-		ev.Message += " (by " + req.Actor + ")"
+		msg += " (by " + req.Actor + ")"
 	}
-	if err := p.Hub.Record(ctx, ev); err != nil && p.Logger != nil {
-		p.Logger.WarnContext(ctx, "recording the promotion in the hub", "error", err.Error())
+	if p.Hub != nil {
+		ev := hub.Event{Time: req.Now, Kind: hub.EventPromotion, Environment: req.To, Revision: res.Commit, Message: msg,
+			From: res.From, To: req.To}
+		if err := p.Hub.Record(ctx, ev); err != nil {
+			p.warn(ctx, "recording the promotion in the hub", err)
+		}
+	}
+	if p.Statuses != nil && res.Commit != "" {
+		st := forge.CommitStatus{State: forge.StatusSuccess, Context: forge.EnvironmentContext(req.To), Description: msg}
+		if !res.Promoted {
+			st.State, st.Description = forge.StatusPending, "waiting: "+strings.Join(res.Reasons, "; ")
+		}
+		if err := p.Statuses.SetStatus(ctx, res.Commit, st); err != nil {
+			p.warn(ctx, "setting the commit status", err)
+		}
+	}
+}
+
+func (p *Promoter) warn(ctx context.Context, what string, err error) {
+	if p.Logger != nil {
+		p.Logger.WarnContext(ctx, what, "error", err.Error())
 	}
 }

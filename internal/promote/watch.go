@@ -1,0 +1,143 @@
+package promote
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/fleetform/fleetform/internal/platform"
+)
+
+// Watcher follows the chain: every round, each environment with automatic promotion whose
+// source is pinned to another commit than it gets that commit as soon as the gates pass,
+// and is then applied. A refusal is recorded once per environment and commit, not every
+// round (the reasons of a waiting promotion, a soak time, change every round).
+type Watcher struct {
+	Promoter *Promoter
+	// Open reads the control plane afresh (a promotion moves it).
+	Open func(ctx context.Context) (*platform.ControlPlane, error)
+	// Apply renders an environment into its GitOps repository after a promotion (and posts
+	// its desired state to the hub); nil promotes only.
+	Apply func(ctx context.Context, cp *platform.ControlPlane, env string) error
+	// Now is the clock (time.Now when nil).
+	Now    func() time.Time
+	Actor  string
+	Logger *slog.Logger
+
+	refused map[string]string // environment -> the commit whose refusal was recorded
+}
+
+// Round makes one pass over the chain, sources first, and returns the decisions taken
+// (environments already at their source's pin are skipped).
+func (w *Watcher) Round(ctx context.Context) ([]Result, error) {
+	cp, err := w.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	envs, _, err := cp.Environments()
+	if err != nil {
+		return nil, err
+	}
+	chain, diags := NewChain(envs)
+	if platform.HasErrors(diags) {
+		return nil, fmt.Errorf("the promotion chain is invalid: %s", diags[0].Error())
+	}
+	var out []Result
+	for _, env := range chain.Order {
+		g := chain.Gates[env]
+		if !g.Automatic || g.From == "" {
+			continue
+		}
+		behind, err := w.behind(ctx, cp, g)
+		if err != nil {
+			return out, err
+		}
+		if !behind {
+			continue
+		}
+		res, err := w.promote(ctx, cp, env)
+		if err != nil {
+			return out, fmt.Errorf("promote %s: %w", env, err)
+		}
+		out = append(out, res)
+		if res.Promoted {
+			if cp, err = w.Open(ctx); err != nil {
+				return out, err
+			}
+			if w.Apply != nil {
+				if err := w.Apply(ctx, cp, env); err != nil {
+					return out, fmt.Errorf("apply %s after promoting %s: %w", env, short(res.Commit), err)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// behind reports whether env is pinned to another commit than its source.
+func (w *Watcher) behind(ctx context.Context, cp *platform.ControlPlane, g Gates) (bool, error) {
+	src, err := cp.Load(ctx, g.From)
+	if err != nil {
+		return false, fmt.Errorf("load %s: %w", g.From, err)
+	}
+	dst, err := cp.Load(ctx, g.Environment)
+	if err != nil {
+		return false, fmt.Errorf("load %s: %w", g.Environment, err)
+	}
+	return src.Revisions.Common != dst.Revisions.Common, nil
+}
+
+func (w *Watcher) promote(ctx context.Context, cp *platform.ControlPlane, env string) (Result, error) {
+	now := time.Now
+	if w.Now != nil {
+		now = w.Now
+	}
+	req := Request{ControlPlane: cp, To: env, Now: now(), Actor: w.Actor, QuietRefusal: true}
+	res, err := w.Promoter.Promote(ctx, req)
+	if err != nil {
+		return res, err
+	}
+	if w.refused == nil {
+		w.refused = map[string]string{}
+	}
+	if res.Promoted {
+		delete(w.refused, env)
+		w.log(ctx, "promoted", "environment", env, "commit", short(res.Commit))
+		return res, nil
+	}
+	if w.refused[env] != res.Commit {
+		w.refused[env] = res.Commit
+		w.Promoter.record(ctx, req, res, "refused: "+strings.Join(res.Reasons, "; "))
+		w.log(ctx, "waiting", "environment", env, "commit", short(res.Commit), "reasons", strings.Join(res.Reasons, "; "))
+	}
+	return res, nil
+}
+
+func (w *Watcher) log(ctx context.Context, msg string, args ...any) {
+	if w.Logger != nil {
+		w.Logger.InfoContext(ctx, msg, args...)
+	}
+}
+
+// Run calls Round every interval until ctx ends; a failed round is logged and retried.
+func (w *Watcher) Run(ctx context.Context, interval time.Duration) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if _, err := w.Round(ctx); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if w.Logger != nil {
+				w.Logger.WarnContext(ctx, "promotion round failed", "error", err.Error())
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
