@@ -114,6 +114,7 @@ func newRoot(e *env) *cobra.Command {
 		newExplainCmd(e),
 		newPlanCmd(e),
 		newApplyCmd(e),
+		newPromoteCmd(e),
 		newVersionCmd(e),
 		newDevCmd(e),
 	)

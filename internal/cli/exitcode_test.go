@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/fleetform/fleetform/internal/cli"
@@ -31,5 +32,25 @@ func TestExitCodes(t *testing.T) {
 				t.Errorf("exit code = %d, want %d\nstdout:\n%s\nstderr:\n%s", got, tt.want, stdout.String(), stderr.String())
 			}
 		})
+	}
+}
+
+// TestPromoteRefusedExitsThree: a refused promotion is exit 3, not a failure.
+func TestPromoteRefusedExitsThree(t *testing.T) {
+	r := gittest.NewBare(t)
+	env := func(name, extra string) string {
+		return "apiVersion: scheduler.kalypso.io/v1alpha1\nkind: Environment\nmetadata: {name: " + name + "}\n" +
+			"spec:\n  controlPlane: {repo: https://example.com/cp, branch: main, path: .}\n" + extra
+	}
+	r.Commit(t, "main", map[string]string{
+		"environments/dev/env.yaml":   env("dev", ""),
+		"environments/stage/env.yaml": env("stage", "  promotion: {from: dev}\n"),
+	})
+	var stdout, stderr bytes.Buffer
+	if got := cli.Main(t.Context(), []string{"promote", "--control-plane", r.Dir, "--to", "stage", "-o", "json"}, nil, &stdout, &stderr); got != cli.ExitRefused {
+		t.Fatalf("exit code = %d, want %d\nstdout:\n%s\nstderr:\n%s", got, cli.ExitRefused, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stdout.String(), `"promoted": false`) || stderr.Len() > 0 {
+		t.Errorf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
 	}
 }

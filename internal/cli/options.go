@@ -25,15 +25,21 @@ type controlPlaneOptions struct {
 }
 
 func (o *controlPlaneOptions) bind(cmd *cobra.Command, envRequired bool) {
+	o.bindRepo(cmd)
 	f := cmd.Flags()
-	f.StringVar(&o.controlPlane, "control-plane", ".", "control plane: a directory, a git repository (path) or a git URL")
 	usage := "environment"
 	if !envRequired {
 		usage = "environment (default: every environment)"
 	}
 	f.StringVar(&o.env, "env", "", usage)
-	f.StringVar(&o.ref, "ref", "", "ref to read: the tip in the folder layout, the main branch in the Kalypso layout")
 	f.StringVar(&o.commonRef, "common-ref", "", "read common content at this ref instead of the BaseRepo pin (what-if)")
+}
+
+// bindRepo binds the flags that say how to read the control plane (not which environment).
+func (o *controlPlaneOptions) bindRepo(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.controlPlane, "control-plane", ".", "control plane: a directory, a git repository (path) or a git URL")
+	f.StringVar(&o.ref, "ref", "", "ref to read: the tip in the folder layout, the main branch in the Kalypso layout")
 	f.StringVar(&o.layout, "layout", "", "repository layout: kalypso or folder (default: detected)")
 	f.StringArrayVar(&o.repoMap, "repo-map", nil, "map a repository URL to a local path or git repository: URL=PATH (repeatable)")
 	f.StringVar(&o.configFile, "config", os.Getenv("FLEETFORM_CONFIG"), "config file (repoMap, layout); default $FLEETFORM_CONFIG")

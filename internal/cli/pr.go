@@ -14,27 +14,37 @@ import (
 	"github.com/fleetform/fleetform/internal/render"
 )
 
-// pullRequester opens apply's pull requests.
+// pullRequester opens fleetform's pull requests into base.
 type pullRequester struct {
 	e      *env
 	env    string
-	target gitops.Target
+	base   string
 	repo   forge.Repo
-	client forge.PullRequests
+	client *github.Client
 }
 
 // newPullRequester checks that --pr can work: a repository URL on a forge and a token.
 func newPullRequester(e *env, t gitops.Target, envName, forgeURL string) (*pullRequester, error) {
-	host, repo, err := forge.ParseRepoURL(t.Repo)
+	repo, client, err := forgeClient(t.Repo, forgeURL)
 	if err != nil {
-		return nil, failed(ExitUsage, fmt.Errorf("--pr needs the GitOps repository's URL on a forge: %w", err))
+		return nil, failed(ExitUsage, fmt.Errorf("--pr needs the repository's URL on a forge and a token: %w", err))
+	}
+	return &pullRequester{e: e, env: envName, base: t.Branch, repo: repo, client: client}, nil
+}
+
+// forgeClient returns the forge repository of a URL and a client authenticated with the
+// token in FLEETFORM_GITHUB_TOKEN or GITHUB_TOKEN.
+func forgeClient(repoURL, forgeURL string) (forge.Repo, *github.Client, error) {
+	host, repo, err := forge.ParseRepoURL(repoURL)
+	if err != nil {
+		return repo, nil, err
 	}
 	token := os.Getenv("FLEETFORM_GITHUB_TOKEN")
 	if token == "" {
 		token = os.Getenv("GITHUB_TOKEN")
 	}
 	if token == "" {
-		return nil, failed(ExitUsage, fmt.Errorf("--pr needs a token in FLEETFORM_GITHUB_TOKEN or GITHUB_TOKEN"))
+		return repo, nil, fmt.Errorf("no token in FLEETFORM_GITHUB_TOKEN or GITHUB_TOKEN")
 	}
 	var opts []github.Option
 	switch {
@@ -44,10 +54,7 @@ func newPullRequester(e *env, t gitops.Target, envName, forgeURL string) (*pullR
 		opts = append(opts, github.WithBaseURL("https://"+host+"/api/v3/"))
 	}
 	client, err := github.New(token, opts...)
-	if err != nil {
-		return nil, failed(ExitUsage, err)
-	}
-	return &pullRequester{e: e, env: envName, target: t, repo: repo, client: client}, nil
+	return repo, client, err
 }
 
 // head names the new branch: fleetform/<env>/<UTC time>-<control-plane commit>.
@@ -78,13 +85,17 @@ func (p *pullRequester) open(ctx context.Context, r *result, res *gitops.Result)
 	if c := r.snap.Revisions.Environment; c != "" {
 		title += " from control plane " + c[:min(len(c), 12)]
 	}
-	pr, err := p.client.Create(ctx, p.repo, forge.NewChangeRequest{
-		Base: p.target.Branch, Head: res.Branch, Title: title, Body: body.String(), Labels: labels,
-	})
+	return p.create(ctx, forge.NewChangeRequest{Base: p.base, Head: res.Branch, Title: title, Body: body.String(), Labels: labels})
+}
+
+// create opens a pull request and closes fleetform's earlier ones for the environment into
+// the same base (never anybody else's).
+func (p *pullRequester) create(ctx context.Context, req forge.NewChangeRequest) (*pullRequestJSON, []int, error) {
+	pr, err := p.client.Create(ctx, p.repo, req)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open pull request: %w", err)
 	}
-	closed, err := forge.Supersede(ctx, p.client, p.repo, p.target.Branch, p.env, pr.Number, p.e.logger)
+	closed, err := forge.Supersede(ctx, p.client, p.repo, p.base, p.env, pr.Number, p.e.logger)
 	if err != nil {
 		p.e.logger.Warn("closing superseded pull requests", "error", strings.TrimSpace(err.Error()))
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // BaseRepoFile is the file that pins an environment's common content.
@@ -64,22 +65,77 @@ func (cp *ControlPlane) tipBranch() (string, error) {
 	return head.Target().Short(), nil
 }
 
-// CommonTip returns the commit a first environment is pinned to by default: the tip of
-// the common content (main in the Kalypso layout, the tip branch in the folder layout).
+// CommonTip returns the commit a first environment is pinned to by default: in the Kalypso
+// layout the tip of main; in the folder layout the latest commit of the tip branch that
+// changed common content (anything outside environments/), so that pins and other
+// environment-only commits do not make a new promotable commit.
 func (cp *ControlPlane) CommonTip() (string, error) {
-	ref := cp.mainRef()
-	if cp.layout == LayoutFolder {
-		b, err := cp.tipBranch()
+	if cp.layout != LayoutFolder {
+		h, err := cp.repo.Resolve(cp.mainRef())
 		if err != nil {
 			return "", err
 		}
-		ref = b
+		return h.String(), nil
 	}
-	h, err := cp.repo.Resolve(ref)
+	b, err := cp.tipBranch()
 	if err != nil {
 		return "", err
 	}
-	return h.String(), nil
+	h, err := cp.repo.Resolve(b)
+	if err != nil {
+		return "", err
+	}
+	c, err := cp.repo.git.CommitObject(h)
+	if err != nil {
+		return "", err
+	}
+	return lastCommonChange(c, strings.TrimSuffix(environmentsDir, "/"))
+}
+
+// maxCommonWalk bounds the history walked to find the last change of common content.
+const maxCommonWalk = 10000
+
+// lastCommonChange walks first parents back from c while the root tree, without the
+// excluded entry, stays the same.
+func lastCommonChange(c *object.Commit, exclude string) (string, error) {
+	key, err := treeWithout(c, exclude)
+	if err != nil {
+		return "", err
+	}
+	for range maxCommonWalk {
+		if c.NumParents() == 0 {
+			break
+		}
+		parent, err := c.Parent(0)
+		if err != nil {
+			return "", err
+		}
+		pkey, err := treeWithout(parent, exclude)
+		if err != nil {
+			return "", err
+		}
+		if pkey != key {
+			break
+		}
+		c = parent
+	}
+	return c.Hash.String(), nil
+}
+
+// treeWithout identifies a commit's root tree without one entry: its other entries' names,
+// modes and hashes.
+func treeWithout(c *object.Commit, exclude string) (string, error) {
+	t, err := c.Tree()
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, e := range t.Entries {
+		if e.Name != exclude {
+			fmt.Fprintf(&b, "%s %o %s\n", e.Name, e.Mode, e.Hash)
+		}
+	}
+	return b.String(), nil
 }
 
 // ResolveCommit turns a (short) commit or ref of the control plane into a full commit.

@@ -1,6 +1,7 @@
 package promote
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -231,22 +232,59 @@ func (p *Promoter) pin(ctx context.Context, cp *platform.ControlPlane, envs []pl
 	return h.String(), nil
 }
 
-// baseRepoYAML sets the commit of an existing base-repo.yaml, or writes a new one.
+// baseRepoYAML sets spec.commit of an existing base-repo.yaml, keeping everything else
+// (comments, order, other fields), or writes a new one in Kalypso's shape.
 func baseRepoYAML(old []byte, commit string) ([]byte, error) {
-	br := v1alpha1.BaseRepo{TypeMeta: v1alpha1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.KindBaseRepo},
-		Metadata: v1alpha1.ObjectMeta{Name: v1alpha1.BaseRepoName}}
-	br.Spec.Branch, br.Spec.Path = "main", "."
-	if len(old) > 0 {
-		if err := yaml.Unmarshal(old, &br); err != nil {
-			return nil, err
-		}
+	if len(bytes.TrimSpace(old)) == 0 {
+		return fmt.Appendf(nil, `# Pinned by fleetform promote: the common content this environment renders.
+apiVersion: %s
+kind: %s
+metadata:
+  name: %s
+spec:
+  branch: main
+  path: .
+  commit: %s
+`, v1alpha1.APIVersion, v1alpha1.KindBaseRepo, v1alpha1.BaseRepoName, commit), nil
 	}
-	br.Spec.Commit = commit
-	out, err := yaml.Marshal(&br)
-	if err != nil {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(old, &doc); err != nil {
 		return nil, err
 	}
-	return append([]byte("# Pinned by fleetform promote: the common content this environment renders.\n"), out...), nil
+	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, errors.New("not a BaseRepo document")
+	}
+	spec := mappingValue(doc.Content[0], "spec")
+	if spec == nil {
+		spec = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		doc.Content[0].Content = append(doc.Content[0].Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "spec"}, spec)
+	}
+	if spec.Kind != yaml.MappingNode {
+		return nil, errors.New("spec is not a mapping")
+	}
+	value := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: commit}
+	if c := mappingValue(spec, "commit"); c != nil {
+		*c = *value
+	} else {
+		spec.Content = append(spec.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "commit"}, value)
+	}
+	var out bytes.Buffer
+	enc := yaml.NewEncoder(&out)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), enc.Close()
+}
+
+// mappingValue returns the value of key in a mapping node, or nil.
+func mappingValue(m *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
 }
 
 func (p *Promoter) summary(req Request, res Result) string {

@@ -1,0 +1,281 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/mail"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fleetform/fleetform/internal/forge"
+	"github.com/fleetform/fleetform/internal/gitops"
+	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/promote"
+)
+
+type promoteOptions struct {
+	cp       controlPlaneOptions
+	out      outputOption
+	hub      hubOptions
+	to       string
+	commit   string
+	override bool
+	reason   string
+	actor    string
+	author   string
+	pr       bool
+	forgeURL string
+	statuses bool
+	watch    bool
+	interval time.Duration
+	apply    bool
+}
+
+// promoteJSON is what `promote -o json` prints: the decision, and the pull request with --pr.
+type promoteJSON struct {
+	promote.Result
+	PullRequest *pullRequestJSON `json:"pullRequest,omitempty"`
+}
+
+func newPromoteCmd(e *env) *cobra.Command {
+	var o promoteOptions
+	cmd := &cobra.Command{
+		Use:   "promote",
+		Short: "Pin a control-plane commit into an environment once it succeeded in the one before",
+		Long: "promote checks the gates of --to (its source environment pinned to the commit, applied, and\n" +
+			"compliant on the hub for the soak time; the approval; the freeze windows) and writes the pin\n" +
+			"(base-repo.yaml) as a commit to the control plane, or as a pull request with --pr. A refusal\n" +
+			"changes nothing, prints one sentence per unmet gate and exits 3. --watch follows the chain:\n" +
+			"it promotes into every environment with automatic promotion as soon as its gates pass.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.check(); err != nil {
+				return err
+			}
+			p, err := o.promoter(cmd.Context(), e)
+			if err != nil {
+				return err
+			}
+			if o.watch {
+				return o.runWatch(cmd.Context(), e, p)
+			}
+			return o.promoteOnce(cmd.Context(), e, p)
+		},
+	}
+	o.cp.bindRepo(cmd)
+	o.out.bind(cmd)
+	o.hub.bind(cmd)
+	f := cmd.Flags()
+	f.StringVar(&o.to, "to", "", "environment to promote into (required unless --watch)")
+	f.StringVar(&o.commit, "commit", "", "control-plane commit to promote; default: the source environment's pin (the tip for a first environment)")
+	f.BoolVar(&o.override, "override", false, "promote despite unmet gates (emergencies; needs --reason, recorded)")
+	f.StringVar(&o.reason, "reason", "", "why the gates are overridden (recorded in the hub's history and the commit message)")
+	f.StringVar(&o.actor, "actor", defaultActor(), "who promotes (recorded); default $FLEETFORM_ACTOR, $GITHUB_ACTOR or $USER")
+	f.StringVar(&o.author, "author", "fleetform <fleetform@localhost>", "author of the pin commit, as \"Name <email>\"")
+	f.BoolVar(&o.pr, "pr", false, "push the pin to a new branch and open a pull request (GitHub; token from FLEETFORM_GITHUB_TOKEN or GITHUB_TOKEN)")
+	f.StringVar(&o.forgeURL, "forge-url", "", "API base URL of the forge (GitHub Enterprise: https://HOST/api/v3/); default from the repository URL")
+	f.BoolVar(&o.statuses, "commit-status", false, "set a commit status \"<env> environment\" on the promoted commit (GitHub; token as for --pr)")
+	f.BoolVar(&o.watch, "watch", false, "follow the chain: promote into automatic environments as their gates pass, then apply them")
+	f.DurationVar(&o.interval, "interval", time.Minute, "with --watch: how often to check the gates")
+	f.BoolVar(&o.apply, "apply", true, "with --watch: apply an environment after promoting into it")
+	return cmd
+}
+
+func defaultActor() string {
+	for _, k := range []string{"FLEETFORM_ACTOR", "GITHUB_ACTOR", "USER"} {
+		if v := os.Getenv(k); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func (o *promoteOptions) check() error {
+	if err := o.out.check(); err != nil {
+		return err
+	}
+	switch {
+	case o.watch && (o.to != "" || o.commit != "" || o.override || o.pr):
+		return failed(ExitUsage, fmt.Errorf("--watch follows the chain: it takes no --to, --commit, --override or --pr"))
+	case !o.watch && o.to == "":
+		return failed(ExitUsage, fmt.Errorf("--to is required"))
+	case o.override && strings.TrimSpace(o.reason) == "":
+		return failed(ExitUsage, fmt.Errorf("--override needs --reason: overrides are recorded"))
+	case o.watch && o.interval <= 0:
+		return failed(ExitUsage, fmt.Errorf("--interval must be positive"))
+	}
+	return nil
+}
+
+// promoter builds the promoter: git writer, hub (with --hub), author, commit statuses.
+func (o *promoteOptions) promoter(ctx context.Context, e *env) (*promote.Promoter, error) {
+	addr, err := mail.ParseAddress(o.author)
+	if err != nil {
+		return nil, failed(ExitUsage, fmt.Errorf("--author %q: want \"Name <email>\"", o.author))
+	}
+	p := &promote.Promoter{Git: gitops.NewWriter(gitops.Options{Logger: e.logger, CacheDir: os.Getenv("FLEETFORM_CACHE_DIR")}),
+		Logger: e.logger, Commit: gitops.CommitOptions{AuthorName: addr.Name, AuthorEmail: addr.Address}}
+	if o.hub.url != "" {
+		if p.Hub, err = o.hub.promoteHub(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if o.statuses {
+		repo, client, err := forgeClient(o.cp.controlPlane, o.forgeURL)
+		if err != nil {
+			return nil, failed(ExitUsage, fmt.Errorf("--commit-status needs the control plane's URL on a forge and a token: %w", err))
+		}
+		p.Statuses = statusReporter{repo: repo, client: client}
+	}
+	return p, nil
+}
+
+// statusReporter binds commit statuses to the control-plane repository.
+type statusReporter struct {
+	repo   forge.Repo
+	client forge.CommitStatuses
+}
+
+func (s statusReporter) SetStatus(ctx context.Context, commit string, st forge.CommitStatus) error {
+	return s.client.SetStatus(ctx, s.repo, commit, st)
+}
+
+// promoteOnce promotes one commit into --to and reports the decision.
+func (o *promoteOptions) promoteOnce(ctx context.Context, e *env, p *promote.Promoter) error {
+	cp, err := o.cp.open(ctx, e)
+	if err != nil {
+		return err
+	}
+	var pr *pullRequester
+	if o.pr {
+		if pr, err = o.pullRequester(e, cp); err != nil {
+			return err
+		}
+		p.Commit.HeadBranch = pr.head("promote")
+	}
+	res, err := p.Promote(ctx, promote.Request{ControlPlane: cp, To: o.to, Commit: o.commit, Override: o.override,
+		Reason: o.reason, Actor: o.actor, Now: time.Now()})
+	if err != nil {
+		return failed(ExitFailed, err)
+	}
+	doc := promoteJSON{Result: res}
+	if pr != nil && res.PinCommit != "" {
+		if doc.PullRequest, err = o.openPullRequest(ctx, pr, p.Commit.HeadBranch, res); err != nil {
+			return failed(ExitFailed, err)
+		}
+	}
+	if err := o.out.write(e.stdout, doc, func(w io.Writer) error { return promoteText(w, doc) }); err != nil {
+		return failed(ExitFailed, err)
+	}
+	if !res.Promoted {
+		return failed(ExitRefused, nil)
+	}
+	return nil
+}
+
+// pullRequester opens the pin's pull request into the branch the pin is written on.
+func (o *promoteOptions) pullRequester(e *env, cp *platform.ControlPlane) (*pullRequester, error) {
+	envs, _, err := cp.Environments()
+	if err != nil {
+		return nil, failed(ExitFailed, err)
+	}
+	for _, info := range envs {
+		if info.Name != o.to {
+			continue
+		}
+		loc, err := cp.PinLocation(info)
+		if err != nil {
+			return nil, failed(ExitFailed, err)
+		}
+		return newPullRequester(e, gitops.Target{Repo: o.cp.controlPlane, Branch: loc.Branch}, o.to, o.forgeURL)
+	}
+	return nil, failed(ExitUsage, fmt.Errorf("environment %q is not declared", o.to))
+}
+
+func (o *promoteOptions) openPullRequest(ctx context.Context, pr *pullRequester, head string, res promote.Result) (*pullRequestJSON, error) {
+	title := fmt.Sprintf("fleetform: promote %s to %s", res.Commit[:min(len(res.Commit), 12)], res.To)
+	var body strings.Builder
+	fmt.Fprintf(&body, "Pins the common content of `%s` to control-plane commit `%s`", res.To, res.Commit)
+	if res.From != "" {
+		fmt.Fprintf(&body, ", verified in `%s`", res.From)
+	}
+	body.WriteString(".\n")
+	if len(res.Overridden) > 0 {
+		fmt.Fprintf(&body, "\n**Overridden gates** (%s):\n", o.reason)
+		for _, r := range res.Overridden {
+			fmt.Fprintf(&body, "- %s\n", r)
+		}
+	}
+	body.WriteString("\n" + forge.Marker(res.To) + "\n")
+	doc, _, err := pr.create(ctx, forge.NewChangeRequest{Base: pr.base, Head: head, Title: title,
+		Body: body.String(), Labels: []string{"fleetform", "promotion"}})
+	return doc, err
+}
+
+func promoteText(w io.Writer, doc promoteJSON) error {
+	res := doc.Result
+	c := res.Commit[:min(len(res.Commit), 12)]
+	if !res.Promoted {
+		fmt.Fprintf(w, "not promoted: %s into %s\n", c, res.To)
+		for _, r := range res.Reasons {
+			fmt.Fprintf(w, "  - %s\n", r)
+		}
+		return nil
+	}
+	from := ""
+	if res.From != "" {
+		from = " from " + res.From
+	}
+	switch {
+	case res.PinCommit == "":
+		fmt.Fprintf(w, "%s already pins %s%s\n", res.To, c, from)
+	default:
+		fmt.Fprintf(w, "promoted %s%s to %s (pin commit %s)\n", c, from, res.To, res.PinCommit[:min(len(res.PinCommit), 12)])
+	}
+	for _, r := range res.Overridden {
+		fmt.Fprintf(w, "  overridden: %s\n", r)
+	}
+	if doc.PullRequest != nil {
+		fmt.Fprintf(w, "pull request #%d: %s\n", doc.PullRequest.Number, doc.PullRequest.URL)
+	}
+	return nil
+}
+
+// runWatch follows the chain until interrupted.
+func (o *promoteOptions) runWatch(ctx context.Context, e *env, p *promote.Promoter) error {
+	w := &promote.Watcher{Promoter: p, Actor: o.actor, Logger: e.logger,
+		Open: func(ctx context.Context) (*platform.ControlPlane, error) { return o.cp.open(ctx, e) }}
+	if o.apply {
+		w.Apply = func(ctx context.Context, cp *platform.ControlPlane, env string) error {
+			return o.applyAfterPromotion(ctx, e, p, cp, env)
+		}
+	}
+	err := w.Run(ctx, o.interval)
+	if ctx.Err() != nil {
+		return nil // interrupted: the normal way to stop watching
+	}
+	return failed(ExitFailed, err)
+}
+
+// applyAfterPromotion renders a freshly promoted environment into its GitOps repository and
+// posts its desired state to the hub.
+func (o *promoteOptions) applyAfterPromotion(ctx context.Context, e *env, p *promote.Promoter, cp *platform.ControlPlane, env string) error {
+	r, err := runPipeline(ctx, cp, env, upToSchedule, renderDefaults())
+	if err != nil {
+		return err
+	}
+	t := gitops.TargetFor(r.snap, gitops.Target{}, cp.Locate)
+	if t.Repo == "" {
+		return fmt.Errorf("environment %s has no GitOpsRepo", env)
+	}
+	res, err := p.Git.Apply(ctx, gitopsInput(r, t), p.Commit)
+	if err != nil {
+		return err
+	}
+	e.logger.InfoContext(ctx, "applied", "environment", env, "commit", res.Commit.String(), "noChange", res.Plan.NoChange())
+	return o.hub.postDesired(ctx, r, res)
+}

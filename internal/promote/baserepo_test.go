@@ -1,0 +1,50 @@
+package promote
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/fleetform/fleetform/api/v1alpha1"
+)
+
+func TestBaseRepoYAMLKeepsTheFile(t *testing.T) {
+	old := `# dev follows main
+apiVersion: scheduler.kalypso.io/v1alpha1
+kind: BaseRepo
+metadata:
+  name: main
+spec:
+  repo: https://github.com/microsoft/kalypso-control-plane
+  branch: main
+  path: .
+  commit: 5523a85f37d12c0c7c10ab6616644db089fcd6f7 # pinned by CI
+`
+	const c = "0123456789abcdef0123456789abcdef01234567"
+	got, err := baseRepoYAML([]byte(old), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Replace(old, "5523a85f37d12c0c7c10ab6616644db089fcd6f7 # pinned by CI", c, 1)
+	if string(got) != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+	// Without a commit field, one is added; without a file, one is written; both load.
+	for _, in := range []string{strings.Replace(old, "  commit: 5523a85f37d12c0c7c10ab6616644db089fcd6f7 # pinned by CI\n", "", 1), ""} {
+		got, err := baseRepoYAML([]byte(in), c)
+		if err != nil || !strings.Contains(string(got), "  commit: "+c+"\n") {
+			t.Errorf("from %q: %s, %v", in, got, err)
+		}
+		var br v1alpha1.BaseRepo
+		dec := yaml.NewDecoder(bytes.NewReader(got))
+		dec.KnownFields(true)
+		if err := dec.Decode(&br); err != nil || br.Spec.Commit != c || br.Kind != v1alpha1.KindBaseRepo {
+			t.Errorf("the written file does not decode strictly: %+v, %v", br, err)
+		}
+	}
+	if _, err := baseRepoYAML([]byte("- a list\n"), c); err == nil {
+		t.Error("a list was taken for a BaseRepo")
+	}
+}
