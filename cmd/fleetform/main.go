@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	_ "time/tzdata" // freeze windows name IANA time zones; hosts without zoneinfo still know them
 
 	"github.com/fleetform/fleetform/internal/cli"
 )
