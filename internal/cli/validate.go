@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/promote"
 )
 
 type validateOptions struct {
@@ -32,7 +33,8 @@ func newValidateCmd(e *env) *cobra.Command {
 		Use:   "validate",
 		Short: "Check the control plane: every document, selector, template, schema and reference",
 		Long: "validate runs the whole pipeline (load, schedule, compose, render) for every environment,\n" +
-			"or for --env, without writing anything, and reports every problem it finds.",
+			"or for --env, without writing anything, and reports every problem it finds, the promotion\n" +
+			"chain's included (unknown sources, cycles, freeze windows).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.out.check(); err != nil {
@@ -48,8 +50,9 @@ func newValidateCmd(e *env) *cobra.Command {
 			}
 			doc := validateJSON{Environments: []validateEnvJSON{}, Valid: true}
 			var all []platform.Diagnostic
-			if _, envDiags, err := cp.Environments(); err == nil && o.cp.env == "" {
-				all = append(all, envDiags...)
+			if infos, envDiags, err := cp.Environments(); err == nil && o.cp.env == "" {
+				_, chainDiags := promote.NewChain(infos)
+				all = append(append(all, envDiags...), chainDiags...)
 			}
 			for _, name := range envs {
 				r, err := runPipeline(cmd.Context(), cp, name, upToRender, renderDefaults())
