@@ -29,6 +29,7 @@ fuzz-smoke:
 	$(GO) test -run '^$$' -fuzz '^FuzzSelector$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./internal/selector
 	$(GO) test -run '^$$' -fuzz '^FuzzMerge$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./internal/compose
 	$(GO) test -run '^$$' -fuzz '^FuzzParseValue$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./internal/compose
+	$(GO) test -run '^$$' -fuzz '^FuzzParseWindow$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./internal/promote
 
 lint:
 	$(GO) tool -modfile=tools/go.mod golangci-lint run $(PKGS)
