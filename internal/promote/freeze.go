@@ -19,8 +19,17 @@ type Window struct {
 	Reason               string
 }
 
-var weekdays = map[string]time.Weekday{"sun": time.Sunday, "mon": time.Monday, "tue": time.Tuesday,
-	"wed": time.Wednesday, "thu": time.Thursday, "fri": time.Friday, "sat": time.Saturday}
+// weekday reads a day as its three-letter abbreviation or its full English name, in any case.
+func weekday(s string) (time.Weekday, bool) {
+	lower := strings.ToLower(s) // may change the byte length: compare, never slice by len(s)
+	for d := time.Sunday; d <= time.Saturday; d++ {
+		full := strings.ToLower(d.String())
+		if lower == full || lower == full[:3] {
+			return d, true
+		}
+	}
+	return 0, false
+}
 
 func parseWindow(w v1alpha1.FreezeWindow) (Window, error) {
 	out := Window{Reason: w.Reason, Location: time.UTC}
@@ -61,7 +70,7 @@ func parseWindow(w v1alpha1.FreezeWindow) (Window, error) {
 // parseWeekTime parses "Fri 16:00" into minutes since Sunday 00:00.
 func parseWeekTime(s string) (int, error) {
 	day, clock, ok := strings.Cut(strings.TrimSpace(s), " ")
-	wd, known := weekdays[strings.ToLower(day)[:min(3, len(day))]]
+	wd, known := weekday(day)
 	t, err := time.Parse("15:04", strings.TrimSpace(clock))
 	if !ok || !known || err != nil {
 		return 0, fmt.Errorf("%q: want a weekday and a time, such as \"Fri 16:00\"", s)
