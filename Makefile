@@ -4,7 +4,7 @@ BIN       := bin/fleetform
 PKGS      := ./...
 FUZZTIME  ?= 10s
 
-.PHONY: all build quickstart test unit fuzz-smoke lint bench bench-e2e fmt verify clean
+.PHONY: all build quickstart demo demo-check test unit fuzz-smoke lint bench bench-e2e bench-sim fmt verify clean
 
 all: build
 
@@ -17,8 +17,18 @@ quickstart: build
 	@echo
 	@echo "Explore: $(BIN) schedule --control-plane examples/platform --config examples/fleetform.yaml --env dev"
 
-## test: the whole test suite (unit, integration, CLI scripts, golden trees, fuzz smoke)
-test: unit fuzz-smoke
+## demo: the example end to end: apply into a local GitOps repository, the hub on SQLite, a
+## simulated fleet, rollout status, and a promotion from dev to prod through the gates (.demo/)
+demo: build
+	scripts/demo.sh
+
+## test: the whole test suite (unit, integration, CLI scripts, golden trees, fuzz smoke, the demo)
+test: unit fuzz-smoke demo-check
+
+# demo-check runs the demo as a test: it fails when any step does (its log is shown then).
+demo-check: build
+	@d=$$(mktemp -d); if DEMO_DIR=$$d/demo scripts/demo.sh > $$d/demo.log 2>&1; then \
+		echo "demo: ok"; rm -rf $$d; else cat $$d/demo.log; echo "demo: FAILED"; rm -rf $$d; exit 1; fi
 
 unit:
 	$(GO) test -race -count=1 -shuffle=on $(PKGS)
@@ -48,6 +58,10 @@ bench-e2e: build
 	/usr/bin/time -f 'render: wall %e s, user %U s, sys %S s, max RSS %M KiB' \
 		$(BIN) render --control-plane .bench/fleet --env dev --out .bench/fleet-out
 	rm -rf .bench/old
+
+## bench-sim: fleetform sim with 100,000 clusters against a hub on SQLite (reports/s, CPU)
+bench-sim: build
+	scripts/bench-sim.sh
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

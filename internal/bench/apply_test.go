@@ -49,10 +49,10 @@ func BenchmarkApplyCold(b *testing.B) {
 	b.ReportMetric(float64(len(res.Plan.Changes)), "files")
 }
 
-// BenchmarkApplyOneClusterType changes one config value of one cluster type (its 1,000
-// assignments) and applies. Quality bar: ≤ 1 s, and the commit touches exactly those
-// assignments' platform-config files (and fleetform's state file).
-func BenchmarkApplyOneClusterType(b *testing.B) {
+// appliedFleet writes the synthetic fleet, applies it once into a new bare repository and
+// returns the writer, the control plane's folder, the repository and the fleet's shape.
+func appliedFleet(b *testing.B) (*gitops.Writer, string, string, fleetgen.Spec) {
+	b.Helper()
 	dir, spec := writeFleet(b)
 	repo, err := gittest.InitRepo(filepath.Join(b.TempDir(), "gitops.git"), true)
 	if err != nil {
@@ -60,6 +60,14 @@ func BenchmarkApplyOneClusterType(b *testing.B) {
 	}
 	w := gitops.NewWriter(gitops.Options{CacheDir: b.TempDir()})
 	applyOnce(b, w, dir, repo.Dir, spec)
+	return w, dir, repo.Dir, spec
+}
+
+// BenchmarkApplyOneClusterType changes one config value of one cluster type (its 1,000
+// assignments) and applies. Quality bar: ≤ 1 s, and the commit touches exactly those
+// assignments' platform-config files (and fleetform's state file).
+func BenchmarkApplyOneClusterType(b *testing.B) {
+	w, dir, repo, spec := appliedFleet(b)
 	cfg := clusterTypeConfig(b, dir)
 	values := [][]byte{[]byte(`NODE_COUNT: "41"`), []byte(`NODE_COUNT: "42"`)}
 	m := startMemProbe()
@@ -70,7 +78,7 @@ func BenchmarkApplyOneClusterType(b *testing.B) {
 		setConfigValue(b, cfg, values[i%2])
 		i++
 		b.StartTimer()
-		res = applyOnce(b, w, dir, repo.Dir, spec)
+		res = applyOnce(b, w, dir, repo, spec)
 	}
 	m.report(b, 0)
 	if res.Commit.IsZero() || len(res.Plan.Changes) != spec.Targets || res.Plan.Rendered != spec.Targets || !res.Plan.StateChanged {
@@ -87,17 +95,11 @@ func BenchmarkApplyOneClusterType(b *testing.B) {
 // BenchmarkApplyNoChange applies an unchanged control plane: nothing is rendered, nothing
 // committed. Quality bar: ≤ 1 s.
 func BenchmarkApplyNoChange(b *testing.B) {
-	dir, spec := writeFleet(b)
-	repo, err := gittest.InitRepo(filepath.Join(b.TempDir(), "gitops.git"), true)
-	if err != nil {
-		b.Fatal(err)
-	}
-	w := gitops.NewWriter(gitops.Options{CacheDir: b.TempDir()})
-	applyOnce(b, w, dir, repo.Dir, spec)
+	w, dir, repo, spec := appliedFleet(b)
 	m := startMemProbe()
 	var res *gitops.Result
 	for b.Loop() {
-		res = applyOnce(b, w, dir, repo.Dir, spec)
+		res = applyOnce(b, w, dir, repo, spec)
 	}
 	m.report(b, 0)
 	if !res.Commit.IsZero() || !res.Plan.NoChange() || res.Plan.Rendered != 0 {

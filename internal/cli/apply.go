@@ -21,6 +21,7 @@ type applyOptions struct {
 	maxAttempts     int
 	pr              bool
 	forgeURL        string
+	hub             hubOptions
 }
 
 // applyJSON is what `apply -o json` prints.
@@ -53,11 +54,17 @@ func newApplyCmd(e *env) *cobra.Command {
 			"changed is rendered and written; nothing changed means no commit. When someone else wrote\n" +
 			"to the branch in between, it re-reads and re-plans (--max-attempts). It refuses to remove\n" +
 			"more than --mass-delete-threshold of the deployment-target folders it owns unless\n" +
-			"--allow-mass-delete is given.",
+			"--allow-mass-delete is given. With --hub, it then posts what it scheduled to the hub\n" +
+			"(the desired state at the commit written; token from FLEETFORM_HUB_TOKEN).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.out.check(); err != nil {
 				return err
+			}
+			if o.hub.url != "" {
+				if _, err := o.hub.client(); err != nil {
+					return err // before writing anything
+				}
 			}
 			co, err := o.commitOptions()
 			if err != nil {
@@ -83,12 +90,20 @@ func newApplyCmd(e *env) *cobra.Command {
 					return failed(ExitFailed, err)
 				}
 			}
-			return o.report(e, r, res, err, doc)
+			var hubErr error
+			if err == nil && pr == nil {
+				hubErr = o.hub.postDesired(cmd.Context(), r, res)
+			}
+			if reportErr := o.report(e, r, res, err, doc); reportErr != nil || hubErr == nil {
+				return reportErr
+			}
+			return failed(ExitFailed, fmt.Errorf("the commit is written, but: %w", hubErr))
 		},
 	}
 	o.cp.bind(cmd, true)
 	o.out.bind(cmd)
 	o.g.bind(cmd)
+	o.hub.bind(cmd)
 	f := cmd.Flags()
 	f.BoolVar(&o.allowMassDelete, "allow-mass-delete", false, "allow removing more than --mass-delete-threshold of the owned folders")
 	f.StringVar(&o.author, "author", "fleetform <fleetform@localhost>", "commit author, as \"Name <email>\"")

@@ -117,6 +117,14 @@ func newRoot(e *env) *cobra.Command {
 		newPromoteCmd(e),
 		newVersionCmd(e),
 		newDevCmd(e),
+		newHubCmd(e),
+		newStatusCmd(e),
+		newDiffCmd(e),
+		newHistoryCmd(e),
+		newDriftCmd(e),
+		newApproveCmd(e),
+		newSimCmd(e),
+		newAgentCmd(e),
 	)
 	return root
 }

@@ -49,15 +49,7 @@ func newExplainCmd(e *env) *cobra.Command {
 			if o.clusterType == "" || o.deploymentTarget == "" {
 				return failed(ExitUsage, fmt.Errorf("--cluster-type and --deployment-target are required"))
 			}
-			cp, err := o.cp.open(cmd.Context(), e)
-			if err != nil {
-				return err
-			}
-			envs, err := o.cp.environments(cp, false)
-			if err != nil {
-				return err
-			}
-			r, err := runPipeline(cmd.Context(), cp, envs[0], upToSchedule, renderDefaults())
+			r, err := o.cp.pipeline(cmd.Context(), e, upToSchedule)
 			if err != nil {
 				return err
 			}

@@ -105,6 +105,20 @@ func (o *controlPlaneOptions) open(ctx context.Context, e *env) (*platform.Contr
 	return cp, nil
 }
 
+// pipeline opens the control plane and runs the pipeline up to upTo for the one environment
+// to work on (--env, or the only one there is).
+func (o *controlPlaneOptions) pipeline(ctx context.Context, e *env, upTo stage) (*result, error) {
+	cp, err := o.open(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	envs, err := o.environments(cp, false)
+	if err != nil {
+		return nil, err
+	}
+	return runPipeline(ctx, cp, envs[0], upTo, renderDefaults())
+}
+
 // environments returns the environments to work on: --env, or every one (all=true), or the
 // only one there is.
 func (o *controlPlaneOptions) environments(cp *platform.ControlPlane, all bool) ([]string, error) {

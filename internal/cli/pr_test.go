@@ -68,11 +68,16 @@ func (f *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func pull(n int, head, base, body, user string) map[string]any {
+	return pullFrom(n, "org/gitops", head, base, body, user)
+}
+
+// pullFrom is a pull request whose head branch is in headRepo (another one: a fork).
+func pullFrom(n int, headRepo, head, base, body, user string) map[string]any {
 	return map[string]any{
 		"number": n, "state": "open", "title": "t", "body": body,
 		"html_url": "https://github.example/org/gitops/pull/" + strconv.Itoa(n),
 		"user":     map[string]any{"login": user},
-		"head":     map[string]any{"ref": head, "repo": map[string]any{"full_name": "org/gitops"}},
+		"head":     map[string]any{"ref": head, "repo": map[string]any{"full_name": headRepo}},
 		"base":     map[string]any{"ref": base, "repo": map[string]any{"full_name": "org/gitops"}},
 	}
 }
@@ -90,6 +95,10 @@ func TestApplyPullRequest(t *testing.T) {
 		pull(7, "fleetform/dev/20260101-000000", "dev", "older\n<!-- fleetform:environment=dev -->", "fleetform-bot"),
 		pull(8, "fix-readme", "dev", "a human's pull request", "alice"),
 		pull(9, "fleetform/stage/20260101-000000", "dev", "<!-- fleetform:environment=stage -->", "fleetform-bot"),
+		// A person's pull request on a branch named like fleetform's, without the marker.
+		pull(10, "fleetform/dev/20250101-000000", "dev", "my own change on a branch named like the bot's", "bob"),
+		// A fork's pull request with fleetform's branch name and marker.
+		pullFrom(11, "mallory/gitops", "fleetform/dev/20260101-000000", "dev", "<!-- fleetform:environment=dev -->", "mallory"),
 	}}
 	api := httptest.NewServer(gh)
 	t.Cleanup(api.Close)
@@ -119,7 +128,7 @@ func TestApplyPullRequest(t *testing.T) {
 		t.Errorf("pull request %+v on branch %s", doc.PullRequest, doc.Branch)
 	}
 	if len(doc.Superseded) != 1 || doc.Superseded[0] != 7 {
-		t.Errorf("superseded %v, want [7] (never the human's #8 or stage's #9)", doc.Superseded)
+		t.Errorf("superseded %v, want [7] (never the humans' #8 and #10, stage's #9 or the fork's #11)", doc.Superseded)
 	}
 	// The base branch did not move; the head branch holds the commit on top of it.
 	if got := gitOut(t, remote.Dir, "rev-parse", "dev"); got != base.String() {
@@ -135,7 +144,8 @@ func TestApplyPullRequest(t *testing.T) {
 		t.Errorf("create request %v", gh.body)
 	}
 	for _, c := range gh.calls {
-		if strings.Contains(c, "/8") || strings.Contains(c, "/9") || strings.Contains(c, "fix-readme") || strings.Contains(c, "stage") {
+		if strings.Contains(c, "/8") || strings.Contains(c, "/9") || strings.Contains(c, "/10") || strings.Contains(c, "/11") ||
+			strings.Contains(c, "fix-readme") || strings.Contains(c, "stage") || strings.Contains(c, "20250101") {
 			t.Errorf("touched a pull request that is not fleetform's for dev: %s", c)
 		}
 	}

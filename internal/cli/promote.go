@@ -230,10 +230,9 @@ func promoteText(w io.Writer, doc promoteJSON) error {
 	if res.From != "" {
 		from = " from " + res.From
 	}
-	switch {
-	case res.PinCommit == "":
+	if res.PinCommit == "" {
 		fmt.Fprintf(w, "%s already pins %s%s\n", res.To, c, from)
-	default:
+	} else {
 		fmt.Fprintf(w, "promoted %s%s to %s (pin commit %s)\n", c, from, res.To, res.PinCommit[:min(len(res.PinCommit), 12)])
 	}
 	for _, r := range res.Overridden {
@@ -254,11 +253,10 @@ func (o *promoteOptions) runWatch(ctx context.Context, e *env, p *promote.Promot
 			return o.applyAfterPromotion(ctx, e, p, cp, env)
 		}
 	}
-	err := w.Run(ctx, o.interval)
-	if ctx.Err() != nil {
-		return nil // interrupted: the normal way to stop watching
+	if err := w.Run(ctx, o.interval); err != nil && ctx.Err() == nil {
+		return failed(ExitFailed, err)
 	}
-	return failed(ExitFailed, err)
+	return nil // interrupted: the normal way to stop watching
 }
 
 // applyAfterPromotion renders a freshly promoted environment into its GitOps repository and
@@ -276,6 +274,6 @@ func (o *promoteOptions) applyAfterPromotion(ctx context.Context, e *env, p *pro
 	if err != nil {
 		return err
 	}
-	e.logger.InfoContext(ctx, "applied", "environment", env, "commit", res.Commit.String(), "noChange", res.Plan.NoChange())
+	e.logger.InfoContext(ctx, "applied", "environment", env, "commit", res.Commit.String(), "no_change", res.Plan.NoChange())
 	return o.hub.postDesired(ctx, r, res)
 }

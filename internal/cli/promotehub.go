@@ -3,23 +3,137 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/gitops"
+	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/hub/client"
 	"github.com/fleetform/fleetform/internal/promote"
+	"github.com/fleetform/fleetform/internal/redact"
 )
 
-// hubOptions are the flags of the commands that talk to a hub (provisional: replaced by
-// the hub client's options).
+// hubTokenEnv is the environment variable the hub's token is read from.
+const hubTokenEnv = "FLEETFORM_HUB_TOKEN"
+
+// hubOptions are the flags of the commands that talk to a hub: --hub URL, and the token
+// from FLEETFORM_HUB_TOKEN.
 type hubOptions struct{ url string }
 
 func (o *hubOptions) bind(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&o.url, "hub", "", "hub URL")
+	cmd.Flags().StringVar(&o.url, "hub", "", "hub URL, e.g. https://hub.example.com (token from "+hubTokenEnv+")")
 }
 
+// bindRequired binds --hub for the commands that cannot work without it.
+func (o *hubOptions) bindRequired(cmd *cobra.Command) {
+	o.bind(cmd)
+	_ = cmd.MarkFlagRequired("hub")
+}
+
+// client returns a client of the hub with the token from the environment.
+func (o *hubOptions) client() (*client.Client, error) {
+	if o.url == "" {
+		return nil, failed(ExitUsage, errors.New("--hub URL is required"))
+	}
+	token := os.Getenv(hubTokenEnv)
+	if token == "" {
+		return nil, failed(ExitUsage, fmt.Errorf("set %s to a hub token (the admin token, or a read-only one for reading)", hubTokenEnv))
+	}
+	c, err := client.New(o.url, token, nil)
+	if err != nil {
+		return nil, failed(ExitUsage, err)
+	}
+	return c, nil
+}
+
+// promoteHub returns the hub promote checks its gates on and records its decisions in.
 func (o *hubOptions) promoteHub(context.Context) (promote.Hub, error) {
-	return nil, failed(ExitUsage, errors.New("--hub is not available yet"))
+	c, err := o.client()
+	if err != nil {
+		return nil, err
+	}
+	return httpHub{c: c}, nil
 }
 
-func (o *hubOptions) postDesired(context.Context, *result, *gitops.Result) error { return nil }
+// httpHub adapts the hub client to promote.Hub. The client's errors match hub.ErrNotFound
+// for a 404 and unwrap to a *hub.Error, as promote.Hub requires.
+type httpHub struct{ c *client.Client }
+
+var _ promote.Hub = httpHub{}
+
+// Source implements promote.Hub.
+func (h httpHub) Source(ctx context.Context, env string) (promote.SourceState, error) {
+	s, err := h.c.Source(ctx, env)
+	if err != nil {
+		return promote.SourceState{}, err
+	}
+	return promote.SourceState{Rollout: s.Rollout, DesiredCommit: s.PromotedCommit, DesiredPostedAt: s.PostedAt, LastChange: s.LastChange}, nil
+}
+
+// Approved implements promote.Hub.
+func (h httpHub) Approved(ctx context.Context, env, commit string) (bool, error) {
+	return h.c.Approved(ctx, env, commit)
+}
+
+// Record implements promote.Hub.
+func (h httpHub) Record(ctx context.Context, e hub.Event) error { return h.c.Record(ctx, e) }
+
+// postDesired tells the hub what an apply scheduled, at the GitOps revision it wrote (or,
+// when nothing changed, the branch tip it found up to date). Without --hub it does nothing.
+func (o *hubOptions) postDesired(ctx context.Context, r *result, res *gitops.Result) error {
+	if o.url == "" || res == nil || res.Plan == nil {
+		return nil
+	}
+	d := desiredOf(r, res)
+	if d.Revision == "" {
+		return nil // an empty branch with nothing to write: nothing is scheduled anywhere
+	}
+	c, err := o.client()
+	if err != nil {
+		return err
+	}
+	if _, err := c.PostDesired(ctx, d); err != nil {
+		return fmt.Errorf("post the desired state of %s at %s to the hub: %w", d.Environment, shortSHA(d.Revision), err)
+	}
+	return nil
+}
+
+// desiredOf is what an apply scheduled: every assignment with its manifests and composed
+// configuration, at the commit written, with the control-plane commit the common content
+// was rendered from.
+func desiredOf(r *result, res *gitops.Result) hub.Desired {
+	p := res.Plan
+	d := hub.Desired{Environment: r.snap.Environment, GitOpsRepo: redact.URL(p.Target.Repo), Branch: res.Branch,
+		Assignments: []hub.DesiredAssignment{}}
+	switch {
+	case !res.Commit.IsZero():
+		d.Revision = res.Commit.String()
+	case !p.Base.IsZero():
+		d.Revision = p.Base.String()
+	}
+	if d.Branch == "" {
+		d.Branch = p.Target.Branch
+	}
+	configs := map[string]map[string]any{}
+	if p.Output != nil {
+		d.PromotedCommit = p.Output.PromotedCommit
+		for _, a := range p.Output.Assignments {
+			if a.Config != nil {
+				configs[a.ClusterType+"/"+a.DeploymentTarget] = a.Config.Data
+			}
+		}
+	}
+	if d.PromotedCommit == "" {
+		d.PromotedCommit = r.snap.Revisions.Common
+	}
+	for _, a := range r.sched.Assignments {
+		d.Assignments = append(d.Assignments, hub.DesiredAssignment{Workload: a.Workload, DeploymentTarget: a.DeploymentTarget,
+			ClusterType: a.ClusterType, Namespace: a.Namespace, Manifests: a.Manifests,
+			Config: configs[a.ClusterType+"/"+a.DeploymentTarget]})
+	}
+	return d
+}
+
+func shortSHA(s string) string { return s[:min(len(s), 12)] }

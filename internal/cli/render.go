@@ -60,15 +60,7 @@ func newRenderCmd(e *env) *cobra.Command {
 			if o.dir == "" {
 				return failed(ExitUsage, fmt.Errorf("--out is required"))
 			}
-			cp, err := o.cp.open(cmd.Context(), e)
-			if err != nil {
-				return err
-			}
-			envs, err := o.cp.environments(cp, false)
-			if err != nil {
-				return err
-			}
-			r, err := runPipeline(cmd.Context(), cp, envs[0], upToRender, renderDefaults())
+			r, err := o.cp.pipeline(cmd.Context(), e, upToRender)
 			if err != nil {
 				return err
 			}

@@ -42,15 +42,7 @@ func newScheduleCmd(e *env) *cobra.Command {
 			if err := o.out.check(); err != nil {
 				return err
 			}
-			cp, err := o.cp.open(cmd.Context(), e)
-			if err != nil {
-				return err
-			}
-			envs, err := o.cp.environments(cp, false)
-			if err != nil {
-				return err
-			}
-			r, err := runPipeline(cmd.Context(), cp, envs[0], upToSchedule, renderDefaults())
+			r, err := o.cp.pipeline(cmd.Context(), e, upToSchedule)
 			if err != nil {
 				return err
 			}

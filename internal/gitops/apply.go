@@ -120,6 +120,7 @@ func (w *Writer) Apply(ctx context.Context, in Input, co CommitOptions) (*Result
 		res.Commit, res.Branch = commit, branch
 		return res, nil
 	}
+	res.Attempts = co.MaxAttempts
 	return res, fmt.Errorf("%w after %d attempts: others keep writing to %s", ErrConflict, co.MaxAttempts, in.Target.Branch)
 }
 
@@ -132,10 +133,7 @@ func (p *Plan) writeCommit(in Input, co CommitOptions) (plumbing.Hash, error) {
 // commitEdits writes the edited tree, a commit with parent base (none when zero), and the
 // objects they need into the repository as one pack, and returns the commit.
 func commitEdits(repo *repository, objects storer.EncodedObjectStorer, ed *treeEditor, pk *pack, base plumbing.Hash, message string, co CommitOptions) (plumbing.Hash, error) {
-	root, err := ed.write(pk)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
+	root := ed.write(pk)
 	now := time.Now
 	if co.Now != nil {
 		now = co.Now
@@ -155,20 +153,31 @@ func commitEdits(repo *repository, objects storer.EncodedObjectStorer, ed *treeE
 	if err := c.Encode(obj); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	r, err := obj.Reader()
+	data, err := readObject(obj)
 	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	defer r.Close()
-	data := make([]byte, obj.Size())
-	if _, err := io.ReadFull(r, data); err != nil {
-		return plumbing.ZeroHash, err
+		return plumbing.ZeroHash, fmt.Errorf("encode commit: %w", err)
 	}
 	h := pk.add(plumbing.CommitObject, data)
 	if _, err := pk.write(filepath.Join(repo.gitDir, "objects")); err != nil {
 		return plumbing.ZeroHash, err
 	}
 	return h, nil
+}
+
+// readObject returns the content of an encoded object.
+func readObject(obj plumbing.EncodedObject) (data []byte, err error) {
+	r, err := obj.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := r.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	data = make([]byte, obj.Size())
+	_, err = io.ReadFull(r, data)
+	return data, err
 }
 
 // message names the control-plane commits and summarises the change.

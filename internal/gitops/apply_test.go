@@ -11,14 +11,15 @@ import (
 	"github.com/fleetform/fleetform/internal/schedule"
 )
 
-func loadKalypso(t *testing.T, env string) gitops.Input {
+// loadKalypso loads environment dev of Kalypso's sample control plane.
+func loadKalypso(t *testing.T) gitops.Input {
 	t.Helper()
 	k := gittest.NewKalypso(t)
 	cp, err := platform.Open(t.Context(), k.ControlPlane.Dir, platform.Options{RepoMap: k.RepoMap})
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, err := cp.Load(t.Context(), env)
+	snap, err := cp.Load(t.Context(), "dev")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +29,7 @@ func loadKalypso(t *testing.T, env string) gitops.Input {
 // gitCLI runs git on a repository and returns its output.
 func gitCLI(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", append([]string{"--git-dir", dir}, args...)...)
+	cmd := exec.CommandContext(t.Context(), "git", append([]string{"--git-dir", dir}, args...)...)
 	cmd.Env = append(cmd.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -38,7 +39,7 @@ func gitCLI(t *testing.T, dir string, args ...string) string {
 }
 
 func TestApplyKalypsoIntoEmptyRepository(t *testing.T) {
-	in := loadKalypso(t, "dev")
+	in := loadKalypso(t)
 	repo := gittest.NewBare(t)
 	in.Target = gitops.Target{Repo: repo.Dir, Branch: "dev", Path: "."}
 	w := gitops.NewWriter(gitops.Options{CacheDir: t.TempDir()})

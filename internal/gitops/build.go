@@ -44,22 +44,21 @@ func (pl *planner) build(in Input) error {
 	next := newIndex(p.Environment)
 	hasErrors := platform.HasErrors(in.Snapshot.Diagnostics) || len(in.Schedule.FailedPolicies) > 0
 	affected := map[string]bool{}
-	previousTargets := 0
+	previousTargets := 0 // the deployment-target folders owned before this apply
 	for _, ct := range p.Output.ClusterTypes {
 		tp := types[ct]
-		if pl.index != nil {
-			previousTargets += pl.index.types[ct].targets
-		}
 		if !tp.changed {
 			p.Skipped += len(tp.assigned)
 			next.types[ct] = pl.index.types[ct]
+			previousTargets += pl.index.types[ct].targets
 			continue
 		}
-		entry, err := pl.writeType(tp, hasErrors, affected)
+		entry, had, err := pl.writeType(tp, hasErrors, affected)
 		if err != nil {
 			return err
 		}
 		next.types[ct] = entry
+		previousTargets += had
 	}
 	removed, err := pl.removeLostTypes(owned, types, next, hasErrors, affected)
 	if err != nil {
@@ -104,6 +103,10 @@ func (pl *planner) classify(out *render.Output) (map[string]*typePlan, error) {
 	return types, nil
 }
 
+// shardLineSize is a generous size of one shard line (target, digest, workload), to size
+// the buffer a shard is built in once.
+const shardLineSize = 160
+
 // unchanged reports whether a cluster type's folder is exactly as its current inputs would
 // render it: same shard, and the folder as fleetform last wrote it.
 func (pl *planner) unchanged(tp *typePlan) (bool, error) {
@@ -112,14 +115,12 @@ func (pl *planner) unchanged(tp *typePlan) (bool, error) {
 	}
 	recorded, ok := pl.index.types[tp.name]
 	shardBlob, hasShard := pl.shards[tp.name]
-	if !ok || !hasShard {
+	failing := slices.ContainsFunc(tp.assigned, func(a *render.Assignment) bool { return a.Err != nil })
+	if !ok || !hasShard || failing { // a failing assignment: look again, and report it
 		return false, nil
 	}
-	var b []byte
+	b := make([]byte, 0, shardLineSize*len(tp.assigned))
 	for _, a := range tp.assigned {
-		if a.Err != nil {
-			return false, nil // fails now: look again, and report it
-		}
 		b = shardLine(b, a.DeploymentTarget, shardEntry{digest: a.InputDigest, workload: a.Workload})
 	}
 	if objectHash(plumbing.BlobObject, b) != shardBlob {
@@ -155,15 +156,16 @@ func (pl *planner) readShard(ct string) (shard, error) {
 	return s, nil
 }
 
-// writeType brings one changed cluster type's folder up to date and returns its index entry.
-func (pl *planner) writeType(tp *typePlan, hasErrors bool, affected map[string]bool) (indexEntry, error) {
+// writeType brings one changed cluster type's folder up to date and returns its index entry
+// and how many deployment-target folders it had before.
+func (pl *planner) writeType(tp *typePlan, hasErrors bool, affected map[string]bool) (indexEntry, int, error) {
 	p := pl.p
 	if err := pl.set(tp.name+"/"+render.ReadmeFile, []byte(render.ReadmeText), affected); err != nil {
-		return indexEntry{}, err
+		return indexEntry{}, 0, err
 	}
 	previous, err := pl.previousTargets(tp)
 	if err != nil {
-		return indexEntry{}, err
+		return indexEntry{}, 0, err
 	}
 	next := shard{}
 	current := map[string]bool{}
@@ -180,7 +182,7 @@ func (pl *planner) writeType(tp *typePlan, hasErrors bool, affected map[string]b
 		case a.Files != nil:
 			p.Rendered++
 			if err := pl.replaceDir(a.Dir(), a.Files, affected); err != nil {
-				return indexEntry{}, err
+				return indexEntry{}, 0, err
 			}
 		default:
 			p.Skipped++
@@ -201,15 +203,15 @@ func (pl *planner) writeType(tp *typePlan, hasErrors bool, affected map[string]b
 			continue
 		}
 		if err := pl.remove(dir, affected); err != nil {
-			return indexEntry{}, err
+			return indexEntry{}, 0, err
 		}
 		p.AssignmentsRemoved = append(p.AssignmentsRemoved, pl.ref(tp.name, dt, previous[dt]))
 	}
 	if err := pl.set(ShardDir+"/"+tp.name, next.encode(), nil); err != nil {
-		return indexEntry{}, err
+		return indexEntry{}, 0, err
 	}
 	tree, err := pl.writeFolder(tp.name)
-	return indexEntry{tree: tree, targets: len(next)}, err
+	return indexEntry{tree: tree, targets: len(next)}, len(previous), err
 }
 
 // previousTargets returns the deployment targets the folder has: the shard's, or, without

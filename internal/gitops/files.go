@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // WriteFiles commits files (path -> content; nil content removes the file) onto branch of
@@ -43,17 +46,9 @@ func writeFilesOnce(ctx context.Context, repo *repository, branch string, files 
 	if err != nil {
 		return plumbing.ZeroHash, plumbing.ZeroHash, err
 	}
-	g, err := repo.open()
+	g, root, err := repo.openAt(tip)
 	if err != nil {
 		return plumbing.ZeroHash, plumbing.ZeroHash, err
-	}
-	var root plumbing.Hash
-	if !tip.IsZero() {
-		c, err := g.CommitObject(tip)
-		if err != nil {
-			return plumbing.ZeroHash, plumbing.ZeroHash, err
-		}
-		root = c.TreeHash
 	}
 	ed, pk := newTreeEditor(g.Storer, root), newPack()
 	changed := false
@@ -94,15 +89,15 @@ func (w *Writer) ReadFile(ctx context.Context, location, branch, path string) (c
 	if err != nil || tip.IsZero() {
 		return nil, tip, false, err
 	}
-	g, err := repo.open()
+	g, root, err := repo.openAt(tip)
 	if err != nil {
 		return nil, tip, false, err
 	}
-	c, err := g.CommitObject(tip)
+	tree, err := g.TreeObject(root)
 	if err != nil {
 		return nil, tip, false, err
 	}
-	f, err := c.File(path)
+	f, err := tree.File(path)
 	if err != nil {
 		return nil, tip, false, nil //nolint:nilerr // a missing file is not an error here
 	}
@@ -117,4 +112,53 @@ func (co CommitOptions) destination(branch string, base plumbing.Hash) (string, 
 		return co.HeadBranch, plumbing.ZeroHash
 	}
 	return branch, base
+}
+
+// Folders lists, at the tip of a branch, the folders under path and the folders inside each
+// (in the GitOps layout: cluster types and their deployment targets), leaving out hidden
+// folders such as .github. commit is the zero hash when the branch does not exist.
+func (w *Writer) Folders(ctx context.Context, location, branch, path string) (commit plumbing.Hash, folders map[string][]string, err error) {
+	repo, err := openRepository(ctx, location, w.opts.CacheDir, w.opts.Logger)
+	if err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	tip, err := repo.tip(ctx, branch)
+	if err != nil || tip.IsZero() {
+		return tip, nil, err
+	}
+	g, err := repo.open()
+	if err != nil {
+		return tip, nil, err
+	}
+	c, err := g.CommitObject(tip)
+	if err != nil {
+		return tip, nil, err
+	}
+	root, err := c.Tree()
+	if err == nil && strings.Trim(path, "/") != "" {
+		root, err = root.Tree(strings.Trim(path, "/"))
+	}
+	if errors.Is(err, object.ErrDirectoryNotFound) {
+		return tip, map[string][]string{}, nil
+	} else if err != nil {
+		return tip, nil, err
+	}
+	folders = map[string][]string{}
+	for _, e := range root.Entries {
+		if e.Mode != filemode.Dir || strings.HasPrefix(e.Name, ".") {
+			continue
+		}
+		sub, err := root.Tree(e.Name)
+		if err != nil {
+			return tip, nil, err
+		}
+		inner := []string{}
+		for _, s := range sub.Entries {
+			if s.Mode == filemode.Dir {
+				inner = append(inner, s.Name)
+			}
+		}
+		folders[e.Name] = inner
+	}
+	return tip, folders, nil
 }

@@ -5,19 +5,20 @@ import (
 	"bytes"
 	"crypto/sha1" //nolint:gosec // git object names are SHA-1
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash"
 	"hash/crc32"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"sync"
 
-	"github.com/klauspost/compress/zlib"
-
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
+	"github.com/klauspost/compress/zlib"
 )
 
 // pack collects git objects and writes them as one packfile with its index straight into
@@ -69,29 +70,37 @@ func (p *pack) add(typ plumbing.ObjectType, content []byte) plumbing.Hash {
 	return h
 }
 
-// len returns the number of objects.
-func (p *pack) len() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.objects)
-}
+// tmpDirName is the folder (under objects/) where packs are written before they are
+// renamed into objects/pack. Not objects/pack itself: go-git lists that folder with an
+// lstat of every entry, and fails (losing track of every pack) when a temporary file is
+// renamed away by a concurrent writer in between.
+const tmpDirName = "fleetform-tmp"
 
-// write writes the pack and its index into objectsDir/pack (atomically: the index, which
-// makes the pack visible, is renamed in last) and returns the pack's name.
-func (p *pack) write(objectsDir string) (string, error) {
+// write writes the pack and its index into objectsDir/pack and returns the pack's name.
+// Both are written under temporary names, then the index is renamed in, then the pack:
+// git finds packs by their index and skips an index whose pack is not there yet, and
+// go-git finds them by the pack and needs its index, so a concurrent reader of either never
+// sees half a pack. On failure the temporary files are removed.
+func (p *pack) write(objectsDir string) (name string, err error) {
 	if len(p.objects) == 0 {
 		return "", nil
 	}
-	compressed := compressAll(p.objects)
-	dir := filepath.Join(objectsDir, "pack")
+	compressed, err := compressAll(p.objects)
+	if err != nil {
+		return "", fmt.Errorf("write pack: %w", err)
+	}
+	dir, tmpDir := filepath.Join(objectsDir, "pack"), filepath.Join(objectsDir, tmpDirName)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	tmpPack, err := os.CreateTemp(dir, "tmp_pack_")
+	if err := os.MkdirAll(tmpDir, 0o755); err != nil {
+		return "", err
+	}
+	tmpPack, err := os.CreateTemp(tmpDir, "tmp_pack_")
 	if err != nil {
 		return "", err
 	}
-	defer os.Remove(tmpPack.Name())
+	defer func() { err = removeOnError(err, tmpPack.Name()) }()
 	checksum, idx, err := p.encode(tmpPack, compressed)
 	if cerr := tmpPack.Close(); err == nil {
 		err = cerr
@@ -99,31 +108,45 @@ func (p *pack) write(objectsDir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("write pack: %w", err)
 	}
-	name := "pack-" + checksum.String()
-	tmpIdx, err := os.CreateTemp(dir, "tmp_idx_")
+	name = "pack-" + checksum.String()
+	tmpIdx, err := os.CreateTemp(tmpDir, "tmp_idx_")
 	if err != nil {
 		return "", err
 	}
-	defer os.Remove(tmpIdx.Name())
-	bw := bufio.NewWriter(tmpIdx)
-	if _, err := idxfile.NewEncoder(bw).Encode(idx); err != nil {
-		tmpIdx.Close()
+	defer func() { err = removeOnError(err, tmpIdx.Name()) }()
+	if err := writeIndex(tmpIdx, idx); err != nil {
 		return "", fmt.Errorf("write pack index: %w", err)
 	}
-	if err := bw.Flush(); err != nil {
-		tmpIdx.Close()
-		return "", err
-	}
-	if err := tmpIdx.Close(); err != nil {
+	idxFile := filepath.Join(dir, name+".idx")
+	if err := os.Rename(tmpIdx.Name(), idxFile); err != nil {
 		return "", err
 	}
 	if err := os.Rename(tmpPack.Name(), filepath.Join(dir, name+".pack")); err != nil {
-		return "", err
-	}
-	if err := os.Rename(tmpIdx.Name(), filepath.Join(dir, name+".idx")); err != nil {
-		return "", err
+		return "", removeOnError(err, idxFile)
 	}
 	return name, nil
+}
+
+// writeIndex writes a pack index into f and closes it.
+func writeIndex(f *os.File, idx *idxfile.MemoryIndex) error {
+	bw := bufio.NewWriter(f)
+	_, err := idxfile.NewEncoder(bw).Encode(idx)
+	if err == nil {
+		err = bw.Flush()
+	}
+	return errors.Join(err, f.Close())
+}
+
+// removeOnError removes the file at path when err is set (a file already renamed away is
+// not an error), and returns err with any failure to remove it.
+func removeOnError(err error, path string) error {
+	if err == nil {
+		return nil
+	}
+	if rerr := os.Remove(path); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+		return errors.Join(err, rerr)
+	}
+	return err
 }
 
 // encode writes the pack stream and builds its index.
@@ -199,9 +222,10 @@ const minCompressSize = 512
 
 // compressAll zlib-compresses the objects' contents on all cores (best speed), storing
 // the small ones.
-func compressAll(objects []packObject) [][]byte {
+func compressAll(objects []packObject) ([][]byte, error) {
 	out := make([][]byte, len(objects))
 	workers := runtime.GOMAXPROCS(0)
+	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	chunk := (len(objects) + workers - 1) / workers
 	for w := range workers {
@@ -209,23 +233,37 @@ func compressAll(objects []packObject) [][]byte {
 		if lo >= hi {
 			break
 		}
-		wg.Go(func() {
-			var buf bytes.Buffer
-			zw, _ := zlib.NewWriterLevel(&buf, zlib.BestSpeed)
-			zs, _ := zlib.NewWriterLevel(&buf, zlib.NoCompression)
-			for i := lo; i < hi; i++ {
-				buf.Reset()
-				w := zw
-				if len(objects[i].content) < minCompressSize {
-					w = zs
-				}
-				w.Reset(&buf)
-				w.Write(objects[i].content)
-				w.Close()
-				out[i] = bytes.Clone(buf.Bytes())
-			}
-		})
+		wg.Go(func() { errs[w] = compressRange(objects[lo:hi], out[lo:hi]) })
 	}
 	wg.Wait()
-	return out
+	return out, errors.Join(errs...)
+}
+
+// compressRange compresses objects into out (same length).
+func compressRange(objects []packObject, out [][]byte) error {
+	var buf bytes.Buffer
+	fast, err := zlib.NewWriterLevel(&buf, zlib.BestSpeed)
+	if err != nil {
+		return err
+	}
+	stored, err := zlib.NewWriterLevel(&buf, zlib.NoCompression)
+	if err != nil {
+		return err
+	}
+	for i, o := range objects {
+		buf.Reset()
+		zw := fast
+		if len(o.content) < minCompressSize {
+			zw = stored
+		}
+		zw.Reset(&buf)
+		if _, err := zw.Write(o.content); err != nil {
+			return fmt.Errorf("compress %s: %w", o.hash, err)
+		}
+		if err := zw.Close(); err != nil {
+			return fmt.Errorf("compress %s: %w", o.hash, err)
+		}
+		out[i] = bytes.Clone(buf.Bytes())
+	}
+	return nil
 }

@@ -7,7 +7,6 @@ package gitops
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"maps"
 	"path"
@@ -141,17 +140,9 @@ func makePlan(ctx context.Context, repo *repository, in Input, opts *Options) (*
 	if err != nil {
 		return nil, err
 	}
-	g, err := repo.open()
+	g, root, err := repo.openAt(tip)
 	if err != nil {
-		return nil, err
-	}
-	var root plumbing.Hash
-	if !tip.IsZero() {
-		c, err := g.CommitObject(tip)
-		if err != nil {
-			return nil, fmt.Errorf("read %s at %s: %w", in.Target.Branch, tip, err)
-		}
-		root = c.TreeHash
+		return nil, fmt.Errorf("read %s: %w", in.Target.Branch, err)
 	}
 	p := &Plan{Environment: in.Snapshot.Environment, Target: in.Target, Base: tip, repo: repo, git: g,
 		editor: newTreeEditor(g.Storer, root), pack: newPack(), base: cleanPath(in.Target.Path)}
@@ -214,16 +205,15 @@ func (pl *planner) logger() *slog.Logger {
 
 // blob reads a blob of the repository.
 func (p *Plan) blob(h plumbing.Hash) ([]byte, error) {
-	b, err := p.git.BlobObject(h)
+	obj, err := p.git.Storer.EncodedObject(plumbing.BlobObject, h)
 	if err != nil {
 		return nil, fmt.Errorf("read blob %s: %w", h, err)
 	}
-	r, err := b.Reader()
+	data, err := readObject(obj)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read blob %s: %w", h, err)
 	}
-	defer r.Close()
-	return io.ReadAll(r)
+	return data, nil
 }
 
 func refOf(a *schedule.Assignment) AssignmentRef {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -14,10 +13,13 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/fleetform/fleetform/internal/redact"
-
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/fleetform/fleetform/internal/gitauth"
+	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/redact"
 )
 
 // ErrConflict means the branch moved while fleetform was writing: someone else wrote in
@@ -36,7 +38,7 @@ type repository struct {
 
 // openRepository opens location; remote repositories are cloned (bare) into cacheDir.
 func openRepository(ctx context.Context, location, cacheDir string, logger *slog.Logger) (*repository, error) {
-	if p, ok := localPath(location); ok {
+	if p, ok := platform.LocalPath(location); ok {
 		gitDir, err := findGitDir(p)
 		if err != nil {
 			return nil, err
@@ -50,21 +52,11 @@ func openRepository(ctx context.Context, location, cacheDir string, logger *slog
 		if err := os.MkdirAll(cache, 0o700); err != nil {
 			return nil, err
 		}
-		if _, err := r.git(ctx, nil, "init", "--quiet", "--bare"); err != nil {
+		if _, err := r.git(ctx, "init", "--quiet", "--bare"); err != nil {
 			return nil, err
 		}
 	}
 	return r, nil
-}
-
-func localPath(loc string) (string, bool) {
-	if p, ok := strings.CutPrefix(loc, "file://"); ok {
-		return p, true
-	}
-	if strings.Contains(loc, "://") || (strings.Contains(loc, "@") && strings.Contains(loc, ":")) {
-		return "", false
-	}
-	return loc, true
 }
 
 // findGitDir returns the git directory of a bare repository or a work tree.
@@ -93,24 +85,48 @@ func (r *repository) open() (*git.Repository, error) {
 	return g, nil
 }
 
+// openAt opens the repository for reading the tree of commit tip (zero: an empty tree) and
+// returns the handle and the tree. A go-git handle lists objects/pack once, on its first
+// lookup, and when a file vanishes from there while it lists (another process's temporary
+// pack being renamed) that listing fails and leaves the handle without any pack; so the
+// tip is read with a fresh handle again, a bounded number of times, before giving up.
+func (r *repository) openAt(tip plumbing.Hash) (*git.Repository, plumbing.Hash, error) {
+	const attempts = 3
+	var err error
+	for range attempts {
+		var g *git.Repository
+		if g, err = r.open(); err != nil {
+			return nil, plumbing.ZeroHash, err
+		}
+		if tip.IsZero() {
+			return g, plumbing.ZeroHash, nil
+		}
+		var c *object.Commit
+		if c, err = g.CommitObject(tip); err == nil {
+			return g, c.TreeHash, nil
+		}
+	}
+	return nil, plumbing.ZeroHash, fmt.Errorf("read commit %s in %s: %w", tip, r.location, err)
+}
+
 // tip returns the branch's commit (fetching it first for a remote), or zero when the
 // branch does not exist yet.
 func (r *repository) tip(ctx context.Context, branch string) (plumbing.Hash, error) {
 	ref := "refs/heads/" + branch
 	if r.remote != "" {
 		ref = "refs/remotes/origin/" + branch
-		out, err := r.git(ctx, nil, "ls-remote", "--heads", r.remote, "refs/heads/"+branch)
+		out, err := r.git(ctx, "ls-remote", "--heads", r.remote, "refs/heads/"+branch)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
 		if len(bytes.TrimSpace(out)) == 0 {
 			return plumbing.ZeroHash, nil // the branch does not exist yet
 		}
-		if _, err := r.git(ctx, nil, "fetch", "--quiet", "--no-tags", r.remote, "+refs/heads/"+branch+":"+ref); err != nil {
+		if _, err := r.git(ctx, "fetch", "--quiet", "--no-tags", r.remote, "+refs/heads/"+branch+":"+ref); err != nil {
 			return plumbing.ZeroHash, err
 		}
 	}
-	out, err := r.git(ctx, nil, "rev-parse", "--verify", "--quiet", ref+"^{commit}")
+	out, err := r.git(ctx, "rev-parse", "--verify", "--quiet", ref+"^{commit}")
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(errors.Unwrap(err), &ee) {
@@ -133,9 +149,9 @@ func (r *repository) publish(ctx context.Context, branch string, commit, old plu
 		if old.IsZero() {
 			oldArg = strings.Repeat("0", 40)
 		}
-		_, err := r.git(ctx, nil, "update-ref", "-m", "fleetform apply", "refs/heads/"+branch, commit.String(), oldArg)
+		_, err := r.git(ctx, "update-ref", "-m", "fleetform apply", "refs/heads/"+branch, commit.String(), oldArg)
 		if err != nil && strings.Contains(err.Error(), "cannot lock ref") {
-			return fmt.Errorf("%w: %v", ErrConflict, err)
+			return fmt.Errorf("%w: %w", ErrConflict, err)
 		}
 		return err
 	}
@@ -148,7 +164,7 @@ func (r *repository) checkNotCheckedOut(ctx context.Context, branch string) erro
 	if filepath.Base(r.gitDir) != ".git" {
 		return nil // a bare repository has no work tree
 	}
-	out, err := r.git(ctx, nil, "symbolic-ref", "--quiet", "HEAD")
+	out, err := r.git(ctx, "symbolic-ref", "--quiet", "HEAD")
 	if err == nil && strings.TrimSpace(string(out)) == "refs/heads/"+branch {
 		return fmt.Errorf("branch %s is checked out in %s: write to a bare repository, or to another branch",
 			branch, filepath.Dir(r.gitDir))
@@ -156,43 +172,48 @@ func (r *repository) checkNotCheckedOut(ctx context.Context, branch string) erro
 	return nil
 }
 
-// push pushes commit to ref on the remote without forcing.
+// push pushes commit to ref on the remote without forcing. A push rejected because the
+// branch moved is a conflict: rejected by the client (not a fast-forward), or, when another
+// push won the race on the server, refused there when updating the ref.
 func (r *repository) push(ctx context.Context, commit plumbing.Hash, ref string) error {
-	_, err := r.git(ctx, nil, "push", "--quiet", "--porcelain", r.remote, commit.String()+":"+ref)
-	if err != nil && (strings.Contains(err.Error(), "[rejected]") || strings.Contains(err.Error(), "non-fast-forward") ||
-		strings.Contains(err.Error(), "fetch first") || strings.Contains(err.Error(), "stale info")) {
-		return fmt.Errorf("%w: %v", ErrConflict, err)
+	_, err := r.git(ctx, "push", "--quiet", "--porcelain", r.remote, commit.String()+":"+ref)
+	if err != nil && isPushConflict(err.Error()) {
+		return fmt.Errorf("%w: %w", ErrConflict, err)
 	}
 	return err
+}
+
+// pushConflicts are what git says when a push lost a race for the branch.
+var pushConflicts = []string{"[rejected]", "non-fast-forward", "fetch first", "stale info",
+	"(failed to update ref)", "cannot lock ref"}
+
+func isPushConflict(msg string) bool {
+	for _, s := range pushConflicts {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // deleteRemoteBranch deletes a branch on the remote (or locally).
 func (r *repository) deleteBranch(ctx context.Context, branch string) error {
 	if r.remote == "" {
-		_, err := r.git(ctx, nil, "update-ref", "-d", "refs/heads/"+branch)
+		_, err := r.git(ctx, "update-ref", "-d", "refs/heads/"+branch)
 		return err
 	}
-	_, err := r.git(ctx, nil, "push", "--quiet", r.remote, ":refs/heads/"+branch)
+	_, err := r.git(ctx, "push", "--quiet", r.remote, ":refs/heads/"+branch)
 	return err
 }
 
 // git runs a git command on the repository. It never prompts; credentials come from git's
 // credential helpers, or from FLEETFORM_GIT_TOKEN (an HTTP header passed through the
 // environment, never on the command line); URLs in errors are redacted.
-func (r *repository) git(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
+func (r *repository) git(ctx context.Context, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir", r.gitDir}, args...)...)
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
-	if tok := os.Getenv("FLEETFORM_GIT_TOKEN"); tok != "" && r.remote != "" {
-		user := os.Getenv("FLEETFORM_GIT_USERNAME")
-		if user == "" {
-			user = "git"
-		}
-		auth := base64.StdEncoding.EncodeToString([]byte(user + ":" + tok))
-		cmd.Env = append(cmd.Env, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.extraHeader",
-			"GIT_CONFIG_VALUE_0=Authorization: Basic "+auth)
-	}
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
+	if r.remote != "" {
+		cmd.Env = append(cmd.Env, gitauth.HeaderEnv()...)
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -227,9 +227,9 @@ func (t *treeEditor) collect(p string, e *entry, out map[string]plumbing.Hash) e
 
 // write adds every changed folder to pk, bottom up, and returns the root's object name.
 // Folders left empty are dropped, as git does.
-func (t *treeEditor) write(pk *pack) (plumbing.Hash, error) {
+func (t *treeEditor) write(pk *pack) plumbing.Hash {
 	h, _ := t.writeDir(t.root, pk)
-	return h, nil
+	return h
 }
 
 func (t *treeEditor) writeDir(d *dir, pk *pack) (plumbing.Hash, bool) {

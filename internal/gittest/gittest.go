@@ -197,22 +197,18 @@ func writeBlob(s storage.Storer, content string) (plumbing.Hash, error) {
 // opens the repository afresh, so objects written by other processes or writers are seen.
 func (r *Repo) Files(tb testing.TB, branch string) map[string]string {
 	tb.Helper()
-	g, err := git.PlainOpen(r.Dir)
-	if err != nil {
-		tb.Fatalf("open %s: %v", r.Dir, err)
+	g, tip := r.tip(tb, branch)
+	if tip.IsZero() {
+		tb.Fatalf("branch %s does not exist in %s", branch, r.Dir)
 	}
-	ref, err := g.Reference(plumbing.NewBranchReferenceName(branch), true)
+	c, err := g.CommitObject(tip)
 	if err != nil {
-		tb.Fatalf("branch %s: %v", branch, err)
-	}
-	c, err := g.CommitObject(ref.Hash())
-	if err != nil {
-		tb.Fatalf("commit %s: %v", ref.Hash(), err)
+		tb.Fatalf("commit %s: %v", tip, err)
 	}
 	files := map[string]string{}
 	iter, err := c.Files()
 	if err != nil {
-		tb.Fatalf("tree of %s: %v", ref.Hash(), err)
+		tb.Fatalf("tree of %s: %v", tip, err)
 	}
 	err = iter.ForEach(func(f *object.File) error {
 		s, err := f.Contents()
@@ -220,7 +216,7 @@ func (r *Repo) Files(tb testing.TB, branch string) map[string]string {
 		return err
 	})
 	if err != nil {
-		tb.Fatalf("read the tree of %s: %v", ref.Hash(), err)
+		tb.Fatalf("read the tree of %s: %v", tip, err)
 	}
 	return files
 }
@@ -228,13 +224,21 @@ func (r *Repo) Files(tb testing.TB, branch string) map[string]string {
 // Tip returns the commit at the tip of branch (zero when the branch does not exist).
 func (r *Repo) Tip(tb testing.TB, branch string) plumbing.Hash {
 	tb.Helper()
+	_, tip := r.tip(tb, branch)
+	return tip
+}
+
+// tip opens the repository afresh and returns it with the tip of branch (zero when the
+// branch does not exist).
+func (r *Repo) tip(tb testing.TB, branch string) (*git.Repository, plumbing.Hash) {
+	tb.Helper()
 	g, err := git.PlainOpen(r.Dir)
 	if err != nil {
 		tb.Fatalf("open %s: %v", r.Dir, err)
 	}
 	ref, err := g.Reference(plumbing.NewBranchReferenceName(branch), true)
 	if err != nil {
-		return plumbing.ZeroHash
+		return g, plumbing.ZeroHash
 	}
-	return ref.Hash()
+	return g, ref.Hash()
 }

@@ -29,6 +29,9 @@ type Options struct {
 	Writers int
 	// MaxBatch bounds the reports committed in one transaction.
 	MaxBatch int
+	// SweepEvery is how often stale clusters are expired in the background (default 5s);
+	// negative: never (tests with a fake clock call ExpireStale themselves).
+	SweepEvery time.Duration
 	// Now is the clock (default time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -54,6 +57,9 @@ type Hub struct {
 	mu      sync.Mutex
 	desired map[string]*desiredIndex // env\x00revision -> index (desired states never change)
 	tokens  sync.Map                 // token hash (string) -> cachedPrincipal
+	// clusterEnv caches the environment of clusters (it never changes: rotating a token
+	// cannot move a cluster), so that ingest knows which environments to lock.
+	clusterEnv sync.Map // cluster name -> environment
 }
 
 // New returns a Hub on store. Call Run to start ingesting and sweeping.
@@ -72,6 +78,9 @@ func New(store Store, opts Options) *Hub {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.SweepEvery == 0 {
+		opts.SweepEvery = defaultSweepEvery
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -108,6 +117,10 @@ func HashToken(token string) []byte {
 	return h[:]
 }
 
+// bootstrapLock is the lock key that serialises admin-token generation (not an environment
+// name: those cannot contain a space).
+const bootstrapLock = "admin token"
+
 // Bootstrap makes sure an admin token exists. With token set (FLEETFORM_HUB_ADMIN_TOKEN), it
 // is stored (hashed) if it is not yet; otherwise, when no admin token exists, one is generated
 // and returned, to be shown once.
@@ -120,6 +133,10 @@ func (h *Hub) Bootstrap(ctx context.Context, token string) (generated string, er
 				return err
 			}
 			return tx.PutToken(ctx, Token{Hash: HashToken(token), Kind: TokenAdmin, Name: "env", CreatedAt: h.opts.Now()})
+		}
+		// Replicas starting together on one database: one generates, the others see it.
+		if err := tx.LockEnvironment(ctx, bootstrapLock, true); err != nil {
+			return err
 		}
 		has, err := tx.HasAdminToken(ctx)
 		if err != nil || has {
@@ -174,42 +191,70 @@ func (h *Hub) CreateReadToken(ctx context.Context, name string) (string, error) 
 // conflict unless rotate is set: then the cluster keeps its state and gets a new token (the
 // old one stops working).
 func (h *Hub) RegisterCluster(ctx context.Context, c Cluster, rotate bool) (string, error) {
-	if err := validateCluster(c); err != nil {
-		return "", err
-	}
-	tok, err := NewToken()
+	tokens, err := h.RegisterClusters(ctx, []Cluster{c}, rotate)
 	if err != nil {
 		return "", err
 	}
+	return tokens[0], nil
+}
+
+// RegisterClusters registers clusters in one transaction (a fleet simulator, an import)
+// and returns their new tokens in order, as RegisterCluster does for one. Any conflict
+// fails the whole batch: nothing is registered.
+func (h *Hub) RegisterClusters(ctx context.Context, cs []Cluster, rotate bool) ([]string, error) {
+	tokens := make([]string, len(cs))
+	records := make([]Token, len(cs))
 	now := h.opts.Now()
-	token := Token{Hash: HashToken(tok), Kind: TokenCluster, Cluster: c.Name, CreatedAt: now}
-	err = h.store.Update(ctx, func(tx Tx) error {
-		existing, err := tx.LockCluster(ctx, c.Name)
-		switch {
-		case errors.Is(err, ErrNotFound):
-			return h.insertCluster(ctx, tx, c, token)
-		case err != nil:
-			return err
-		case !rotate:
-			return Errorf(CodeConflict, "cluster %q is already registered (use ?rotate=true to issue a new token)", c.Name)
-		case existing.Environment != c.Environment || existing.ClusterType != c.ClusterType:
-			return Errorf(CodeConflict, "cluster %q is registered in %s/%s; rotating its token cannot move it",
-				c.Name, existing.Environment, existing.ClusterType)
+	for i, c := range cs {
+		if err := validateCluster(c); err != nil {
+			return nil, err
 		}
-		existing.TokenHash, existing.Labels = token.Hash, c.Labels
-		if err := tx.DeleteClusterTokens(ctx, c.Name); err != nil {
-			return err
+		tok, err := NewToken()
+		if err != nil {
+			return nil, err
 		}
-		if err := tx.UpdateCluster(ctx, existing); err != nil {
-			return err
+		tokens[i] = tok
+		records[i] = Token{Hash: HashToken(tok), Kind: TokenCluster, Cluster: c.Name, CreatedAt: now}
+	}
+	err := h.store.Update(ctx, func(tx Tx) error {
+		for i, c := range cs {
+			if err := h.register(ctx, tx, c, records[i], rotate); err != nil {
+				return err
+			}
 		}
-		return tx.PutToken(ctx, token)
+		return nil
 	})
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	h.forgetClusterTokens(c.Name)
-	return tok, nil
+	if rotate { // new clusters have no cached tokens to forget
+		h.forgetClusterTokens(cs)
+	}
+	return tokens, nil
+}
+
+// register registers one cluster inside a transaction, or rotates its token.
+func (h *Hub) register(ctx context.Context, tx Tx, c Cluster, token Token, rotate bool) error {
+	existing, err := tx.LockCluster(ctx, c.Name)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return h.insertCluster(ctx, tx, c, token)
+	case err != nil:
+		return err
+	case !rotate:
+		return Errorf(CodeConflict, "cluster %q is already registered (use ?rotate=true to issue a new token)", c.Name)
+	case existing.Environment != c.Environment || existing.ClusterType != c.ClusterType:
+		return Errorf(CodeConflict, "cluster %q is registered in %s/%s; rotating its token cannot move it",
+			c.Name, existing.Environment, existing.ClusterType)
+	}
+	existing.TokenHash, existing.Labels = token.Hash, c.Labels
+	if err := tx.DeleteClusterTokens(ctx, c.Name); err != nil {
+		return err
+	}
+	if err := tx.UpdateCluster(ctx, existing); err != nil {
+		return err
+	}
+	return tx.PutToken(ctx, token)
 }
 
 func (h *Hub) insertCluster(ctx context.Context, tx Tx, c Cluster, token Token) error {
@@ -228,9 +273,15 @@ func (h *Hub) insertCluster(ctx context.Context, tx Tx, c Cluster, token Token) 
 		ClusterType: c.ClusterType, Cluster: c.Name, Message: "registered"}})
 }
 
-func (h *Hub) forgetClusterTokens(cluster string) {
+// forgetClusterTokens drops the cached tokens of clusters whose tokens were replaced (one
+// pass over the cache, however many clusters).
+func (h *Hub) forgetClusterTokens(cs []Cluster) {
+	names := make(map[string]bool, len(cs))
+	for _, c := range cs {
+		names[c.Name] = true
+	}
 	h.tokens.Range(func(k, v any) bool {
-		if v.(cachedPrincipal).p.Cluster == cluster {
+		if names[v.(cachedPrincipal).p.Cluster] {
 			h.tokens.Delete(k)
 		}
 		return true

@@ -149,19 +149,23 @@ func (h *Hub) commit(ctx context.Context, batch []*job) {
 	results := make([]error, len(batch))
 	outcomes := make([]string, len(batch))
 	err := h.store.Update(ctx, func(tx Tx) error {
-		for _, env := range batchEnvironments(ctx, tx, batch) {
+		for _, env := range h.batchEnvironments(ctx, tx, batch) {
 			if err := tx.LockEnvironment(ctx, env, false); err != nil {
 				return err
 			}
 		}
+		if err := lockBatch(ctx, tx, batch); err != nil {
+			return err
+		}
+		counts := &pendingCounts{}
 		for i, j := range batch {
-			outcome, rejected, err := h.apply(ctx, tx, j)
+			outcome, rejected, err := h.apply(ctx, tx, j, counts)
 			if err != nil {
 				return err
 			}
 			results[i], outcomes[i] = rejected, outcome
 		}
-		return nil
+		return counts.flush(ctx, tx)
 	})
 	if h.opts.Observer != nil {
 		h.opts.Observer.Committed(len(batch), h.opts.Now().Sub(start), err)
@@ -179,11 +183,38 @@ func (h *Hub) commit(ctx context.Context, batch []*job) {
 	}
 }
 
+// clusterLocker is a store transaction that can lock many clusters in one round trip.
+type clusterLocker interface {
+	LockClusters(ctx context.Context, names []string) error
+}
+
+// lockBatch locks a batch's clusters at once where the store can (the batch is sorted by
+// cluster: the lock order every writer uses).
+func lockBatch(ctx context.Context, tx Tx, batch []*job) error {
+	l, ok := tx.(clusterLocker)
+	if !ok {
+		return nil
+	}
+	names := make([]string, 0, len(batch))
+	for _, j := range batch {
+		if len(names) == 0 || names[len(names)-1] != j.report.Cluster {
+			names = append(names, j.report.Cluster)
+		}
+	}
+	return l.LockClusters(ctx, names)
+}
+
 // batchEnvironments returns the environments of a batch's clusters, sorted (lock order).
-func batchEnvironments(ctx context.Context, r Reader, batch []*job) []string {
+// A cluster's environment never changes, so it is read once per cluster and remembered.
+func (h *Hub) batchEnvironments(ctx context.Context, r Reader, batch []*job) []string {
 	seen := map[string]bool{}
 	for _, j := range batch {
+		if env, ok := h.clusterEnv.Load(j.report.Cluster); ok {
+			seen[env.(string)] = true
+			continue
+		}
 		if c, err := r.Cluster(ctx, j.report.Cluster); err == nil {
+			h.clusterEnv.Store(c.Name, c.Environment)
 			seen[c.Environment] = true
 		}
 	}
@@ -195,9 +226,9 @@ func batchEnvironments(ctx context.Context, r Reader, batch []*job) []string {
 	return envs
 }
 
-// apply applies one report. It returns the outcome, an error rejecting the report, or a
-// database error.
-func (h *Hub) apply(ctx context.Context, tx Tx, j *job) (string, error, error) {
+// apply applies one report, adding its counter deltas to counts. It returns the outcome, an
+// error rejecting the report, or a database error.
+func (h *Hub) apply(ctx context.Context, tx Tx, j *job, counts *pendingCounts) (string, error, error) {
 	r := j.report
 	c, err := tx.LockCluster(ctx, r.Cluster)
 	if errors.Is(err, ErrNotFound) {
@@ -217,14 +248,15 @@ func (h *Hub) apply(ctx context.Context, tx Tx, j *job) (string, error, error) {
 	next.Reported, next.Fresh, next.Digest = true, true, digest
 	next.Revision, next.Status, next.Message, next.GitOpsPath = r.Revision, r.Status, r.Message, r.GitOpsPath
 	next.ObservedAt, next.ReceivedAt = r.ObservedAt, j.received
-	return ResultAccepted, nil, h.transition(ctx, tx, c, next, r.Deployments, true, r.ObservedAt)
+	return ResultAccepted, nil, h.transition(ctx, tx, c, next, r.Deployments, true, r.ObservedAt, counts)
 }
 
 // transition moves a cluster from one state to the next: counters, deployments, history.
 // With replace, the reported deployments replace the cluster's; without (a cluster going
 // stale), they stay.
-// Events are dated at.
-func (h *Hub) transition(ctx context.Context, tx Tx, old, next ClusterRecord, reported []DeploymentReport, replace bool, at time.Time) error {
+// Events are dated at. The counter deltas go to counts, or straight to the store when nil.
+func (h *Hub) transition(ctx context.Context, tx Tx, old, next ClusterRecord, reported []DeploymentReport, replace bool,
+	at time.Time, counts *pendingCounts) error {
 	var oldDeps []DeploymentState
 	if old.Reported {
 		var err error
@@ -248,7 +280,9 @@ func (h *Hub) transition(ctx context.Context, tx Tx, old, next ClusterRecord, re
 	}
 	td, cd := deltas(contributionOf(old, oldDeps, oldIdx.targets(old.ClusterType)),
 		contributionOf(next, newDeps, newIdx.targets(next.ClusterType)))
-	if err := tx.AddCounts(ctx, td, cd); err != nil {
+	if counts != nil {
+		counts.targets, counts.clusters = append(counts.targets, td...), append(counts.clusters, cd...)
+	} else if err := tx.AddCounts(ctx, td, cd); err != nil {
 		return err
 	}
 	put, remove := diffDeployments(oldDeps, newDeps)
@@ -259,6 +293,23 @@ func (h *Hub) transition(ctx context.Context, tx Tx, old, next ClusterRecord, re
 		return err
 	}
 	return tx.AddEvents(ctx, transitionEvents(old, next, oldDeps, newDeps, newIdx, at))
+}
+
+// pendingCounts gathers the counter deltas of an ingest transaction, written once at its
+// end: the deltas of a group of reports mostly cancel out (one cluster leaves a state that
+// another enters), and writing them merged and sorted touches each counter row once, in the
+// same order in every transaction.
+type pendingCounts struct {
+	targets  []TargetCount
+	clusters []ClusterCount
+}
+
+func (p *pendingCounts) flush(ctx context.Context, tx Tx) error {
+	targets, clusters := mergeTargetCounts(p.targets), mergeClusterCounts(p.clusters)
+	if len(targets) == 0 && len(clusters) == 0 {
+		return nil
+	}
+	return tx.AddCounts(ctx, targets, clusters)
 }
 
 // mergeDeployments builds the new deployment states from a report, keeping Since for the

@@ -52,14 +52,13 @@ func computeRollout(d Desired, counts []TargetCount, clusters []ClusterCount) Ro
 	}
 	registered, fresh, atRevision := map[string]int{}, map[string]int{}, map[string]int{}
 	for _, c := range clusters {
-		switch {
-		case c.Revision == RegisteredRevision:
+		if c.Revision == RegisteredRevision {
 			registered[c.ClusterType] += c.Count
-		default:
-			fresh[c.ClusterType] += c.Count
-			if c.Revision == d.Revision {
-				atRevision[c.ClusterType] += c.Count
-			}
+			continue
+		}
+		fresh[c.ClusterType] += c.Count
+		if c.Revision == d.Revision {
+			atRevision[c.ClusterType] += c.Count
 		}
 	}
 	out := Rollout{Environment: d.Environment, Revision: d.Revision, Targets: make([]TargetRollout, 0, len(d.Assignments))}

@@ -8,14 +8,18 @@ import (
 
 // Sweep intervals.
 const (
-	sweepEvery = 5 * time.Second
-	pruneEvery = time.Hour
-	sweepBatch = 1000
+	defaultSweepEvery = 5 * time.Second
+	pruneEvery        = time.Hour
+	sweepBatch        = 1000
 )
 
 // sweepLoop expires stale clusters every few seconds and prunes old history every hour.
 func (h *Hub) sweepLoop(ctx context.Context) {
-	tick := time.NewTicker(sweepEvery)
+	if h.opts.SweepEvery < 0 {
+		<-ctx.Done()
+		return
+	}
+	tick := time.NewTicker(h.opts.SweepEvery)
 	defer tick.Stop()
 	lastPrune := time.Time{}
 	for {
@@ -88,7 +92,7 @@ func (h *Hub) expire(ctx context.Context, tx Tx, name string, cutoff time.Time) 
 	}
 	next := c
 	next.Fresh = false
-	return h.transition(ctx, tx, c, next, nil, false, h.opts.Now())
+	return h.transition(ctx, tx, c, next, nil, false, h.opts.Now(), nil)
 }
 
 // Prune removes history and superseded desired states older than the retention.

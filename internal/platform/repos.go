@@ -21,6 +21,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/storage/memory"
 
+	"github.com/fleetform/fleetform/internal/gitauth"
 	"github.com/fleetform/fleetform/internal/redact"
 )
 
@@ -161,15 +162,16 @@ func (rs *Repos) Open(ctx context.Context, url string) (*Repo, error) {
 }
 
 func (rs *Repos) open(ctx context.Context, loc string) (*Repo, error) {
-	if p, ok := localPath(loc); ok {
+	if p, ok := LocalPath(loc); ok {
 		return openLocal(p)
 	}
 	rs.logger.InfoContext(ctx, "fetching repository", "url", redact.URL(loc))
 	return fetchRemote(ctx, loc)
 }
 
-// localPath returns the filesystem path of a local location (a path or file:// URL).
-func localPath(loc string) (string, bool) {
+// LocalPath returns the filesystem path of a local repository location (a path or a
+// file:// URL); ok is false for a remote URL (http, https, ssh, scp-like user@host:path).
+func LocalPath(loc string) (path string, ok bool) {
 	if p, ok := strings.CutPrefix(loc, "file://"); ok {
 		return p, true
 	}
@@ -239,13 +241,9 @@ func fetchRemote(ctx context.Context, url string) (*Repo, error) {
 // FLEETFORM_GIT_USERNAME, default "git"), or nil to let go-git use its defaults
 // (ssh-agent for ssh URLs).
 func authFromEnv() transport.AuthMethod {
-	tok := os.Getenv("FLEETFORM_GIT_TOKEN")
-	if tok == "" {
+	user, tok, ok := gitauth.FromEnv()
+	if !ok {
 		return nil
-	}
-	user := os.Getenv("FLEETFORM_GIT_USERNAME")
-	if user == "" {
-		user = "git"
 	}
 	return &http.BasicAuth{Username: user, Password: tok}
 }

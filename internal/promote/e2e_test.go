@@ -3,7 +3,6 @@ package promote_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -16,7 +15,7 @@ import (
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/gittest"
 	"github.com/fleetform/fleetform/internal/hub"
-	"github.com/fleetform/fleetform/internal/hub/sqlite"
+	"github.com/fleetform/fleetform/internal/hub/storetest"
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/promote"
 	"github.com/fleetform/fleetform/internal/schedule"
@@ -102,16 +101,7 @@ spec: {repo: %s, branch: %s, path: .}
 func newHubFleet(t *testing.T, cp *gittest.Repo) *fleet {
 	t.Helper()
 	f := &fleet{t: t, cp: cp, gitops: gittest.NewBare(t), clock: &testClock{now: time.Date(2026, 11, 18, 9, 0, 0, 0, time.UTC)}}
-	store, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "hub.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
-	f.hub = hub.New(store, hub.Options{Now: f.clock.Now})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = f.hub.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	f.hub = storetest.RunningHub(t, hub.Options{Now: f.clock.Now})
 	f.git = gitops.NewWriter(gitops.Options{CacheDir: t.TempDir()})
 	f.status = &statuses{}
 	f.p = &promote.Promoter{Git: f.git, Hub: promote.LocalHub{Hub: f.hub}, Statuses: f.status}
@@ -183,9 +173,10 @@ func (f *fleet) apply(env string) {
 	}
 }
 
-func (f *fleet) report(cluster, env string, status hub.ClusterStatus) {
+// report makes a cluster report its environment's GitOps tip as Compliant.
+func (f *fleet) report(cluster, env string) {
 	f.t.Helper()
-	r := hub.Report{Cluster: cluster, Revision: f.gitops.Tip(f.t, env).String(), Status: status, ObservedAt: f.clock.Now()}
+	r := hub.Report{Cluster: cluster, Revision: f.gitops.Tip(f.t, env).String(), Status: hub.Compliant, ObservedAt: f.clock.Now()}
 	if err := f.hub.Report(f.t.Context(), hub.Principal{Kind: hub.TokenCluster, Cluster: cluster}, r); err != nil {
 		f.t.Fatal(err)
 	}
@@ -232,10 +223,10 @@ func TestPromotionEndToEnd(t *testing.T) {
 		}
 	}
 	for i := range 3 {
-		f.report(fmt.Sprintf("dev-%d", i), "dev", hub.Compliant)
+		f.report(fmt.Sprintf("dev-%d", i), "dev")
 	}
 	wantRefused(t, f.promote("stage", ""), "dev: 3 of 4 clusters compliant at revision", ", 100% required")
-	f.report("dev-3", "dev", hub.Compliant)
+	f.report("dev-3", "dev")
 	wantRefused(t, f.promote("stage", ""), "of the 30m0s soak")
 	f.clock.Advance(31 * time.Minute)
 	// A commit dev never verified is refused even once the gates pass.
@@ -271,9 +262,9 @@ func TestPromotionEndToEnd(t *testing.T) {
 	if _, err := f.hub.RegisterCluster(ctx, hub.Cluster{Name: "stage-0", Environment: "stage", ClusterType: "large"}, false); err != nil {
 		t.Fatal(err)
 	}
-	f.report("stage-0", "stage", hub.Compliant)
+	f.report("stage-0", "stage")
 	f.clock.now = time.Date(2026, 12, 24, 10, 0, 0, 0, time.UTC) // in the year-end freeze
-	f.report("stage-0", "stage", hub.Compliant)
+	f.report("stage-0", "stage")
 	wantRefused(t, f.promote("prod", ""), "prod is frozen until 2027-01-03T00:00:00Z: year-end freeze")
 	// An emergency override goes through and is recorded.
 	over, err := f.p.Promote(ctx, promote.Request{ControlPlane: f.open(), To: "prod", Override: true, Reason: "CVE-2026-1234 hotfix",
@@ -335,7 +326,7 @@ func TestPromotionKalypsoLayout(t *testing.T) {
 		if _, err := f.hub.RegisterCluster(ctx, hub.Cluster{Name: name, Environment: "dev", ClusterType: a.ClusterType}, false); err != nil {
 			t.Fatal(err)
 		}
-		f.report(name, "dev", hub.Compliant)
+		f.report(name, "dev")
 	}
 	res = f.promote("stage", "")
 	if !res.Promoted || res.Commit != c2 {
@@ -357,10 +348,10 @@ func TestWatcherPromotesAutomatically(t *testing.T) {
 	f.apply("dev")
 	var applied []string
 	w := &promote.Watcher{Promoter: f.p, Now: f.clock.Now, Actor: "watch",
-		Open: func(context.Context) (*platform.ControlPlane, error) { return f.open(), nil },
+		Open: func(context.Context) (*platform.ControlPlane, error) { return f.open(), nil }, //nolint:contextcheck // the test's own context
 		Apply: func(_ context.Context, _ *platform.ControlPlane, env string) error {
 			applied = append(applied, env)
-			f.apply(env)
+			f.apply(env) //nolint:contextcheck // the test's own context
 			return nil
 		}}
 	for range 3 {
@@ -377,7 +368,7 @@ func TestWatcherPromotesAutomatically(t *testing.T) {
 	if _, err := f.hub.RegisterCluster(ctx, hub.Cluster{Name: "dev-0", Environment: "dev", ClusterType: "large"}, false); err != nil {
 		t.Fatal(err)
 	}
-	f.report("dev-0", "dev", hub.Compliant)
+	f.report("dev-0", "dev")
 	f.clock.Advance(31 * time.Minute)
 	res, err := w.Round(ctx)
 	if err != nil || len(res) != 1 || !res[0].Promoted || len(applied) != 1 || applied[0] != "stage" {

@@ -41,7 +41,7 @@ func Check(g Gates, ev Evidence) []string {
 	}
 	if g.Approval && !ev.Approved {
 		reasons = append(reasons, fmt.Sprintf("%s requires an approval of commit %s: fleetform approve --env %s --commit %s",
-			g.Environment, short(ev.Commit), g.Environment, short(ev.Commit)))
+			g.Environment, short(ev.Commit), g.Environment, ev.Commit))
 	}
 	return reasons
 }

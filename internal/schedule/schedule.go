@@ -134,6 +134,19 @@ func (r *Result) parse(p *platform.SchedulingPolicy, path string, s *v1alpha1.La
 	return parsed, true
 }
 
+// pairBound is an upper bound of the assignments, to allocate them once: per cluster type,
+// the targets of its policies (overlapping policies count a pair more than once), and never
+// more than every pair.
+func (r *Result) pairBound(policiesOfType [][]int) int {
+	n := 0
+	for _, pis := range policiesOfType {
+		for _, pi := range pis {
+			n += len(r.Policies[pi].Targets)
+		}
+	}
+	return min(n, len(r.ClusterTypes)*len(r.Targets))
+}
+
 // assign builds the union of the policies' cross products, one assignment per pair.
 func (r *Result) assign() {
 	policiesOfType := make([][]int, len(r.ClusterTypes))
@@ -144,6 +157,7 @@ func (r *Result) assign() {
 	}
 	perTarget := make([][]int, len(r.Targets))
 	var touched []int
+	r.Assignments = make([]Assignment, 0, r.pairBound(policiesOfType))
 	for ci, ct := range r.ClusterTypes {
 		touched = touched[:0]
 		for _, pi := range policiesOfType[ci] {

@@ -41,7 +41,7 @@ func (t *tx) TargetCounts(ctx context.Context, env, revision string) ([]hub.Targ
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	var out []hub.TargetCount
 	for rows.Next() {
 		c := hub.TargetCount{Environment: env, Revision: revision}
@@ -58,7 +58,7 @@ func (t *tx) ClusterCounts(ctx context.Context, env string) ([]hub.ClusterCount,
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	var out []hub.ClusterCount
 	for rows.Next() {
 		c := hub.ClusterCount{Environment: env}
@@ -97,7 +97,7 @@ func (t *tx) History(ctx context.Context, f hub.HistoryFilter) ([]hub.Event, err
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	var out []hub.Event
 	for rows.Next() {
 		var e hub.Event

@@ -58,7 +58,7 @@ func (t *tx) desired(ctx context.Context, where string, args ...any) (hub.Desire
 	if err != nil {
 		return d, err
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	d.Assignments = []hub.DesiredAssignment{}
 	for rows.Next() {
 		var a hub.DesiredAssignment
@@ -107,7 +107,7 @@ func (t *tx) WorkloadVersions(ctx context.Context, env string) ([]hub.WorkloadVe
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	var out []hub.WorkloadVersion
 	for rows.Next() {
 		var v hub.WorkloadVersion

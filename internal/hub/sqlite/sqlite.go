@@ -27,6 +27,8 @@ var migrations embed.FS
 type Store struct {
 	write *sql.DB
 	read  *sql.DB
+	// The queries are constant strings (a bounded set): each is prepared once per pool.
+	writeStmts, readStmts *stmtCache
 }
 
 var _ hub.Store = (*Store)(nil)
@@ -48,28 +50,33 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	write.SetMaxOpenConns(1)
 	read, err := sql.Open("sqlite", dsn("deferred"))
 	if err != nil {
-		write.Close()
+		_ = write.Close()
 		return nil, err
 	}
 	read.SetMaxOpenConns(max(4, runtime.GOMAXPROCS(0)))
-	s := &Store{write: write, read: read}
+	s := &Store{write: write, read: read, writeStmts: newStmtCache(write), readStmts: newStmtCache(read)}
 	if _, err := migrate.Run(ctx, migrator{write}, migrations, "migrations"); err != nil {
-		s.Close()
+		_ = s.Close()
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
 	}
 	return s, nil
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return errors.Join(s.write.Close(), s.read.Close()) }
+func (s *Store) Close() error {
+	s.writeStmts.close()
+	s.readStmts.close()
+	return errors.Join(s.write.Close(), s.read.Close())
+}
 
 // Update runs fn in a write transaction (BEGIN IMMEDIATE).
 func (s *Store) Update(ctx context.Context, fn func(hub.Tx) error) error {
+	defer s.writeStmts.preparePending(ctx)
 	sqlTx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	if err := fn(&tx{q: sqlTx}); err != nil {
+	if err := fn(&tx{q: &cachedTx{tx: sqlTx, cache: s.writeStmts, stmts: map[string]*sql.Stmt{}}}); err != nil {
 		return errors.Join(err, ignoreDone(sqlTx.Rollback()))
 	}
 	return sqlTx.Commit()
@@ -77,12 +84,13 @@ func (s *Store) Update(ctx context.Context, fn func(hub.Tx) error) error {
 
 // View runs fn in a read transaction (a consistent snapshot).
 func (s *Store) View(ctx context.Context, fn func(hub.Reader) error) error {
+	defer s.readStmts.preparePending(ctx)
 	sqlTx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return err
 	}
 	defer func() { _ = sqlTx.Rollback() }()
-	return fn(&tx{q: sqlTx})
+	return fn(&tx{q: &cachedTx{tx: sqlTx, cache: s.readStmts, stmts: map[string]*sql.Stmt{}}})
 }
 
 func ignoreDone(err error) error {
@@ -104,7 +112,7 @@ func (m migrator) Applied(ctx context.Context) (map[int]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	out := map[int]bool{}
 	for rows.Next() {
 		var v int

@@ -72,7 +72,7 @@ func (t *tx) PutToken(ctx context.Context, tok hub.Token) error {
 }
 
 func (t *tx) DeleteClusterTokens(ctx context.Context, cluster string) error {
-	_, err := t.q.ExecContext(ctx, `DELETE FROM tokens WHERE cluster = ? AND kind = ?`, cluster, hub.TokenCluster)
+	_, err := t.q.ExecContext(ctx, `DELETE FROM tokens WHERE cluster = ? AND cluster <> '' AND kind = ?`, cluster, hub.TokenCluster)
 	return err
 }
 
@@ -121,7 +121,7 @@ func (t *tx) Clusters(ctx context.Context, env string) ([]hub.ClusterRecord, err
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	var out []hub.ClusterRecord
 	for rows.Next() {
 		c, err := scanCluster(rows)
@@ -180,7 +180,7 @@ func (t *tx) Deployments(ctx context.Context, cluster string) ([]hub.DeploymentS
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	var out []hub.DeploymentState
 	for rows.Next() {
 		var d hub.DeploymentState
@@ -218,7 +218,7 @@ func (t *tx) FailingDeployments(ctx context.Context, env string) ([]hub.ClusterD
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	var out []hub.ClusterDeployment
 	for rows.Next() {
 		var d hub.ClusterDeployment
@@ -245,7 +245,7 @@ func (t *tx) strings(ctx context.Context, query string, args ...any) ([]string, 
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	var out []string
 	for rows.Next() {
 		var s string

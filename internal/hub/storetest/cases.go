@@ -10,8 +10,8 @@ import (
 	"github.com/fleetform/fleetform/internal/hub"
 )
 
-func testTokens(t *testing.T, open Opener) {
-	store, _ := open(t)
+func (s suite) testTokens(t *testing.T) {
+	store, _ := s.open(t)
 	e := start(t, store, newClock())
 	ctx := context.Background()
 	generated, err := e.hub.Bootstrap(ctx, "")
@@ -56,8 +56,8 @@ func testTokens(t *testing.T, open Opener) {
 	}
 }
 
-func testRegistration(t *testing.T, open Opener) {
-	store, _ := open(t)
+func (s suite) testRegistration(t *testing.T) {
+	store, _ := s.open(t)
 	e := start(t, store, newClock())
 	ctx := context.Background()
 	tok := e.register("edge-1", "dev", "edge")
@@ -94,8 +94,8 @@ func testRegistration(t *testing.T, open Opener) {
 	}
 }
 
-func testDesired(t *testing.T, open Opener) {
-	store, _ := open(t)
+func (s suite) testDesired(t *testing.T) {
+	store, _ := s.open(t)
 	e := start(t, store, newClock())
 	ctx := context.Background()
 	a := []hub.DesiredAssignment{assign("shop", "shop-web", "large"), assign("shop", "shop-api", "large")}
@@ -132,8 +132,8 @@ func testDesired(t *testing.T, open Opener) {
 }
 
 // testRolloutStates checks every rule of the rollout.
-func testRolloutStates(t *testing.T, open Opener) {
-	store, _ := open(t)
+func (s suite) testRolloutStates(t *testing.T) {
+	store, _ := s.open(t)
 	e := start(t, store, newClock())
 	for _, c := range []string{"l1", "l2", "l3", "l4", "l5", "l6"} {
 		e.register(c, "dev", "large")
@@ -147,7 +147,7 @@ func testRolloutStates(t *testing.T, open Opener) {
 	e.mustReport(hub.Report{Cluster: "l5", Revision: "r0", Status: hub.Compliant})    // another revision: progressing
 	// l6 never reports: unknown. s1 reports compliant.
 	e.mustReport(hub.Report{Cluster: "s1", Revision: "r1", Status: hub.Compliant})
-	got := e.rollout("dev")
+	got := e.devRollout()
 	want := map[string]hub.TargetRollout{
 		"large/shop-web": {Workload: "shop", DeploymentTarget: "shop-web", ClusterType: "large", Clusters: 6, Compliant: 1, Failed: 2, Progressing: 2, Unknown: 1},
 		"large/shop-api": {Workload: "shop", DeploymentTarget: "shop-api", ClusterType: "large", Clusters: 6, Compliant: 2, Failed: 1, Progressing: 2, Unknown: 1},
@@ -160,7 +160,7 @@ func testRolloutStates(t *testing.T, open Opener) {
 	e.clock.Advance(time.Second)
 	e.mustReport(hub.Report{Cluster: "l5", Revision: "r1", Status: hub.Compliant, Deployments: []hub.DeploymentReport{dep("shop-web", hub.Ready), dep("shop-api", hub.Ready)}})
 	e.mustReport(hub.Report{Cluster: "l2", Revision: "r1", Status: hub.Compliant, Deployments: []hub.DeploymentReport{dep("shop-web", hub.Ready), dep("shop-api", hub.Ready)}})
-	got = e.rollout("dev")
+	got = e.devRollout()
 	if g := got["large/shop-web"]; g.Compliant != 3 || g.Failed != 1 || g.Progressing != 1 || g.Unknown != 1 {
 		t.Fatalf("after recovery: %+v", g)
 	}
@@ -183,8 +183,8 @@ func testRolloutStates(t *testing.T, open Opener) {
 	}
 }
 
-func testOrder(t *testing.T, open Opener) {
-	store, _ := open(t)
+func (s suite) testOrder(t *testing.T) {
+	store, _ := s.open(t)
 	e := start(t, store, newClock())
 	e.register("c1", "dev", "large")
 	e.desired("dev", "r2", assign("shop", "shop-web", "large"))
@@ -199,26 +199,26 @@ func testOrder(t *testing.T, open Opener) {
 	// The same report twice counts once.
 	e.mustReport(hub.Report{Cluster: "c1", Revision: "r2", Status: hub.Compliant, ObservedAt: t0.Add(3 * time.Second)})
 	e.mustReport(hub.Report{Cluster: "c1", Revision: "r2", Status: hub.Compliant, ObservedAt: t0.Add(3 * time.Second)})
-	if r := e.rollout("dev")["large/shop-web"]; r.Compliant != 1 || r.Clusters != 1 {
+	if r := e.devRollout()["large/shop-web"]; r.Compliant != 1 || r.Clusters != 1 {
 		t.Fatalf("rollout after duplicates: %+v", r)
 	}
 }
 
-func testDesiredAfterReports(t *testing.T, open Opener) {
-	store, _ := open(t)
+func (s suite) testDesiredAfterReports(t *testing.T) {
+	store, _ := s.open(t)
 	e := start(t, store, newClock())
 	e.register("c1", "dev", "large")
 	e.register("c2", "dev", "large")
 	e.mustReport(hub.Report{Cluster: "c1", Revision: "r9", Status: hub.Compliant, Deployments: []hub.DeploymentReport{dep("shop-web", hub.Failed)}})
 	e.mustReport(hub.Report{Cluster: "c2", Revision: "r9", Status: hub.Compliant})
 	e.desired("dev", "r9", assign("shop", "shop-web", "large"))
-	if r := e.rollout("dev")["large/shop-web"]; r.Compliant != 1 || r.Failed != 1 || r.Clusters != 2 {
+	if r := e.devRollout()["large/shop-web"]; r.Compliant != 1 || r.Failed != 1 || r.Clusters != 2 {
 		t.Fatalf("desired posted after the reports: %+v", r)
 	}
 }
 
-func testStaleness(t *testing.T, open Opener) {
-	store, _ := open(t)
+func (s suite) testStaleness(t *testing.T) {
+	store, _ := s.open(t)
 	e := start(t, store, newClock())
 	e.register("c1", "dev", "large")
 	e.register("c2", "dev", "large")
@@ -231,7 +231,7 @@ func testStaleness(t *testing.T, open Opener) {
 	if err != nil || n != 1 {
 		t.Fatalf("expired %d, %v; want 1", n, err)
 	}
-	if r := e.rollout("dev")["large/shop-web"]; r.Compliant != 1 || r.Unknown != 1 {
+	if r := e.devRollout()["large/shop-web"]; r.Compliant != 1 || r.Unknown != 1 {
 		t.Fatalf("after expiry: %+v", r)
 	}
 	d, _ := e.hub.Cluster(context.Background(), "c1")
@@ -239,7 +239,7 @@ func testStaleness(t *testing.T, open Opener) {
 		t.Fatalf("expired cluster %+v", d)
 	}
 	e.mustReport(hub.Report{Cluster: "c1", Revision: "r1", Status: hub.Compliant}) // back
-	if r := e.rollout("dev")["large/shop-web"]; r.Compliant != 2 || r.Unknown != 0 {
+	if r := e.devRollout()["large/shop-web"]; r.Compliant != 2 || r.Unknown != 0 {
 		t.Fatalf("after the cluster came back: %+v", r)
 	}
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/fleetform/fleetform/internal/hub"
 )
 
-func testPromotion(t *testing.T, open Opener) {
-	store, _ := open(t)
+func (s suite) testPromotion(t *testing.T) {
+	store, _ := s.open(t)
 	e := start(t, store, newClock())
 	ctx := context.Background()
 	e.register("c1", "dev", "large")

@@ -46,33 +46,33 @@ type env struct {
 
 func start(t *testing.T, store hub.Store, c *clock) *env {
 	t.Helper()
-	h := hub.New(store, hub.Options{Now: c.Now, StaleAfter: 10 * time.Minute, Writers: 2, MaxBatch: 64})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = h.Run(ctx)
-	}()
-	e := &env{t: t, hub: h, store: store, clock: c, stop: func() { cancel(); <-done }}
-	t.Cleanup(e.stop)
-	return e
+	h := hub.New(store, hub.Options{Now: c.Now, StaleAfter: 10 * time.Minute, Writers: 2, MaxBatch: 64,
+		SweepEvery: -1})
+	return &env{t: t, hub: h, store: store, clock: c, stop: RunHub(t, h)}
 }
 
 // Run runs the whole suite.
 func Run(t *testing.T, open Opener) {
-	t.Run("Tokens", func(t *testing.T) { testTokens(t, open) })
-	t.Run("Registration", func(t *testing.T) { testRegistration(t, open) })
-	t.Run("Desired", func(t *testing.T) { testDesired(t, open) })
-	t.Run("RolloutStates", func(t *testing.T) { testRolloutStates(t, open) })
-	t.Run("OrderAndDuplicates", func(t *testing.T) { testOrder(t, open) })
-	t.Run("DesiredAfterReports", func(t *testing.T) { testDesiredAfterReports(t, open) })
-	t.Run("Staleness", func(t *testing.T) { testStaleness(t, open) })
-	t.Run("HistoryDiffDrift", func(t *testing.T) { testHistoryDiffDrift(t, open) })
-	t.Run("Restart", func(t *testing.T) { testRestart(t, open) })
-	t.Run("ConcurrentWriters", func(t *testing.T) { testConcurrent(t, open) })
-	t.Run("Prune", func(t *testing.T) { testPrune(t, open) })
-	t.Run("Promotion", func(t *testing.T) { testPromotion(t, open) })
-	t.Run("RandomOperations", func(t *testing.T) { testRandom(t, open) })
+	t.Helper()
+	s := suite{open: open}
+	t.Run("Tokens", s.testTokens)
+	t.Run("Registration", s.testRegistration)
+	t.Run("Desired", s.testDesired)
+	t.Run("RolloutStates", s.testRolloutStates)
+	t.Run("OrderAndDuplicates", s.testOrder)
+	t.Run("DesiredAfterReports", s.testDesiredAfterReports)
+	t.Run("Staleness", s.testStaleness)
+	t.Run("HistoryDiffDrift", s.testHistoryDiffDrift)
+	t.Run("Restart", s.testRestart)
+	t.Run("ConcurrentWriters", s.testConcurrent)
+	t.Run("Prune", s.testPrune)
+	t.Run("Promotion", s.testPromotion)
+	t.Run("RandomOperations", s.testRandom)
+}
+
+// suite holds what every scenario needs: each scenario is a method, run as a subtest.
+type suite struct {
+	open Opener
 }
 
 func (e *env) register(name, environment, clusterType string) string {
@@ -106,11 +106,13 @@ func (e *env) desired(environment, revision string, assignments ...hub.DesiredAs
 	}
 }
 
-func (e *env) rollout(environment string) map[string]hub.TargetRollout {
+// devRollout is the rollout of environment dev (the one the scenarios check), keyed by
+// cluster type and deployment target.
+func (e *env) devRollout() map[string]hub.TargetRollout {
 	e.t.Helper()
-	r, err := e.hub.Rollout(context.Background(), environment)
+	r, err := e.hub.Rollout(context.Background(), "dev")
 	if err != nil {
-		e.t.Fatalf("rollout %s: %v", environment, err)
+		e.t.Fatalf("rollout dev: %v", err)
 	}
 	out := map[string]hub.TargetRollout{}
 	for _, t := range r.Targets {

@@ -1,0 +1,309 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/hub/api"
+	"github.com/fleetform/fleetform/internal/hub/postgres"
+	"github.com/fleetform/fleetform/internal/hub/sqlite"
+	"github.com/fleetform/fleetform/internal/redact"
+)
+
+// hubAdminTokenEnv is the environment variable hub serve reads the admin token from.
+const hubAdminTokenEnv = "FLEETFORM_HUB_ADMIN_TOKEN"
+
+func newHubCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "hub",
+		Short: "Run the deployment observability hub, and register clusters and tokens on it",
+		Long: "The hub records what fleetform scheduled (apply --hub posts it) and what every cluster\n" +
+			"reports, and answers what runs where: rollout, history, environment diff and drift.",
+	}
+	token := &cobra.Command{Use: "token", Short: "Issue hub tokens"}
+	token.AddCommand(newHubTokenCreateCmd(e))
+	cmd.AddCommand(newHubServeCmd(e), newHubRegisterCmd(e), token, newHubLoadtestCmd(e))
+	return cmd
+}
+
+type hubServeOptions struct {
+	addr            string
+	db              string
+	staleAfter      time.Duration
+	retention       time.Duration
+	tlsCert, tlsKey string
+	shutdownTimeout time.Duration
+}
+
+func newHubServeCmd(e *env) *cobra.Command {
+	var o hubServeOptions
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the hub's HTTP API",
+		Long: "serve runs the hub on --db: sqlite:PATH (embedded, one process) or postgres://... (several\n" +
+			"replicas behind a load balancer). The admin token is " + hubAdminTokenEnv + "; when it is\n" +
+			"unset and the store has no admin token yet, one is generated, stored hashed and printed\n" +
+			"once on stderr. SIGINT or SIGTERM stops accepting requests, finishes the ones in flight\n" +
+			"(every report acknowledged is committed) and closes the store.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.check(); err != nil {
+				return err
+			}
+			return o.run(cmd.Context(), e)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on, HOST:PORT (port 0: any free port)")
+	f.StringVar(&o.db, "db", "", "store: sqlite:PATH or postgres://USER@HOST/DB (required)")
+	f.DurationVar(&o.staleAfter, "stale-after", hub.DefaultStaleAfter, "a cluster whose latest report is older counts as unknown")
+	f.DurationVar(&o.retention, "retention", hub.DefaultRetention, "how long history events and superseded desired states are kept")
+	f.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with this certificate (PEM; with --tls-key)")
+	f.StringVar(&o.tlsKey, "tls-key", "", "private key of --tls-cert (PEM)")
+	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a stop waits for the requests in flight")
+	_ = cmd.MarkFlagRequired("db")
+	return cmd
+}
+
+func (o *hubServeOptions) check() error {
+	switch {
+	case (o.tlsCert == "") != (o.tlsKey == ""):
+		return failed(ExitUsage, errors.New("--tls-cert and --tls-key go together"))
+	case o.staleAfter <= 0 || o.retention <= 0:
+		return failed(ExitUsage, errors.New("--stale-after and --retention must be positive"))
+	}
+	return nil
+}
+
+// hubStore is what serve needs of a store: the hub's Store and how many writers suit it.
+type hubStore struct {
+	store   hub.Store
+	writers int
+}
+
+// openHubStore opens the store --db names.
+func openHubStore(ctx context.Context, dsn string, logger *slog.Logger) (hubStore, error) {
+	switch {
+	case strings.HasPrefix(dsn, "sqlite:"):
+		path := strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "//")
+		if path == "" {
+			return hubStore{}, failed(ExitUsage, errors.New("--db sqlite:PATH needs a file path"))
+		}
+		s, err := sqlite.Open(ctx, path)
+		if err != nil {
+			return hubStore{}, failed(ExitFailed, fmt.Errorf("open %s: %w", path, err))
+		}
+		return hubStore{store: s, writers: 1}, nil // SQLite has a single writer
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		return openPostgresStore(ctx, dsn, logger)
+	}
+	return hubStore{}, failed(ExitUsage, fmt.Errorf("--db %q: want sqlite:PATH or postgres://USER@HOST/DB", dsn))
+}
+
+// openPostgresStore opens the PostgreSQL store; several writers share it (and several
+// hub replicas may).
+func openPostgresStore(ctx context.Context, dsn string, logger *slog.Logger) (hubStore, error) {
+	s, err := postgres.Open(ctx, dsn, logger)
+	if err != nil {
+		return hubStore{}, failed(ExitFailed, fmt.Errorf("open %s: %w", redact.URL(dsn), err))
+	}
+	return hubStore{store: s, writers: 4}, nil
+}
+
+func (o *hubServeOptions) run(ctx context.Context, e *env) error {
+	// main stops on these signals too; serve also handles them when run another way.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	st, err := openHubStore(ctx, o.db, e.logger)
+	if err != nil {
+		return err
+	}
+	metrics := api.NewMetrics()
+	h := hub.New(st.store, hub.Options{StaleAfter: o.staleAfter, Retention: o.retention, Writers: st.writers,
+		Logger: e.logger, Observer: metrics})
+	generated, err := h.Bootstrap(ctx, os.Getenv(hubAdminTokenEnv))
+	if err != nil {
+		_ = st.store.Close()
+		return failed(ExitFailed, fmt.Errorf("admin token: %w", err))
+	}
+	if generated != "" {
+		fmt.Fprintf(e.stderr, "fleetform hub: generated the admin token (shown once; set %s to choose it):\n%s\n", hubAdminTokenEnv, generated)
+	}
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", o.addr)
+	if err != nil {
+		_ = st.store.Close()
+		return failed(ExitFailed, err)
+	}
+	scheme := "http"
+	if o.tlsCert != "" {
+		scheme = "https"
+	}
+	fmt.Fprintf(e.stderr, "fleetform hub: serving %s://%s\n", scheme, ln.Addr())
+	srv := &http.Server{
+		Handler:           api.New(h, api.Options{Logger: e.logger, Metrics: metrics, DriftAfter: o.staleAfter}),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(e.logger.Handler(), slog.LevelWarn),
+	}
+	return o.serve(ctx, e, h, st.store, srv, ln)
+}
+
+// serve runs the hub and the server until ctx ends, then drains: the server first (requests
+// in flight wait for their reports' commit), then ingest, then the store.
+func (o *hubServeOptions) serve(ctx context.Context, e *env, h *hub.Hub, store hub.Store, srv *http.Server, ln net.Listener) error {
+	runCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))
+	hubDone := make(chan struct{})
+	go func() {
+		defer close(hubDone)
+		_ = h.Run(runCtx)
+	}()
+	serveErr := make(chan error, 1)
+	go func() {
+		if o.tlsCert != "" {
+			serveErr <- srv.ServeTLS(ln, o.tlsCert, o.tlsKey)
+			return
+		}
+		serveErr <- srv.Serve(ln)
+	}()
+	var err error
+	select {
+	case err = <-serveErr:
+	case <-ctx.Done():
+		e.logger.Info("stopping: finishing the requests in flight")
+		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.shutdownTimeout)
+		err = srv.Shutdown(shutdownCtx)
+		cancel()
+	}
+	stopHub()
+	<-hubDone
+	err = errors.Join(ignoreClosed(err), store.Close())
+	if err != nil {
+		return failed(ExitFailed, err)
+	}
+	return nil
+}
+
+func ignoreClosed(err error) error {
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+type hubRegisterOptions struct {
+	hub         hubOptions
+	out         outputOption
+	environment string
+	clusterType string
+	labels      []string
+	rotate      bool
+}
+
+func newHubRegisterCmd(e *env) *cobra.Command {
+	var o hubRegisterOptions
+	cmd := &cobra.Command{
+		Use:   "register NAME",
+		Short: "Register a cluster and print its token",
+		Long: "register adds a cluster to the hub and prints the token its reporter posts with (shown\n" +
+			"once: the hub keeps only its hash). --rotate issues a new token for a registered cluster;\n" +
+			"the old one stops working. Needs the admin token in " + hubTokenEnv + ".",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.out.check(); err != nil {
+				return err
+			}
+			req, err := o.registration(args[0])
+			if err != nil {
+				return err
+			}
+			c, err := o.hub.client()
+			if err != nil {
+				return err
+			}
+			tok, err := c.RegisterCluster(cmd.Context(), req, o.rotate)
+			if err != nil {
+				return failed(ExitFailed, err)
+			}
+			return printToken(e, o.out, tok)
+		},
+	}
+	o.hub.bindRequired(cmd)
+	o.out.bind(cmd)
+	f := cmd.Flags()
+	f.StringVar(&o.environment, "env", "", "environment of the cluster (required)")
+	f.StringVar(&o.clusterType, "cluster-type", "", "cluster type of the cluster (required)")
+	f.StringArrayVar(&o.labels, "label", nil, "label KEY=VALUE (repeatable)")
+	f.BoolVar(&o.rotate, "rotate", false, "issue a new token for a registered cluster")
+	_ = cmd.MarkFlagRequired("env")
+	_ = cmd.MarkFlagRequired("cluster-type")
+	return cmd
+}
+
+func (o *hubRegisterOptions) registration(name string) (api.ClusterRegistration, error) {
+	req := api.ClusterRegistration{Name: name, Environment: o.environment, ClusterType: o.clusterType}
+	for _, l := range o.labels {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok || k == "" {
+			return req, failed(ExitUsage, fmt.Errorf("--label %q: want KEY=VALUE", l))
+		}
+		if req.Labels == nil {
+			req.Labels = map[string]string{}
+		}
+		req.Labels[k] = v
+	}
+	return req, nil
+}
+
+func newHubTokenCreateCmd(e *env) *cobra.Command {
+	var o hubOutputOptions
+	cmd := &cobra.Command{
+		Use:   "create NAME",
+		Short: "Issue a read-only token and print it",
+		Long: "create issues a read-only token labelled NAME (for dashboards, status and CI) and prints it\n" +
+			"once. Needs the admin token in " + hubTokenEnv + ".",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.out.check(); err != nil {
+				return err
+			}
+			c, err := o.hub.client()
+			if err != nil {
+				return err
+			}
+			tok, err := c.CreateReadToken(cmd.Context(), args[0])
+			if err != nil {
+				return failed(ExitFailed, err)
+			}
+			return printToken(e, o.out, tok)
+		},
+	}
+	o.hub.bindRequired(cmd)
+	o.out.bind(cmd)
+	return cmd
+}
+
+// printToken prints a token alone on a line (text), or {"name","token"}.
+func printToken(e *env, out outputOption, tok api.IssuedToken) error {
+	err := out.write(e.stdout, tok, func(w io.Writer) error {
+		_, err := fmt.Fprintln(w, tok.Token)
+		return err
+	})
+	if err != nil {
+		return failed(ExitFailed, err)
+	}
+	return nil
+}

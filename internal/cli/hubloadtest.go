@@ -1,0 +1,314 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/hub/api"
+	"github.com/fleetform/fleetform/internal/hub/client"
+)
+
+type hubLoadtestOptions struct {
+	hub         hubOptions
+	out         outputOption
+	clusters    int
+	duration    time.Duration
+	concurrency int
+	environment string
+	clusterType string
+	targets     int
+	changeEvery int
+}
+
+// loadtestJSON is what `hub loadtest -o json` prints.
+type loadtestJSON struct {
+	Clusters    int     `json:"clusters"`
+	Concurrency int     `json:"concurrency"`
+	Seconds     float64 `json:"seconds"`
+	Reports     int64   `json:"reports"`
+	PerSecond   float64 `json:"reportsPerSecond"`
+	P50Ms       float64 `json:"p50Ms"`
+	P99Ms       float64 `json:"p99Ms"`
+	MaxMs       float64 `json:"maxMs"`
+	Errors      int64   `json:"errors"`
+	RolloutMs   float64 `json:"rolloutMs"`
+	// Counted is set when the hub's rollout counts every acknowledged report's final state.
+	Counted  bool     `json:"counted"`
+	Mismatch []string `json:"mismatch,omitempty"`
+}
+
+func newHubLoadtestCmd(e *env) *cobra.Command {
+	var o hubLoadtestOptions
+	cmd := &cobra.Command{
+		Use:   "loadtest",
+		Short: "Load a hub with cluster reports and check that every acknowledged one is counted",
+		Long: "loadtest registers --clusters clusters in --env (rotating the tokens of those already\n" +
+			"registered), posts a desired state, then posts reports from --concurrency workers as fast as\n" +
+			"the hub acknowledges them for --duration. Every --change-every'th report of a cluster changes\n" +
+			"a deployment's status (the others only refresh the times, as heartbeats do). It prints\n" +
+			"reports/s, latency percentiles and errors, and checks that the hub's rollout counts match the\n" +
+			"last acknowledged report of every cluster (exit 1 when not). Needs the admin token; point it\n" +
+			"only at a hub you run for testing.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.check(); err != nil {
+				return err
+			}
+			c, err := o.hub.clientWith(&http.Client{Timeout: time.Minute, Transport: &http.Transport{
+				MaxIdleConns: o.concurrency, MaxIdleConnsPerHost: o.concurrency, IdleConnTimeout: time.Minute}})
+			if err != nil {
+				return err
+			}
+			doc, err := o.run(cmd.Context(), e, c)
+			if err != nil {
+				return failed(ExitFailed, err)
+			}
+			if err := writeOut(e, o.out, doc, func(w io.Writer) error { return loadtestText(w, doc) }); err != nil {
+				return err
+			}
+			if !doc.Counted || doc.Errors > 0 {
+				return failed(ExitFailed, nil)
+			}
+			return nil
+		},
+	}
+	o.hub.bindRequired(cmd)
+	o.out.bind(cmd)
+	f := cmd.Flags()
+	f.IntVar(&o.clusters, "clusters", 10000, "clusters to register and report for")
+	f.DurationVar(&o.duration, "duration", 30*time.Second, "how long to post reports")
+	f.IntVar(&o.concurrency, "concurrency", 64, "reports in flight at once")
+	f.StringVar(&o.environment, "env", "loadtest", "environment of the load-test clusters")
+	f.StringVar(&o.clusterType, "cluster-type", "loadtest", "cluster type of the load-test clusters")
+	f.IntVar(&o.targets, "targets", 3, "deployment targets scheduled on the cluster type")
+	f.IntVar(&o.changeEvery, "change-every", 10, "every Nth report of a cluster changes a deployment's status (1: all)")
+	return cmd
+}
+
+func (o *hubLoadtestOptions) check() error {
+	if err := o.out.check(); err != nil {
+		return err
+	}
+	if o.clusters < 1 || o.concurrency < 1 || o.duration <= 0 || o.targets < 1 || o.changeEvery < 1 {
+		return failed(ExitUsage, errors.New("--clusters, --concurrency, --duration, --targets and --change-every must be positive"))
+	}
+	return nil
+}
+
+// clientWith is client with an injected *http.Client.
+func (o *hubOptions) clientWith(hc *http.Client) (*client.Client, error) {
+	if _, err := o.client(); err != nil {
+		return nil, err
+	}
+	c, err := client.New(o.url, os.Getenv(hubTokenEnv), hc)
+	if err != nil {
+		return nil, failed(ExitUsage, err)
+	}
+	return c, nil
+}
+
+// loadCluster is one simulated cluster: its token and the state of its last acknowledged
+// report. A cluster is only ever driven by one worker.
+type loadCluster struct {
+	name    string
+	client  *client.Client
+	reports int
+	acked   bool
+	// observed is the observedAt of the last report: the next one is later by at least a
+	// millisecond (the hub ignores a report not newer than the one it has).
+	observed time.Time
+	// progressing is the deployment target reported Progressing in the last acknowledged
+	// report (-1: all Ready).
+	progressing int
+}
+
+func (o *hubLoadtestOptions) run(ctx context.Context, e *env, admin *client.Client) (loadtestJSON, error) {
+	doc := loadtestJSON{Clusters: o.clusters, Concurrency: o.concurrency}
+	clusters, err := o.register(ctx, e, admin)
+	if err != nil {
+		return doc, err
+	}
+	revision := fmt.Sprintf("loadtest-%d", time.Now().UnixNano())
+	d := hub.Desired{Environment: o.environment, Revision: revision, GitOpsRepo: "loadtest", Branch: o.environment}
+	for i := range o.targets {
+		d.Assignments = append(d.Assignments, hub.DesiredAssignment{Workload: "loadtest", DeploymentTarget: o.target(i),
+			ClusterType: o.clusterType, Namespace: "loadtest"})
+	}
+	if _, err := admin.PostDesired(ctx, d); err != nil {
+		return doc, err
+	}
+	e.logger.Info("posting reports", "clusters", o.clusters, "concurrency", o.concurrency, "duration", o.duration)
+
+	var reports, failures atomic.Int64
+	workers := min(o.concurrency, len(clusters))
+	latencies := make([][]time.Duration, workers)
+	runCtx, cancel := context.WithTimeout(ctx, o.duration)
+	defer cancel()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := range workers {
+		var mine []*loadCluster // every cluster is driven by one worker: its reports stay in order
+		for i := w; i < len(clusters); i += workers {
+			mine = append(mine, clusters[i])
+		}
+		wg.Go(func() {
+			for i := 0; runCtx.Err() == nil; i++ {
+				c := mine[i%len(mine)]
+				t0 := time.Now()
+				err := o.post(ctx, c, revision)
+				if err != nil {
+					failures.Add(1)
+					e.logger.Warn("report failed", "cluster", c.name, "error", err.Error())
+					continue
+				}
+				latencies[w] = append(latencies[w], time.Since(t0))
+				reports.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	doc.Seconds, doc.Reports, doc.Errors = elapsed.Seconds(), reports.Load(), failures.Load()
+	doc.PerSecond = float64(doc.Reports) / elapsed.Seconds()
+	all := slices.Concat(latencies...)
+	slices.Sort(all)
+	doc.P50Ms, doc.P99Ms = percentileMs(all, 0.50), percentileMs(all, 0.99)
+	if len(all) > 0 {
+		doc.MaxMs = float64(all[len(all)-1].Microseconds()) / 1000
+	}
+	return doc, o.verify(ctx, admin, clusters, revision, &doc)
+}
+
+func (o *hubLoadtestOptions) target(i int) string {
+	return fmt.Sprintf("%s-target-%d", o.clusterType, i)
+}
+
+// post sends one report of c (deterministic from its count) and records it once acknowledged.
+func (o *hubLoadtestOptions) post(ctx context.Context, c *loadCluster, revision string) error {
+	progressing := -1
+	if c.reports%o.changeEvery == 0 && (c.reports/o.changeEvery)%2 == 0 {
+		progressing = (c.reports / o.changeEvery / 2) % o.targets
+	}
+	observed := time.Now().UTC().Truncate(time.Millisecond)
+	if !observed.After(c.observed) {
+		observed = c.observed.Add(time.Millisecond)
+	}
+	c.observed = observed
+	r := hub.Report{Cluster: c.name, Revision: revision, Status: hub.Compliant, ObservedAt: observed}
+	for i := range o.targets {
+		st := hub.Ready
+		if i == progressing {
+			st = hub.DeploymentProgress
+		}
+		r.Deployments = append(r.Deployments, hub.DeploymentReport{DeploymentTarget: o.target(i), Namespace: "loadtest", Status: st, Revision: "v1"})
+	}
+	if err := c.client.Report(ctx, r); err != nil {
+		return err
+	}
+	c.reports++
+	c.acked, c.progressing = true, progressing
+	return nil
+}
+
+// register registers the clusters (rotating existing ones' tokens) with a few workers.
+func (o *hubLoadtestOptions) register(ctx context.Context, e *env, admin *client.Client) ([]*loadCluster, error) {
+	e.logger.Info("registering clusters", "clusters", o.clusters, "environment", o.environment)
+	regs := make([]api.ClusterRegistration, o.clusters)
+	for i := range regs {
+		regs[i] = api.ClusterRegistration{Name: fmt.Sprintf("%s-%06d", o.environment, i), Environment: o.environment, ClusterType: o.clusterType}
+	}
+	clusters := make([]*loadCluster, 0, o.clusters)
+	for start := 0; start < len(regs); start += registrationBatch {
+		tokens, err := admin.RegisterClusters(ctx, regs[start:min(start+registrationBatch, len(regs))], true)
+		if err != nil {
+			return nil, fmt.Errorf("register %s…: %w", regs[start].Name, err)
+		}
+		for _, t := range tokens {
+			clusters = append(clusters, &loadCluster{name: t.Name, client: admin.WithToken(t.Token), progressing: -1})
+		}
+	}
+	return clusters, nil
+}
+
+// registrationBatch is how many clusters one registration request carries.
+const registrationBatch = 5000
+
+// verify checks the rollout against the last acknowledged report of every cluster.
+func (o *hubLoadtestOptions) verify(ctx context.Context, admin *client.Client, clusters []*loadCluster, revision string, doc *loadtestJSON) error {
+	t0 := time.Now()
+	ro, err := admin.Rollout(ctx, o.environment)
+	doc.RolloutMs = float64(time.Since(t0).Microseconds()) / 1000
+	if err != nil {
+		return err
+	}
+	if ro.Revision != revision {
+		doc.Mismatch = append(doc.Mismatch, fmt.Sprintf("rollout is at revision %s, not %s (another desired state was posted meanwhile)", ro.Revision, revision))
+		return nil
+	}
+	want := map[string]hub.TargetRollout{}
+	for i := range o.targets {
+		want[o.target(i)] = hub.TargetRollout{Clusters: len(clusters)}
+	}
+	for _, c := range clusters {
+		for i := range o.targets {
+			t := want[o.target(i)]
+			switch {
+			case !c.acked:
+				t.Unknown++
+			case c.progressing == i:
+				t.Progressing++
+			default:
+				t.Compliant++
+			}
+			want[o.target(i)] = t
+		}
+	}
+	// A cluster that reported in an earlier run but not in this one (or one of an earlier
+	// run with more clusters) is at another revision (progressing), or unknown.
+	for _, got := range ro.Targets {
+		w := want[got.DeploymentTarget]
+		others := w.Unknown + got.Clusters - w.Clusters
+		extra := got.Progressing - w.Progressing
+		if got.Clusters < w.Clusters || got.Compliant != w.Compliant || got.Failed != 0 ||
+			extra < 0 || extra > others || got.Unknown != others-extra {
+			doc.Mismatch = append(doc.Mismatch, fmt.Sprintf("%s: hub counts %d clusters, %d compliant, %d progressing, %d failed, %d unknown; acknowledged reports say %d, %d, %d, 0, %d (never reported in this run)",
+				got.DeploymentTarget, got.Clusters, got.Compliant, got.Progressing, got.Failed, got.Unknown,
+				w.Clusters, w.Compliant, w.Progressing, w.Unknown))
+		}
+	}
+	doc.Counted = len(doc.Mismatch) == 0 && len(ro.Targets) == o.targets
+	return nil
+}
+
+func percentileMs(sorted []time.Duration, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := min(int(float64(len(sorted))*p), len(sorted)-1)
+	return float64(sorted[i].Microseconds()) / 1000
+}
+
+func loadtestText(w io.Writer, doc loadtestJSON) error {
+	fmt.Fprintf(w, "%d reports in %.1fs from %d clusters, %d in flight: %.0f reports/s\n",
+		doc.Reports, doc.Seconds, doc.Clusters, doc.Concurrency, doc.PerSecond)
+	fmt.Fprintf(w, "latency: p50 %.1f ms, p99 %.1f ms, max %.1f ms; errors: %d\n", doc.P50Ms, doc.P99Ms, doc.MaxMs, doc.Errors)
+	fmt.Fprintf(w, "rollout read in %.1f ms\n", doc.RolloutMs)
+	if doc.Counted {
+		fmt.Fprintln(w, "every acknowledged report is counted in the rollout")
+	}
+	for _, m := range doc.Mismatch {
+		fmt.Fprintln(w, "MISMATCH:", m)
+	}
+	return nil
+}

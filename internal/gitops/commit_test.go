@@ -1,0 +1,93 @@
+package gitops_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fleetform/fleetform/internal/gitops"
+	"github.com/fleetform/fleetform/internal/gittest"
+)
+
+// TestCommitDefaults: one commit, by fleetform, whose message names the control-plane
+// commit and summarises the change, with trailers; the promoted commit is recorded.
+func TestCommitDefaults(t *testing.T) {
+	f := newFleet(t)
+	repo := gittest.NewBare(t)
+	in := f.input(gitops.Target{Repo: repo.URL(), Branch: "dev"})
+	cpCommit := in.Snapshot.Revisions.Environment
+	if len(cpCommit) != 40 || cpCommit != f.repo.Tip(t, "main").String() {
+		t.Fatalf("control-plane revision %q, want the fleet's main tip %s", cpCommit, f.repo.Tip(t, "main"))
+	}
+	res := apply(t, newWriter(t, gitops.Options{}), in, gitops.CommitOptions{})
+
+	if got := gitCLI(t, repo.Dir, "log", "-1", "--format=%an <%ae>|%cn <%ce>", "dev"); strings.TrimSpace(got) != "fleetform <fleetform@localhost>|fleetform <fleetform@localhost>" {
+		t.Errorf("author|committer %q", got)
+	}
+	msg := gitCLI(t, repo.Dir, "log", "-1", "--format=%B", "dev")
+	for _, want := range []string{
+		"fleetform: apply dev from control plane " + cpCommit[:12] + "\n\n",
+		"41 file(s) added, 0 modified, 0 deleted; 12 assignment(s) added, 0 removed, 12 re-rendered.\n",
+		"Cluster types: east, north, south, west.\n",
+		"Fleetform-Environment: dev\n",
+		"Control-Plane-Commit: " + cpCommit + "\n",
+		"Common-Commit: " + in.Snapshot.Revisions.Common + "\n",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message lacks %q:\n%s", want, msg)
+		}
+	}
+	if !strings.HasPrefix(msg, "fleetform: apply dev from control plane ") {
+		t.Errorf("subject: %q", strings.SplitN(msg, "\n", 2)[0])
+	}
+	if got := gitCLI(t, repo.Dir, "show", "dev:.github/tracking/Promoted_Commit_Id"); got != in.Snapshot.Revisions.Common || got == "" {
+		t.Errorf("Promoted_Commit_Id %q, want the common commit %q", got, in.Snapshot.Revisions.Common)
+	}
+
+	// A change to one cluster type: one more commit, on top of the first, summarising it
+	// (its 3 platform-config files, and the promoted commit, which moved with the tip).
+	f.setNodeCount("east", "5")
+	in = f.input(in.Target)
+	res2 := apply(t, newWriter(t, gitops.Options{}), in, gitops.CommitOptions{})
+	if got := strings.TrimSpace(gitCLI(t, repo.Dir, "rev-parse", "dev^")); got != res.Commit.String() {
+		t.Errorf("second commit's parent %s, want the first %s", got, res.Commit)
+	}
+	if n := commitCount(t, repo.Dir); n != 2 {
+		t.Errorf("%d commits, want 2", n)
+	}
+	msg = gitCLI(t, repo.Dir, "log", "-1", "--format=%B", res2.Commit.String())
+	for _, want := range []string{
+		"from control plane " + in.Snapshot.Revisions.Environment[:12] + "\n",
+		"0 file(s) added, 4 modified, 0 deleted; 0 assignment(s) added, 0 removed, 3 re-rendered.\n",
+		"Cluster types: east.\n",
+		"Control-Plane-Commit: " + in.Snapshot.Revisions.Environment + "\n",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("second message lacks %q:\n%s", want, msg)
+		}
+	}
+	if got := gitCLI(t, repo.Dir, "show", "dev:.github/tracking/Promoted_Commit_Id"); got != in.Snapshot.Revisions.Common {
+		t.Errorf("Promoted_Commit_Id %q, want the new common commit %q", got, in.Snapshot.Revisions.Common)
+	}
+}
+
+// TestCommitAuthorAndMessageConfigurable: the author, the subject and the time come from
+// the commit options; the summary and trailers stay.
+func TestCommitAuthorAndMessageConfigurable(t *testing.T) {
+	f := newFleet(t)
+	repo := gittest.NewBare(t)
+	in := f.input(gitops.Target{Repo: repo.Dir, Branch: "dev"})
+	when := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	apply(t, newWriter(t, gitops.Options{}), in, gitops.CommitOptions{
+		AuthorName: "Platform Bot", AuthorEmail: "bot@example.com", Subject: "deploy: dev fleet",
+		Now: func() time.Time { return when },
+	})
+	got := gitCLI(t, repo.Dir, "log", "-1", "--format=%an|%ae|%cn|%ce|%at|%s", "dev")
+	if want := "Platform Bot|bot@example.com|Platform Bot|bot@example.com|1772600767|deploy: dev fleet\n"; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	msg := gitCLI(t, repo.Dir, "log", "-1", "--format=%B", "dev")
+	if !strings.Contains(msg, "\n\n41 file(s) added") || !strings.Contains(msg, "Control-Plane-Commit: "+in.Snapshot.Revisions.Environment) {
+		t.Errorf("message:\n%s", msg)
+	}
+}

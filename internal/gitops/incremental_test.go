@@ -1,0 +1,169 @@
+package gitops_test
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fleetform/fleetform/internal/gitops"
+	"github.com/fleetform/fleetform/internal/gittest"
+	"github.com/fleetform/fleetform/internal/render"
+)
+
+// stateFiles are the state files a change to the given cluster types rewrites.
+func stateFiles(types ...string) []string {
+	out := []string{gitops.IndexFile}
+	for _, ct := range types {
+		out = append(out, gitops.ShardDir+"/"+ct)
+	}
+	return out
+}
+
+// checkCommitPaths fails unless the commit changed exactly the paths given, with status.
+func checkCommitPaths(t *testing.T, dir, commit string, want map[string]string) {
+	t.Helper()
+	got := changedPaths(t, dir, commit)
+	if !maps.Equal(got, want) {
+		t.Errorf("commit changed:\n  %v\nwant\n  %v", got, want)
+	}
+}
+
+// TestNoChangeNoCommit: applying the same control plane again writes nothing and says so,
+// in the same writer and in a fresh one (which reads the state from the repository).
+func TestNoChangeNoCommit(t *testing.T) {
+	f := newFleet(t)
+	repo := gittest.NewBare(t)
+	target := gitops.Target{Repo: repo.URL(), Branch: "dev"}
+	w := newWriter(t, gitops.Options{})
+	first := apply(t, w, f.input(target), gitops.CommitOptions{})
+	for name, w := range map[string]*gitops.Writer{"same writer": w, "fresh writer": newWriter(t, gitops.Options{})} {
+		res := apply(t, w, f.input(target), gitops.CommitOptions{})
+		if !res.Commit.IsZero() || !res.Plan.NoChange() || len(res.Plan.Changes) != 0 || res.Plan.StateChanged || res.Branch != "" {
+			t.Errorf("%s: commit %s, changes %v, state changed %v, branch %q", name, res.Commit, changeSet(res.Plan), res.Plan.StateChanged, res.Branch)
+		}
+		if res.Plan.Rendered != 0 || res.Plan.Skipped != 12 || res.Plan.Base != first.Commit {
+			t.Errorf("%s: rendered %d, skipped %d, base %s; want 0, 12, %s", name, res.Plan.Rendered, res.Plan.Skipped, res.Plan.Base, first.Commit)
+		}
+	}
+	if got := repo.Tip(t, "dev"); got != first.Commit {
+		t.Errorf("dev moved to %s", got)
+	}
+	if n := commitCount(t, repo.Dir); n != 1 {
+		t.Errorf("%d commits, want 1", n)
+	}
+}
+
+// TestIncremental: every apply runs in a fresh writer (as a new process would), reads the
+// state from the repository and renders only the assignments whose inputs changed; the
+// commit touches exactly their files and the state of their cluster types.
+func TestIncremental(t *testing.T) {
+	f := newFleet(t)
+	repo := gittest.NewBare(t)
+	target := gitops.Target{Repo: repo.URL(), Branch: "dev"}
+	apply(t, newWriter(t, gitops.Options{}), f.input(target), gitops.CommitOptions{})
+
+	// Each step re-renders these cluster types / targets; the control-plane commit changes
+	// every time, and with it the promoted commit.
+	steps := []struct {
+		name     string
+		change   func()
+		rendered int
+		files    []string // the rendered files that change (all modified)
+		types    []string // cluster types whose state changes
+	}{
+		{"one cluster type's config", func() { f.setNodeCount("north", "7") }, 3,
+			[]string{"north/shop-api/platform-config.yaml", "north/shop-db/platform-config.yaml", "north/shop-web/platform-config.yaml"},
+			[]string{"north"}},
+		{"one deployment target's manifests", func() {
+			f.files["shop.yaml"] = strings.Replace(f.files["shop.yaml"], "path: ./web}", "path: ./web-v2}", 1)
+		}, 4,
+			[]string{"east/shop-web/reconciler.yaml", "north/shop-web/reconciler.yaml", "south/shop-web/reconciler.yaml", "west/shop-web/reconciler.yaml"},
+			fleetTypes},
+		{"an unrelated file", func() { f.files["docs/notes.md"] = "not a manifest\n" }, 0, nil, nil},
+	}
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			s.change()
+			res := apply(t, newWriter(t, gitops.Options{}), f.input(target), gitops.CommitOptions{})
+			if res.Plan.Rendered != s.rendered || res.Plan.Skipped != 12-s.rendered {
+				t.Errorf("rendered %d, skipped %d; want %d, %d", res.Plan.Rendered, res.Plan.Skipped, s.rendered, 12-s.rendered)
+			}
+			want := map[string]string{render.PromotedCommitFile: "M"}
+			for _, p := range s.files {
+				want[p] = "M"
+			}
+			if len(s.types) > 0 {
+				for _, p := range stateFiles(s.types...) {
+					want[p] = "M"
+				}
+			}
+			checkCommitPaths(t, repo.Dir, res.Commit.String(), want)
+			var affected []string
+			for _, p := range s.files {
+				ct, _, _ := strings.Cut(p, "/")
+				affected = append(affected, ct)
+			}
+			affected = slices.Compact(affected)
+			if !slices.Equal(res.Plan.ClusterTypesAffected, affected) {
+				t.Errorf("cluster types affected %v, want %v", res.Plan.ClusterTypesAffected, affected)
+			}
+		})
+	}
+}
+
+// TestIncrementalRestoresHandEdits: a cluster-type folder someone else changed is rendered
+// in full and restored, and only that cluster type is rendered.
+func TestIncrementalRestoresHandEdits(t *testing.T) {
+	f := newFleet(t)
+	repo := gittest.NewBare(t)
+	target := gitops.Target{Repo: repo.URL(), Branch: "dev"}
+	apply(t, newWriter(t, gitops.Options{}), f.input(target), gitops.CommitOptions{})
+	before := repo.Files(t, "dev")
+	edited := maps.Clone(before)
+	edited["west/shop-api/namespace.yaml"] = "kind: Namespace # edited by hand\n"
+	delete(edited, "west/shop-db/reconciler.yaml")
+	repo.Commit(t, "dev", edited)
+
+	res := apply(t, newWriter(t, gitops.Options{}), f.input(target), gitops.CommitOptions{})
+	if res.Plan.Rendered != 3 || res.Plan.Skipped != 9 {
+		t.Errorf("rendered %d, skipped %d; want only west's 3 rendered", res.Plan.Rendered, res.Plan.Skipped)
+	}
+	want := map[string]string{"west/shop-api/namespace.yaml": "modify", "west/shop-db/reconciler.yaml": "add"}
+	if got := changeSet(res.Plan); !maps.Equal(got, want) {
+		t.Errorf("changes %v, want %v", got, want)
+	}
+	after := repo.Files(t, "dev")
+	delete(before, gitops.IndexFile) // records the folder's tree, which is the same again
+	delete(after, gitops.IndexFile)
+	if !maps.Equal(before, after) {
+		for p := range before {
+			if before[p] != after[p] {
+				t.Errorf("%s not restored", p)
+			}
+		}
+	}
+}
+
+// TestIncrementalWithoutState: a state that cannot be read is ignored: every assignment is
+// rendered and compared blob by blob, identical files are not rewritten, and the state is
+// written again.
+func TestIncrementalWithoutState(t *testing.T) {
+	f := newFleet(t)
+	repo := gittest.NewBare(t)
+	target := gitops.Target{Repo: repo.URL(), Branch: "dev"}
+	apply(t, newWriter(t, gitops.Options{}), f.input(target), gitops.CommitOptions{})
+	files := repo.Files(t, "dev")
+	files[gitops.IndexFile] = "something else\n"
+	repo.Commit(t, "dev", files)
+
+	res := apply(t, newWriter(t, gitops.Options{}), f.input(target), gitops.CommitOptions{})
+	if res.Plan.Rendered != 12 || len(res.Plan.Changes) != 0 || !res.Plan.StateChanged {
+		t.Errorf("rendered %d, changes %v, state changed %v; want 12, none, true", res.Plan.Rendered, changeSet(res.Plan), res.Plan.StateChanged)
+	}
+	checkCommitPaths(t, repo.Dir, res.Commit.String(), map[string]string{gitops.IndexFile: "M"})
+	again := apply(t, newWriter(t, gitops.Options{}), f.input(target), gitops.CommitOptions{})
+	if !again.Plan.NoChange() || again.Plan.Rendered != 0 {
+		t.Errorf("after the state was rewritten: rendered %d, changes %v", again.Plan.Rendered, changeSet(again.Plan))
+	}
+}

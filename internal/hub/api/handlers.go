@@ -1,0 +1,264 @@
+package api
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/fleetform/fleetform/internal/hub"
+)
+
+// Writes.
+
+func (a *Handler) registerCluster(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
+	var req ClusterRegistration
+	if err := a.decode(w, r, &req); err != nil {
+		return err
+	}
+	rotate, err := boolParam(r.URL.Query(), "rotate")
+	if err != nil {
+		return err
+	}
+	tok, err := a.hub.RegisterCluster(r.Context(), hub.Cluster{Name: req.Name, Environment: req.Environment,
+		ClusterType: req.ClusterType, Labels: req.Labels}, rotate)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, IssuedToken{Name: req.Name, Token: tok})
+}
+
+// registerClusters registers a batch; its body may be as large as a desired state.
+func (a *Handler) registerClusters(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
+	var req ClusterBatch
+	if err := a.decodeLimited(w, r, &req, a.opts.MaxDesiredBytes); err != nil {
+		return err
+	}
+	rotate, err := boolParam(r.URL.Query(), "rotate")
+	if err != nil {
+		return err
+	}
+	cs := make([]hub.Cluster, len(req.Clusters))
+	for i, c := range req.Clusters {
+		cs[i] = hub.Cluster{Name: c.Name, Environment: c.Environment, ClusterType: c.ClusterType, Labels: c.Labels}
+	}
+	tokens, err := a.hub.RegisterClusters(r.Context(), cs, rotate)
+	if err != nil {
+		return err
+	}
+	out := IssuedTokens{Clusters: make([]IssuedToken, len(cs))}
+	for i, c := range cs {
+		out.Clusters[i] = IssuedToken{Name: c.Name, Token: tokens[i]}
+	}
+	return writeJSON(w, http.StatusCreated, out)
+}
+
+func (a *Handler) createToken(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
+	var req TokenRequest
+	if err := a.decode(w, r, &req); err != nil {
+		return err
+	}
+	if req.Name == "" {
+		return hub.Errorf(hub.CodeInvalid, "name is required: a label saying who the read-only token is for")
+	}
+	tok, err := a.hub.CreateReadToken(r.Context(), req.Name)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, IssuedToken{Name: req.Name, Token: tok})
+}
+
+func (a *Handler) postDesired(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
+	var d hub.Desired
+	if err := a.decodeLimited(w, r, &d, a.opts.MaxDesiredBytes); err != nil {
+		return err
+	}
+	if err := a.hub.PostDesired(r.Context(), d); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, DesiredAccepted{Environment: d.Environment, Revision: d.Revision, Assignments: len(d.Assignments)})
+}
+
+func (a *Handler) postVersion(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
+	var v hub.WorkloadVersion
+	if err := a.decode(w, r, &v); err != nil {
+		return err
+	}
+	if err := a.hub.PostWorkloadVersion(r.Context(), v); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, v)
+}
+
+func (a *Handler) postReport(w http.ResponseWriter, r *http.Request, p hub.Principal) error {
+	var rep hub.Report
+	if err := a.decode(w, r, &rep); err != nil {
+		a.metrics.Reported(hub.ResultRejected)
+		return err
+	}
+	if err := a.hub.Report(r.Context(), p, rep); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusAccepted, ReportAccepted{Cluster: rep.Cluster, Accepted: true})
+}
+
+func (a *Handler) approve(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
+	var req Approval
+	if err := a.decode(w, r, &req); err != nil {
+		return err
+	}
+	if err := a.hub.Approve(r.Context(), req.Environment, req.Commit, req.By); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, req)
+}
+
+func (a *Handler) recordEvent(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
+	var e hub.Event
+	if err := a.decode(w, r, &e); err != nil {
+		return err
+	}
+	if err := a.hub.Record(r.Context(), e); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, e)
+}
+
+// Reads.
+
+func (a *Handler) environments(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
+	envs, err := a.hub.Environments(r.Context())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, EnvironmentList{Environments: envs})
+}
+
+func (a *Handler) rollout(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
+	ro, err := a.hub.Rollout(r.Context(), r.PathValue("env"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, ro)
+}
+
+func (a *Handler) source(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
+	s, err := a.hub.Source(r.Context(), r.PathValue("env"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, s)
+}
+
+func (a *Handler) cluster(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
+	c, err := a.hub.Cluster(r.Context(), r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, c)
+}
+
+func (a *Handler) approvals(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
+	env, err := requiredParam(r.URL.Query(), "environment")
+	if err != nil {
+		return err
+	}
+	events, err := a.hub.Approvals(r.Context(), env)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, ApprovalList{Environment: env, Approvals: events})
+}
+
+func (a *Handler) diff(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
+	q := r.URL.Query()
+	from, err := requiredParam(q, "from")
+	if err != nil {
+		return err
+	}
+	to, err := requiredParam(q, "to")
+	if err != nil {
+		return err
+	}
+	d, err := a.hub.Diff(r.Context(), from, to)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, d)
+}
+
+func (a *Handler) history(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
+	q := r.URL.Query()
+	f := hub.HistoryFilter{Environment: q.Get("environment"), Workload: q.Get("workload"), ClusterType: q.Get("clusterType"),
+		Cluster: q.Get("cluster"), Kind: q.Get("kind")}
+	var err error
+	if f.Since, err = sinceParam(q, "since", time.Now()); err != nil {
+		return err
+	}
+	if s := q.Get("limit"); s != "" {
+		if f.Limit, err = strconv.Atoi(s); err != nil || f.Limit < 1 {
+			return hub.Errorf(hub.CodeInvalid, "limit %q: want a positive number (at most %d)", s, hub.MaxHistoryLimit)
+		}
+	}
+	events, err := a.hub.History(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, HistoryList{Events: events})
+}
+
+func (a *Handler) drift(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
+	q := r.URL.Query()
+	env, err := requiredParam(q, "environment")
+	if err != nil {
+		return err
+	}
+	behind := a.opts.DriftAfter
+	if s := q.Get("behind"); s != "" {
+		if behind, err = time.ParseDuration(s); err != nil || behind < 0 {
+			return hub.Errorf(hub.CodeInvalid, "behind %q: want a duration such as 10m", s)
+		}
+	}
+	d, err := a.hub.Drift(r.Context(), env, behind)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, d)
+}
+
+// Query parameters.
+
+func requiredParam(q url.Values, name string) (string, error) {
+	v := q.Get(name)
+	if v == "" {
+		return "", hub.Errorf(hub.CodeInvalid, "query parameter %s is required", name)
+	}
+	return v, nil
+}
+
+func boolParam(q url.Values, name string) (bool, error) {
+	s := q.Get(name)
+	if s == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, hub.Errorf(hub.CodeInvalid, "query parameter %s=%q: want true or false", name, s)
+	}
+	return b, nil
+}
+
+// sinceParam reads a time: RFC 3339, or a duration before now ("24h").
+func sinceParam(q url.Values, name string, now time.Time) (time.Time, error) {
+	s := q.Get(name)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, hub.Errorf(hub.CodeInvalid, "query parameter %s=%q: want an RFC 3339 time or a duration such as 24h", name, s)
+}

@@ -1,0 +1,162 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/fleetform/fleetform/internal/hub"
+)
+
+// ErrorBody is every error response.
+type ErrorBody struct {
+	// Error says what went wrong, for a person.
+	Error string `json:"error"`
+	// Code classifies it: a hub.Code (invalid, unauthorized, forbidden, not_found, conflict,
+	// internal), or unavailable, method_not_allowed.
+	Code string `json:"code"`
+}
+
+// statusOf maps a hub error code to an HTTP status.
+func statusOf(code hub.Code) int {
+	switch code {
+	case hub.CodeInvalid:
+		return http.StatusBadRequest
+	case hub.CodeUnauthorized:
+		return http.StatusUnauthorized
+	case hub.CodeForbidden:
+		return http.StatusForbidden
+	case hub.CodeNotFound:
+		return http.StatusNotFound
+	case hub.CodeConflict:
+		return http.StatusConflict
+	}
+	return http.StatusInternalServerError
+}
+
+// writeError answers with err as JSON; errors that are not *hub.Error are logged and hidden.
+func (a *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var he *hub.Error
+	switch {
+	case errors.As(err, &he):
+		if he.Code == hub.CodeUnauthorized {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="fleetform-hub"`)
+		}
+		if he.Code == hub.CodeInternal {
+			a.opts.Logger.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "error", err.Error())
+		}
+		writeJSONError(w, statusOf(he.Code), string(he.Code), he.Message)
+	case r.Context().Err() != nil:
+		// The client went away; nobody reads the answer.
+		writeJSONError(w, http.StatusServiceUnavailable, "unavailable", "the request was cancelled")
+	default:
+		a.opts.Logger.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "error", err.Error())
+		writeJSONError(w, http.StatusInternalServerError, string(hub.CodeInternal), "internal error")
+	}
+}
+
+func writeJSONError(w http.ResponseWriter, status int, code, message string) {
+	_ = writeJSON(w, status, ErrorBody{Error: message, Code: code})
+}
+
+// writeJSON answers with v as JSON.
+func writeJSON(w http.ResponseWriter, status int, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("encode response: %w", err)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes()) // a failed write means the client went away: nobody to tell
+	return nil
+}
+
+// decode reads a JSON body into v strictly: one object, no unknown fields, at most
+// MaxBodyBytes. Problems are hub.CodeInvalid errors with a message for the client.
+func (a *Handler) decode(w http.ResponseWriter, r *http.Request, v any) error {
+	return a.decodeLimited(w, r, v, a.opts.MaxBodyBytes)
+}
+
+// decodeLimited is decode with another size limit.
+func (a *Handler) decodeLimited(w http.ResponseWriter, r *http.Request, v any, limit int64) error {
+	body := http.MaxBytesReader(w, r.Body, limit)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return decodeError(err, limit)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return decodeError(err, limit)
+		}
+		return hub.Errorf(hub.CodeInvalid, "malformed JSON: data after the object")
+	}
+	return nil
+}
+
+func decodeError(err error, limit int64) error {
+	var maxErr *http.MaxBytesError
+	var syntaxErr *json.SyntaxError
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &maxErr):
+		return hub.Errorf(hub.CodeInvalid, "request body is larger than %d bytes", limit)
+	case errors.Is(err, io.EOF):
+		return hub.Errorf(hub.CodeInvalid, "request body is empty: want a JSON object")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return hub.Errorf(hub.CodeInvalid, "malformed JSON: unexpected end of the body")
+	case errors.As(err, &syntaxErr):
+		return hub.Errorf(hub.CodeInvalid, "malformed JSON at byte %d: %s", syntaxErr.Offset, syntaxErr.Error())
+	case errors.As(err, &typeErr):
+		field := typeErr.Field
+		if field == "" {
+			field = "the body"
+		}
+		return hub.Errorf(hub.CodeInvalid, "%s: want a JSON %s, got %s", field, jsonKind(typeErr.Type.Kind().String()), typeErr.Value)
+	}
+	// Unknown fields, bad times and the like: encoding/json's message names the problem.
+	return hub.Errorf(hub.CodeInvalid, "invalid JSON: %s", err.Error())
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "struct", "map":
+		return "object"
+	case "slice", "array":
+		return "array"
+	case "string":
+		return "string"
+	case "bool":
+		return "boolean"
+	}
+	return "number"
+}
+
+// statusRecorder remembers the status written, for metrics.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// headerProbe captures what the mux's own 404/405 handlers would write.
+type headerProbe struct {
+	header http.Header
+	status int
+}
+
+func (p *headerProbe) Header() http.Header         { return p.header }
+func (p *headerProbe) Write(b []byte) (int, error) { return len(b), nil }
+func (p *headerProbe) WriteHeader(code int)        { p.status = code }

@@ -1,0 +1,74 @@
+package api
+
+import "github.com/fleetform/fleetform/internal/hub"
+
+// The request and response bodies of the API that are not hub types. Requests are decoded
+// strictly: an unknown field is a 400.
+
+// ClusterRegistration is the body of POST /api/v1/clusters.
+type ClusterRegistration struct {
+	Name        string            `json:"name"`
+	Environment string            `json:"environment"`
+	ClusterType string            `json:"clusterType"`
+	Labels      map[string]string `json:"labels,omitempty"`
+}
+
+// ClusterBatch is the body of POST /api/v1/clusters/batch: many registrations in one
+// transaction (a simulator, an import); any conflict fails the whole batch.
+type ClusterBatch struct {
+	Clusters []ClusterRegistration `json:"clusters"`
+}
+
+// IssuedTokens answers POST /api/v1/clusters/batch: the tokens, in the order of the request.
+type IssuedTokens struct {
+	Clusters []IssuedToken `json:"clusters"`
+}
+
+// TokenRequest is the body of POST /api/v1/tokens: a label for the read-only token.
+type TokenRequest struct {
+	Name string `json:"name"`
+}
+
+// IssuedToken answers POST /api/v1/clusters (the cluster's token) and POST /api/v1/tokens
+// (a read-only token). The token is shown once; the hub keeps only its hash.
+type IssuedToken struct {
+	Name  string `json:"name"`
+	Token string `json:"token"`
+}
+
+// DesiredAccepted answers POST /api/v1/desired (201, also when the same revision was
+// already posted with the same assignments).
+type DesiredAccepted struct {
+	Environment string `json:"environment"`
+	Revision    string `json:"revision"`
+	Assignments int    `json:"assignments"`
+}
+
+// ReportAccepted answers POST /api/v1/reports (202): the report is durable.
+type ReportAccepted struct {
+	Cluster  string `json:"cluster"`
+	Accepted bool   `json:"accepted"`
+}
+
+// Approval is the body of POST /api/v1/approvals and what it answers (201).
+type Approval struct {
+	Environment string `json:"environment"`
+	Commit      string `json:"commit"`
+	By          string `json:"by"`
+}
+
+// ApprovalList answers GET /api/v1/approvals?environment=ENV, newest first.
+type ApprovalList struct {
+	Environment string      `json:"environment"`
+	Approvals   []hub.Event `json:"approvals"`
+}
+
+// EnvironmentList answers GET /api/v1/environments.
+type EnvironmentList struct {
+	Environments []string `json:"environments"`
+}
+
+// HistoryList answers GET /api/v1/history, newest first.
+type HistoryList struct {
+	Events []hub.Event `json:"events"`
+}

@@ -1,0 +1,54 @@
+package postgres_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/hub/postgres/pgtest"
+	"github.com/fleetform/fleetform/internal/hub/storetest"
+)
+
+// TestNUL: PostgreSQL text cannot hold NUL, which JSON can carry. A report with one is stored
+// (with U+FFFD) and does not fail the reports committed with it.
+func TestNUL(t *testing.T) {
+	t.Parallel()
+	h := hub.New(open(t, pgtest.NewDatabase(t)), hub.Options{MaxBatch: 64})
+	storetest.RunHub(t, h)
+	ctx := context.Background()
+	for _, name := range []string{"a", "b"} {
+		if _, err := h.RegisterCluster(ctx, hub.Cluster{Name: name, Environment: "dev", ClusterType: "x",
+			Labels: map[string]string{"site\x00": "x\x00y"}}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := h.PostDesired(ctx, hub.Desired{Environment: "dev", Revision: "r\x001", Assignments: []hub.DesiredAssignment{{
+		Workload: "w", DeploymentTarget: "t\x00", ClusterType: "x", Manifests: map[string]string{"path": "\x00"},
+		Config: map[string]any{"K\x00": []any{"v\x00", 1.5}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 2)
+	for _, r := range []hub.Report{
+		{Cluster: "a", Revision: "r\x001", Status: hub.Compliant, Message: "bad\x00byte",
+			Deployments: []hub.DeploymentReport{{DeploymentTarget: "t\x00", Namespace: "n\x00", Status: hub.Ready, Revision: "v\x00"}}},
+		{Cluster: "b", Revision: "r\x001", Status: hub.Compliant, Message: "fine"},
+	} {
+		r.ObservedAt = time.Now()
+		go func() { errs <- h.Report(ctx, hub.Principal{Kind: hub.TokenCluster, Cluster: r.Cluster}, r) }()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := h.Cluster(ctx, "a")
+	if err != nil || a.Message != "bad\uFFFDbyte" || a.Labels["site\uFFFD"] != "x\uFFFDy" || len(a.Deployments) != 1 ||
+		a.Deployments[0].Namespace != "n\uFFFD" {
+		t.Fatalf("cluster a: %+v, %v", a, err)
+	}
+	r, err := h.Rollout(ctx, "dev")
+	if err != nil || r.Revision != "r\uFFFD1" || len(r.Targets) != 1 || r.Targets[0].Compliant != 2 {
+		t.Fatalf("rollout %+v, %v", r, err)
+	}
+}

@@ -1,0 +1,203 @@
+// Package postgres is the hub's store on PostgreSQL (jackc/pgx/v5), for scale and for several
+// hub replicas sharing one database.
+//
+// Writes run at READ COMMITTED and serialise where the hub asks them to: environments with
+// transaction-scoped advisory locks (shared for ingest and sweeps, exclusive for a new desired
+// state) and clusters with SELECT … FOR UPDATE. Within a transaction, writes are queued and
+// sent in one round trip before the next read or the commit, and counter deltas are summed and
+// applied at commit in key order, so that concurrent writers hold counter rows only briefly
+// and always lock them in the same order. A transaction that still fails with a serialization
+// failure or a deadlock is retried. Reads run in READ ONLY REPEATABLE READ transactions (one
+// snapshot). Every statement is parameterised.
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/hub/migrate"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Advisory lock classes (the first key of pg_advisory_*_lock(int, int)).
+const (
+	lockClassMigrate     = 0x66660001
+	lockClassEnvironment = 0x66660002
+)
+
+// defaultMaxConns is the pool size when the DSN sets no pool_max_conns: ingest writers, reads
+// and the staleness sweep each hold a connection while they run.
+const defaultMaxConns = 8
+
+// maxAttempts bounds how often a write transaction is retried after a serialization failure
+// or a deadlock.
+const maxAttempts = 8
+
+// Store is the PostgreSQL store.
+type Store struct {
+	pool   *pgxpool.Pool
+	logger *slog.Logger
+}
+
+var _ hub.Store = (*Store)(nil)
+
+// Open connects to the database at dsn (a postgres:// URL or key=value string; pgxpool
+// settings such as pool_max_conns may be added, the default pool has at least 8 connections) and applies the migrations. Hub replicas may
+// open the same database at once: migrations run under an advisory lock.
+func Open(ctx context.Context, dsn string, logger *slog.Logger) (*Store, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: parse DSN: %w", err)
+	}
+	if !strings.Contains(dsn, "pool_max_conns") {
+		cfg.MaxConns = max(cfg.MaxConns, defaultMaxConns)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: connect: %w", err)
+	}
+	s := &Store{pool: pool, logger: logger}
+	if err := s.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: connect: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1, 0)`, lockClassMigrate); err != nil {
+		return fmt.Errorf("postgres: lock migrations: %w", err)
+	}
+	defer func() {
+		// A failed unlock means a broken session, and closing it releases the lock too.
+		_, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1, 0)`, lockClassMigrate)
+	}()
+	applied, err := migrate.Run(ctx, migrator{conn.Conn()}, migrations, "migrations")
+	if err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	if len(applied) > 0 {
+		s.logger.InfoContext(ctx, "applied hub schema migrations", "versions", applied)
+	}
+	return nil
+}
+
+// Close closes the connection pool.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// Update runs fn in a READ COMMITTED transaction, retrying it (with a short random backoff)
+// when PostgreSQL reports a serialization failure or a deadlock.
+func (s *Store) Update(ctx context.Context, fn func(hub.Tx) error) error {
+	for attempt := 1; ; attempt++ {
+		err := s.update(ctx, fn)
+		if err == nil || !retryable(err) || attempt == maxAttempts {
+			return err
+		}
+		s.logger.DebugContext(ctx, "retrying a hub transaction", "attempt", attempt, "error", err.Error())
+		backoff := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt, 6)))
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return errors.Join(err, ctx.Err())
+		}
+	}
+}
+
+func (s *Store) update(ctx context.Context, fn func(hub.Tx) error) error {
+	pgTx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	if err != nil {
+		return err
+	}
+	t := newTx(pgTx, true)
+	if err := fn(t); err != nil {
+		return errors.Join(err, rollback(ctx, pgTx))
+	}
+	if err := t.flush(ctx); err != nil {
+		return errors.Join(err, rollback(ctx, pgTx))
+	}
+	return pgTx.Commit(ctx)
+}
+
+// View runs fn in a read-only transaction on one snapshot.
+func (s *Store) View(ctx context.Context, fn func(hub.Reader) error) error {
+	pgTx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = rollback(ctx, pgTx) }()
+	return fn(newTx(pgTx, false))
+}
+
+// rollback ends a transaction that may be over already, also when ctx is cancelled.
+func rollback(ctx context.Context, t pgx.Tx) error {
+	err := t.Rollback(context.WithoutCancel(ctx))
+	if errors.Is(err, pgx.ErrTxClosed) {
+		return nil
+	}
+	return err
+}
+
+// retryable reports whether err is a serialization failure or a deadlock.
+func retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
+}
+
+// migrator applies migrations on one connection.
+type migrator struct{ conn *pgx.Conn }
+
+func (m migrator) Applied(ctx context.Context) (map[int]bool, error) {
+	if _, err := m.conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		return nil, err
+	}
+	rows, err := m.conn.Query(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return nil, err
+	}
+	versions, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int]bool, len(versions))
+	for _, v := range versions {
+		out[v] = true
+	}
+	return out, nil
+}
+
+// Apply runs a migration script (several statements, simple protocol) and records it, in one
+// transaction.
+func (m migrator) Apply(ctx context.Context, version int, name, script string) error {
+	return pgx.BeginFunc(ctx, m.conn, func(t pgx.Tx) error {
+		if _, err := t.Exec(ctx, script); err != nil {
+			return err
+		}
+		_, err := t.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, version, name)
+		return err
+	})
+}

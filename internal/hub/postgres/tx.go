@@ -1,0 +1,462 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/fleetform/fleetform/internal/hub"
+)
+
+// tx is a hub transaction. Writes are queued and sent together before the next read or the
+// commit; counter deltas are summed until a counter is read or the transaction commits.
+//
+// In a write transaction, every cluster read is a SELECT … FOR UPDATE, and the transaction
+// keeps the clusters it has locked: nobody else can change them until it ends, so reading one
+// again (LockCluster after Cluster, as ingest does) costs no round trip.
+type tx struct {
+	q       pgx.Tx
+	write   bool
+	queued  *pgx.Batch
+	targets map[targetKey]int
+	cluster map[clusterKey]int
+	locked  map[string]hub.ClusterRecord
+	// touches are the heartbeat times of clusters, sent as one UPDATE with the next writes.
+	touches touchBatch
+}
+
+// touchBatch collects TouchCluster calls (the latest per cluster) for one statement.
+type touchBatch struct {
+	index              map[string]int
+	names              []string
+	observed, received []time.Time
+}
+
+func (b *touchBatch) add(name string, observed, received time.Time) {
+	if i, ok := b.index[name]; ok {
+		b.observed[i], b.received[i] = observed, received
+		return
+	}
+	if b.index == nil {
+		b.index = map[string]int{}
+	}
+	b.index[name] = len(b.names)
+	b.names, b.observed, b.received = append(b.names, name), append(b.observed, observed), append(b.received, received)
+}
+
+// drop forgets a cluster's pending touch (a full row update supersedes it).
+func (b *touchBatch) drop(name string) {
+	if i, ok := b.index[name]; ok {
+		b.names[i] = "" // matches no cluster
+		delete(b.index, name)
+	}
+}
+
+var _ hub.Tx = (*tx)(nil)
+
+func newTx(q pgx.Tx, write bool) *tx {
+	return &tx{q: q, write: write, queued: &pgx.Batch{}, targets: map[targetKey]int{}, cluster: map[clusterKey]int{},
+		locked: map[string]hub.ClusterRecord{}}
+}
+
+// queue adds a write to send with the next flush.
+func (t *tx) queue(sql string, args ...any) { t.queued.Queue(sql, cleanArgs(args)...) }
+
+// queueTouches queues the pending heartbeat times as one statement.
+func (t *tx) queueTouches() {
+	b := t.touches
+	if len(b.index) == 0 {
+		return
+	}
+	t.touches = touchBatch{}
+	t.queue(`UPDATE clusters AS c SET observed_at = v.observed_at, received_at = v.received_at
+		FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) AS v(name, observed_at, received_at)
+		WHERE c.name = v.name`, b.names, b.observed, b.received)
+}
+
+// flushWrites sends the queued writes (not the counters).
+func (t *tx) flushWrites(ctx context.Context) error {
+	t.queueTouches()
+	if t.queued.Len() == 0 {
+		return nil
+	}
+	b := t.queued
+	t.queued = &pgx.Batch{}
+	return t.q.SendBatch(ctx, b).Close()
+}
+
+// flush sends the queued writes and the summed counter deltas.
+func (t *tx) flush(ctx context.Context) error {
+	t.queueCounts()
+	return t.flushWrites(ctx)
+}
+
+// query runs a query after the queued writes, in the same round trip.
+func (t *tx) query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	args = cleanArgs(args)
+	t.queueTouches()
+	if t.queued.Len() == 0 {
+		return t.q.Query(ctx, sql, args...)
+	}
+	br, err := t.sendWith(ctx, sql, args)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, errors.Join(err, br.Close())
+	}
+	return &batchRows{Rows: rows, br: br}, nil
+}
+
+// queryRow runs a query returning one row after the queued writes, in the same round trip.
+func (t *tx) queryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	args = cleanArgs(args)
+	t.queueTouches()
+	if t.queued.Len() == 0 {
+		return t.q.QueryRow(ctx, sql, args...)
+	}
+	br, err := t.sendWith(ctx, sql, args)
+	if err != nil {
+		return errRow{err}
+	}
+	return batchRow{row: br.QueryRow(), br: br}
+}
+
+// sendWith sends the queued writes followed by a query and reads the writes' results.
+func (t *tx) sendWith(ctx context.Context, sql string, args []any) (pgx.BatchResults, error) {
+	b := t.queued
+	writes := b.Len()
+	t.queued = &pgx.Batch{}
+	b.Queue(sql, args...)
+	br := t.q.SendBatch(ctx, b)
+	for range writes {
+		if _, err := br.Exec(); err != nil {
+			return nil, errors.Join(err, br.Close())
+		}
+	}
+	return br, nil
+}
+
+// batchRows are a query's rows at the end of a batch; closing them closes the batch.
+type batchRows struct {
+	pgx.Rows
+	br  pgx.BatchResults
+	err error
+}
+
+func (r *batchRows) Close() {
+	r.Rows.Close()
+	if r.br != nil {
+		r.err = r.br.Close()
+		r.br = nil
+	}
+}
+
+func (r *batchRows) Err() error { return errors.Join(r.Rows.Err(), r.err) }
+
+// batchRow is a query's row at the end of a batch; scanning it closes the batch.
+type batchRow struct {
+	row pgx.Row
+	br  pgx.BatchResults
+}
+
+func (r batchRow) Scan(dest ...any) error {
+	err := r.row.Scan(dest...)
+	return errors.Join(err, r.br.Close())
+}
+
+// exec flushes the queued writes and runs a statement now, for its row count.
+func (t *tx) exec(ctx context.Context, sql string, args ...any) (int64, error) {
+	if err := t.flushWrites(ctx); err != nil {
+		return 0, err
+	}
+	tag, err := t.q.Exec(ctx, sql, cleanArgs(args)...)
+	return tag.RowsAffected(), err
+}
+
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
+// ts is a time parameter: NULL for the zero time.
+func ts(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t
+}
+
+// fromTS is a scanned time: the zero time for NULL, UTC otherwise.
+func fromTS(v pgtype.Timestamptz) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return v.Time.UTC()
+}
+
+func notFound(err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return hub.ErrNotFound
+	}
+	return err
+}
+
+func (t *tx) Token(ctx context.Context, hash []byte) (hub.Token, error) {
+	var tok hub.Token
+	var created pgtype.Timestamptz
+	err := t.queryRow(ctx, `SELECT hash, kind, cluster, name, created_at FROM tokens WHERE hash = $1`, hash).
+		Scan(&tok.Hash, &tok.Kind, &tok.Cluster, &tok.Name, &created)
+	tok.CreatedAt = fromTS(created)
+	return tok, notFound(err)
+}
+
+func (t *tx) HasAdminToken(ctx context.Context) (bool, error) {
+	var has bool
+	err := t.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM tokens WHERE kind = $1)`, hub.TokenAdmin).Scan(&has)
+	return has, err
+}
+
+func (t *tx) PutToken(_ context.Context, tok hub.Token) error {
+	t.queue(`INSERT INTO tokens (hash, kind, cluster, name, created_at) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (hash) DO UPDATE SET kind = excluded.kind, cluster = excluded.cluster, name = excluded.name`,
+		tok.Hash, tok.Kind, tok.Cluster, tok.Name, ts(tok.CreatedAt))
+	return nil
+}
+
+func (t *tx) DeleteClusterTokens(_ context.Context, cluster string) error {
+	t.queue(`DELETE FROM tokens WHERE cluster = $1 AND cluster <> '' AND kind = $2`, cluster, hub.TokenCluster)
+	return nil
+}
+
+// LockEnvironment takes a transaction-scoped advisory lock on the environment's name.
+func (t *tx) LockEnvironment(ctx context.Context, env string, exclusive bool) error {
+	sql := `SELECT pg_advisory_xact_lock_shared($1, hashtext($2))`
+	if exclusive {
+		sql = `SELECT pg_advisory_xact_lock($1, hashtext($2))`
+	}
+	_, err := t.exec(ctx, sql, lockClassEnvironment, env)
+	return err
+}
+
+const clusterColumns = `name, environment, cluster_type, labels, token_hash, registered_at, reported, revision, status,
+	message, observed_at, received_at, gitops_path, fresh, digest`
+
+func scanCluster(row pgx.Row) (hub.ClusterRecord, error) {
+	var c hub.ClusterRecord
+	var labels []byte
+	var registered, observed, received pgtype.Timestamptz
+	err := row.Scan(&c.Name, &c.Environment, &c.ClusterType, &labels, &c.TokenHash, &registered, &c.Reported, &c.Revision,
+		&c.Status, &c.Message, &observed, &received, &c.GitOpsPath, &c.Fresh, &c.Digest)
+	if err != nil {
+		return c, notFound(err)
+	}
+	if err := json.Unmarshal(labels, &c.Labels); err != nil {
+		return c, err
+	}
+	c.RegisteredAt, c.ObservedAt, c.ReceivedAt = fromTS(registered), fromTS(observed), fromTS(received)
+	return c, nil
+}
+
+// Cluster reads a cluster; in a write transaction, it locks it (see LockCluster).
+func (t *tx) Cluster(ctx context.Context, name string) (hub.ClusterRecord, error) {
+	if t.write {
+		return t.LockCluster(ctx, name)
+	}
+	return scanCluster(t.queryRow(ctx, `SELECT `+clusterColumns+` FROM clusters WHERE name = $1`, name))
+}
+
+// LockCluster reads a cluster with SELECT … FOR UPDATE, once per transaction.
+func (t *tx) LockCluster(ctx context.Context, name string) (hub.ClusterRecord, error) {
+	if c, ok := t.locked[name]; ok {
+		return c, nil
+	}
+	c, err := scanCluster(t.queryRow(ctx, `SELECT `+clusterColumns+` FROM clusters WHERE name = $1 FOR UPDATE`, name))
+	if err == nil {
+		t.locked[name] = c
+	}
+	return c, err
+}
+
+// LockClusters locks the named clusters in one round trip (in name order, as every writer
+// does) and keeps them for LockCluster; names not registered are left for LockCluster to
+// report.
+func (t *tx) LockClusters(ctx context.Context, names []string) error {
+	var todo []string
+	for _, n := range names {
+		if _, ok := t.locked[n]; !ok {
+			todo = append(todo, n)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	rows, err := t.query(ctx, `SELECT `+clusterColumns+` FROM clusters WHERE name = ANY ($1::text[]) ORDER BY name FOR UPDATE`, todo)
+	if err != nil {
+		return err
+	}
+	cs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (hub.ClusterRecord, error) { return scanCluster(row) })
+	if err != nil {
+		return err
+	}
+	for _, c := range cs {
+		t.locked[c.Name] = c
+	}
+	return nil
+}
+
+func (t *tx) Clusters(ctx context.Context, env string) ([]hub.ClusterRecord, error) {
+	sql := `SELECT ` + clusterColumns + ` FROM clusters`
+	var args []any
+	if env != "" {
+		sql += ` WHERE environment = $1`
+		args = append(args, env)
+	}
+	rows, err := t.query(ctx, sql+` ORDER BY name`, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (hub.ClusterRecord, error) { return scanCluster(row) })
+}
+
+// InsertCluster adds a cluster; a concurrent registration of the same name waits for the
+// other transaction and then finds the name taken.
+func (t *tx) InsertCluster(ctx context.Context, c hub.ClusterRecord) error {
+	args, err := clusterArgs(c)
+	if err != nil {
+		return err
+	}
+	n, err := t.exec(ctx, `INSERT INTO clusters (`+clusterColumns+`) VALUES ($15, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+		ON CONFLICT (name) DO NOTHING`, args...)
+	switch {
+	case err != nil:
+		return err
+	case n == 0:
+		return hub.ErrExists
+	}
+	t.locked[c.Name] = asStored(c) // inserted rows are locked until the transaction ends
+	return nil
+}
+
+func (t *tx) UpdateCluster(_ context.Context, c hub.ClusterRecord) error {
+	args, err := clusterArgs(c)
+	if err != nil {
+		return err
+	}
+	t.touches.drop(c.Name)
+	t.queue(`UPDATE clusters SET environment = $1, cluster_type = $2, labels = $3, token_hash = $4, registered_at = $5,
+		reported = $6, revision = $7, status = $8, message = $9, observed_at = $10, received_at = $11, gitops_path = $12,
+		fresh = $13, digest = $14 WHERE name = $15`, args...)
+	t.locked[c.Name] = asStored(c)
+	return nil
+}
+
+// asStored is a cluster as reading it back returns it: times in UTC, to the microsecond.
+func asStored(c hub.ClusterRecord) hub.ClusterRecord {
+	c.RegisteredAt, c.ObservedAt, c.ReceivedAt = storedTime(c.RegisteredAt), storedTime(c.ObservedAt), storedTime(c.ReceivedAt)
+	if c.Labels == nil {
+		c.Labels = map[string]string{}
+	}
+	return c
+}
+
+// storedTime is a time as timestamptz keeps it.
+func storedTime(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.Truncate(time.Microsecond).UTC()
+}
+
+// clusterArgs are a cluster's columns, the name last.
+func clusterArgs(c hub.ClusterRecord) ([]any, error) {
+	labels := c.Labels
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	raw, err := marshalJSON(labels)
+	if err != nil {
+		return nil, err
+	}
+	return []any{c.Environment, c.ClusterType, raw, c.TokenHash, ts(c.RegisteredAt), c.Reported, c.Revision,
+		string(c.Status), c.Message, ts(c.ObservedAt), ts(c.ReceivedAt), c.GitOpsPath, c.Fresh, c.Digest, c.Name}, nil
+}
+
+func (t *tx) TouchCluster(_ context.Context, name string, observedAt, receivedAt time.Time) error {
+	t.touches.add(name, storedTime(observedAt), storedTime(receivedAt))
+	if c, ok := t.locked[name]; ok {
+		c.ObservedAt, c.ReceivedAt = observedAt, receivedAt
+		t.locked[name] = asStored(c)
+	}
+	return nil
+}
+
+func (t *tx) Deployments(ctx context.Context, cluster string) ([]hub.DeploymentState, error) {
+	rows, err := t.query(ctx, `SELECT deployment_target, namespace, status, revision, since FROM deployments
+		WHERE cluster = $1 ORDER BY deployment_target`, cluster)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (hub.DeploymentState, error) {
+		var d hub.DeploymentState
+		var since pgtype.Timestamptz
+		err := row.Scan(&d.DeploymentTarget, &d.Namespace, &d.Status, &d.Revision, &since)
+		d.Since = fromTS(since)
+		return d, err
+	})
+}
+
+func (t *tx) SetDeployments(_ context.Context, cluster string, put []hub.DeploymentState, remove []string) error {
+	if len(put) > 0 {
+		targets, namespaces, statuses, revisions := make([]string, len(put)), make([]string, len(put)), make([]string, len(put)), make([]string, len(put))
+		since := make([]pgtype.Timestamptz, len(put))
+		for i, d := range put {
+			targets[i], namespaces[i], statuses[i], revisions[i] = d.DeploymentTarget, d.Namespace, string(d.Status), d.Revision
+			since[i] = pgtype.Timestamptz{Time: d.Since, Valid: !d.Since.IsZero()}
+		}
+		t.queue(`INSERT INTO deployments (cluster, deployment_target, namespace, status, revision, since)
+			SELECT $1, u.* FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[]) AS u
+			ON CONFLICT (cluster, deployment_target) DO UPDATE SET namespace = excluded.namespace, status = excluded.status,
+			revision = excluded.revision, since = excluded.since`, cluster, targets, namespaces, statuses, revisions, since)
+	}
+	if len(remove) > 0 {
+		t.queue(`DELETE FROM deployments WHERE cluster = $1 AND deployment_target = ANY ($2::text[])`, cluster, remove)
+	}
+	return nil
+}
+
+func (t *tx) FailingDeployments(ctx context.Context, env string) ([]hub.ClusterDeployment, error) {
+	rows, err := t.query(ctx, `SELECT c.name, c.cluster_type, d.deployment_target, d.namespace, d.status, d.revision, d.since
+		FROM deployments d JOIN clusters c ON c.name = d.cluster
+		WHERE d.status = 'Failed' AND c.environment = $1 ORDER BY c.name, d.deployment_target`, env)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (hub.ClusterDeployment, error) {
+		var d hub.ClusterDeployment
+		var since pgtype.Timestamptz
+		err := row.Scan(&d.Cluster, &d.ClusterType, &d.DeploymentTarget, &d.Namespace, &d.Status, &d.Revision, &since)
+		d.Since = fromTS(since)
+		return d, err
+	})
+}
+
+func (t *tx) StaleClusters(ctx context.Context, cutoff time.Time, limit int) ([]string, error) {
+	return t.strings(ctx, `SELECT name FROM clusters WHERE fresh AND received_at < $1 ORDER BY received_at, name LIMIT $2`, cutoff, limit)
+}
+
+func (t *tx) Environments(ctx context.Context) ([]string, error) {
+	return t.strings(ctx, `SELECT environment FROM clusters UNION SELECT environment FROM desired ORDER BY 1`)
+}
+
+func (t *tx) strings(ctx context.Context, sql string, args ...any) ([]string, error) {
+	rows, err := t.query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
