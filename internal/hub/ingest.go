@@ -28,6 +28,7 @@ const (
 // job is one report waiting for its transaction.
 type job struct {
 	report   Report
+	digest   string // reportDigest(report), computed before the job is queued
 	received time.Time
 	done     chan error
 }
@@ -46,7 +47,7 @@ func (h *Hub) Report(ctx context.Context, p Principal, r Report) error {
 		h.observe(ResultRejected)
 		return err
 	}
-	j := &job{report: r, received: h.opts.Now(), done: make(chan error, 1)}
+	j := &job{report: r, digest: reportDigest(r), received: h.opts.Now(), done: make(chan error, 1)}
 	select {
 	case h.jobs <- j:
 	case <-ctx.Done():
@@ -157,6 +158,9 @@ func (h *Hub) commit(ctx context.Context, batch []*job) {
 		if err := lockBatch(ctx, tx, batch); err != nil {
 			return err
 		}
+		if err := prefetchChanged(ctx, tx, batch); err != nil {
+			return err
+		}
 		counts := &pendingCounts{}
 		for i, j := range batch {
 			outcome, rejected, err := h.apply(ctx, tx, j, counts)
@@ -204,6 +208,37 @@ func lockBatch(ctx context.Context, tx Tx, batch []*job) error {
 	return l.LockClusters(ctx, names)
 }
 
+// deploymentPrefetcher is a store transaction that can read many clusters' deployments in
+// one round trip, for its later Deployments calls.
+type deploymentPrefetcher interface {
+	PrefetchDeployments(ctx context.Context, clusters []string) error
+}
+
+// prefetchChanged reads at once, where the store can, the deployments of the batch's
+// clusters whose report changes something (those apply reads); heartbeats need none. The
+// clusters are locked already, so the states read stay current.
+func prefetchChanged(ctx context.Context, tx Tx, batch []*job) error {
+	p, ok := tx.(deploymentPrefetcher)
+	if !ok {
+		return nil
+	}
+	var names []string
+	for _, j := range batch {
+		c, err := tx.LockCluster(ctx, j.report.Cluster)
+		if err != nil {
+			continue // apply reports it
+		}
+		if c.Reported && j.report.ObservedAt.After(c.ObservedAt) && !(c.Fresh && j.digest == c.Digest) &&
+			(len(names) == 0 || names[len(names)-1] != c.Name) {
+			names = append(names, c.Name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return p.PrefetchDeployments(ctx, names)
+}
+
 // batchEnvironments returns the environments of a batch's clusters, sorted (lock order).
 // A cluster's environment never changes, so it is read once per cluster and remembered.
 func (h *Hub) batchEnvironments(ctx context.Context, r Reader, batch []*job) []string {
@@ -240,7 +275,7 @@ func (h *Hub) apply(ctx context.Context, tx Tx, j *job, counts *pendingCounts) (
 	if c.Reported && !r.ObservedAt.After(c.ObservedAt) {
 		return ResultIgnored, nil, nil // not newer than what the hub has
 	}
-	digest := reportDigest(r)
+	digest := j.digest
 	if c.Reported && c.Fresh && digest == c.Digest {
 		return ResultUnchanged, nil, tx.TouchCluster(ctx, c.Name, r.ObservedAt, j.received)
 	}

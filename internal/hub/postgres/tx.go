@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -25,6 +26,9 @@ type tx struct {
 	targets map[targetKey]int
 	cluster map[clusterKey]int
 	locked  map[string]hub.ClusterRecord
+	// deployments are locked clusters' deployment states read ahead (PrefetchDeployments),
+	// until the transaction changes them.
+	deployments map[string][]hub.DeploymentState
 	// touches are the heartbeat times of clusters, sent as one UPDATE with the next writes.
 	touches touchBatch
 }
@@ -233,14 +237,16 @@ func (t *tx) DeleteClusterTokens(_ context.Context, cluster string) error {
 	return nil
 }
 
-// LockEnvironment takes a transaction-scoped advisory lock on the environment's name.
-func (t *tx) LockEnvironment(ctx context.Context, env string, exclusive bool) error {
+// LockEnvironment takes a transaction-scoped advisory lock on the environment's name. The
+// lock is queued: it is taken before the transaction's next statement runs, in the same round
+// trip.
+func (t *tx) LockEnvironment(_ context.Context, env string, exclusive bool) error {
 	sql := `SELECT pg_advisory_xact_lock_shared($1, hashtext($2))`
 	if exclusive {
 		sql = `SELECT pg_advisory_xact_lock($1, hashtext($2))`
 	}
-	_, err := t.exec(ctx, sql, lockClassEnvironment, env)
-	return err
+	t.queue(sql, lockClassEnvironment, env)
+	return nil
 }
 
 const clusterColumns = `name, environment, cluster_type, labels, token_hash, registered_at, reported, revision, status,
@@ -396,6 +402,9 @@ func (t *tx) TouchCluster(_ context.Context, name string, observedAt, receivedAt
 }
 
 func (t *tx) Deployments(ctx context.Context, cluster string) ([]hub.DeploymentState, error) {
+	if deps, ok := t.deployments[cluster]; ok {
+		return slices.Clone(deps), nil
+	}
 	rows, err := t.query(ctx, `SELECT deployment_target, namespace, status, revision, since FROM deployments
 		WHERE cluster = $1 ORDER BY deployment_target`, cluster)
 	if err != nil {
@@ -403,14 +412,56 @@ func (t *tx) Deployments(ctx context.Context, cluster string) ([]hub.DeploymentS
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (hub.DeploymentState, error) {
 		var d hub.DeploymentState
-		var since pgtype.Timestamptz
-		err := row.Scan(&d.DeploymentTarget, &d.Namespace, &d.Status, &d.Revision, &since)
-		d.Since = fromTS(since)
+		err := scanDeployment(row, &d)
 		return d, err
 	})
 }
 
+// PrefetchDeployments reads the deployment states of clusters this transaction has locked, in
+// one round trip, for the Deployments calls that follow.
+func (t *tx) PrefetchDeployments(ctx context.Context, clusters []string) error {
+	if !t.write {
+		return nil // unlocked rows could change under a read-ahead
+	}
+	rows, err := t.query(ctx, `SELECT cluster, deployment_target, namespace, status, revision, since FROM deployments
+		WHERE cluster = ANY ($1::text[]) ORDER BY cluster, deployment_target`, clusters)
+	if err != nil {
+		return err
+	}
+	type owned struct {
+		cluster string
+		hub.DeploymentState
+	}
+	all, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (owned, error) {
+		var d owned
+		err := scanDeployment(row, &d.DeploymentState, &d.cluster)
+		return d, err
+	})
+	if err != nil {
+		return err
+	}
+	if t.deployments == nil {
+		t.deployments = map[string][]hub.DeploymentState{}
+	}
+	for _, c := range clusters {
+		t.deployments[c] = []hub.DeploymentState{}
+	}
+	for _, d := range all {
+		t.deployments[d.cluster] = append(t.deployments[d.cluster], d.DeploymentState)
+	}
+	return nil
+}
+
+// scanDeployment scans a deployment row; leading are the columns before its own.
+func scanDeployment(row pgx.Row, d *hub.DeploymentState, leading ...any) error {
+	var since pgtype.Timestamptz
+	err := row.Scan(append(leading, &d.DeploymentTarget, &d.Namespace, &d.Status, &d.Revision, &since)...)
+	d.Since = fromTS(since)
+	return err
+}
+
 func (t *tx) SetDeployments(_ context.Context, cluster string, put []hub.DeploymentState, remove []string) error {
+	delete(t.deployments, cluster)
 	if len(put) > 0 {
 		targets, namespaces, statuses, revisions := make([]string, len(put)), make([]string, len(put)), make([]string, len(put)), make([]string, len(put))
 		since := make([]pgtype.Timestamptz, len(put))
@@ -438,9 +489,7 @@ func (t *tx) FailingDeployments(ctx context.Context, env string) ([]hub.ClusterD
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (hub.ClusterDeployment, error) {
 		var d hub.ClusterDeployment
-		var since pgtype.Timestamptz
-		err := row.Scan(&d.Cluster, &d.ClusterType, &d.DeploymentTarget, &d.Namespace, &d.Status, &d.Revision, &since)
-		d.Since = fromTS(since)
+		err := scanDeployment(row, &d.DeploymentState, &d.Cluster, &d.ClusterType)
 		return d, err
 	})
 }
