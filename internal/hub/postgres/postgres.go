@@ -127,19 +127,34 @@ func (s *Store) Update(ctx context.Context, fn func(hub.Tx) error) error {
 	}
 }
 
+// update runs fn in one transaction on a pooled connection. BEGIN is queued ahead of the
+// transaction's first statement and COMMIT behind its last writes, so a transaction costs no
+// round trips of its own. A connection released inside a transaction (an error) is closed
+// by the pool, which ends the transaction.
 func (s *Store) update(ctx context.Context, fn func(hub.Tx) error) error {
-	pgTx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return err
 	}
-	t := newTx(pgTx, true)
+	defer conn.Release()
+	t := newTx(conn, true)
+	t.queue(`BEGIN ISOLATION LEVEL READ COMMITTED`)
 	if err := fn(t); err != nil {
-		return errors.Join(err, rollback(ctx, pgTx))
+		return errors.Join(err, rollbackConn(ctx, conn))
 	}
-	if err := t.flush(ctx); err != nil {
-		return errors.Join(err, rollback(ctx, pgTx))
+	if err := t.commit(ctx); err != nil {
+		return errors.Join(err, rollbackConn(ctx, conn))
 	}
-	return pgTx.Commit(ctx)
+	return nil
+}
+
+// rollbackConn ends a failed transaction on conn, if one is open.
+func rollbackConn(ctx context.Context, conn *pgxpool.Conn) error {
+	if conn.Conn().PgConn().TxStatus() == 'I' {
+		return nil
+	}
+	_, err := conn.Exec(context.WithoutCancel(ctx), `ROLLBACK`)
+	return err
 }
 
 // View runs fn in a read-only transaction on one snapshot.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/fleetform/fleetform/internal/hub"
@@ -20,7 +21,7 @@ import (
 // keeps the clusters it has locked: nobody else can change them until it ends, so reading one
 // again (LockCluster after Cluster, as ingest does) costs no round trip.
 type tx struct {
-	q       pgx.Tx
+	q       querier
 	write   bool
 	queued  *pgx.Batch
 	targets map[targetKey]int
@@ -62,7 +63,16 @@ func (b *touchBatch) drop(name string) {
 
 var _ hub.Tx = (*tx)(nil)
 
-func newTx(q pgx.Tx, write bool) *tx {
+// querier is what a transaction sends its statements through: a pgx.Tx, or a connection
+// whose BEGIN and COMMIT travel with the first and last statements (see Store.update).
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+func newTx(q querier, write bool) *tx {
 	return &tx{q: q, write: write, queued: &pgx.Batch{}, targets: map[targetKey]int{}, cluster: map[clusterKey]int{},
 		locked: map[string]hub.ClusterRecord{}}
 }
@@ -93,9 +103,11 @@ func (t *tx) flushWrites(ctx context.Context) error {
 	return t.q.SendBatch(ctx, b).Close()
 }
 
-// flush sends the queued writes and the summed counter deltas.
-func (t *tx) flush(ctx context.Context) error {
+// commit sends the queued writes, the summed counter deltas and COMMIT, in one round trip.
+func (t *tx) commit(ctx context.Context) error {
 	t.queueCounts()
+	t.queueTouches()
+	t.queue(`COMMIT`)
 	return t.flushWrites(ctx)
 }
 
