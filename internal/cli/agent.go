@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -91,6 +92,7 @@ type agentKubeOptions struct {
 	platform    string
 	labelOnly   bool
 	memoryLimit string
+	rediscover  time.Duration
 }
 
 func newAgentKubernetesCmd(e *env) *cobra.Command {
@@ -112,6 +114,8 @@ func newAgentKubernetesCmd(e *env) *cobra.Command {
 	f.StringVar(&o.namespace, "namespace", "", "watch only this namespace (default: all)")
 	f.StringVar(&o.platform, "platform", "kustomization/flux-system/flux-system",
 		"the object that syncs the cluster type's folder, as kustomization/NAMESPACE/NAME or application/NAMESPACE/NAME, when none is labelled fleetform.io/platform=true")
+	f.DurationVar(&o.rediscover, "rediscover", 5*time.Minute,
+		"how often to check which Flux and Argo CD resources the cluster serves: one installed, upgraded or removed since restarts the watch (0: only at start)")
 	f.BoolVar(&o.labelOnly, "label-only", false, "map objects to deployment targets by the fleetform.io/deployment-target label only (no naming convention)")
 	f.StringVar(&o.memoryLimit, "memory-limit", "32Mi",
 		"soft memory limit of the Go runtime (GOMEMLIMIT wins when set; 0: none): the garbage collector works harder near it; raise it for clusters with many thousands of objects")
@@ -153,20 +157,7 @@ func (o *agentKubeOptions) run(ctx context.Context, e *env) error {
 	if err != nil {
 		return failed(ExitFailed, fmt.Errorf("kubernetes client: %w", err))
 	}
-	resources, err := kube.Discover(ctx, client, o.namespace)
-	if err != nil {
-		return failed(ExitFailed, err)
-	}
 	sender := agent.NewSender(poster, agent.SenderOptions{Heartbeat: o.hub.heartbeat, Logger: e.logger})
-	watcher := kube.NewWatcher(client, o.hub.cluster, sender, kube.WatcherOptions{
-		Resources: resources, Namespace: o.namespace, Logger: e.logger,
-		Mapping: kube.Mapping{Platform: platform, LabelOnly: o.labelOnly},
-	})
-	names := make([]string, len(resources))
-	for i, r := range resources {
-		names[i] = r.Resource + "." + r.Group + "/" + r.Version
-	}
-	e.logger.InfoContext(ctx, "agent started", "cluster", o.hub.cluster, "watching", strings.Join(names, ","))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	senderDone := make(chan struct{})
@@ -174,7 +165,16 @@ func (o *agentKubeOptions) run(ctx context.Context, e *env) error {
 		defer close(senderDone)
 		_ = sender.Run(ctx)
 	}()
-	err = watcher.Run(ctx, func() { e.logger.InfoContext(ctx, "caches synced") })
+	e.logger.InfoContext(ctx, "agent started", "cluster", o.hub.cluster)
+	err = kube.WatchDiscovered(ctx, client, o.namespace, o.rediscover, e.logger,
+		func(ctx context.Context, resources []schema.GroupVersionResource) error {
+			watcher := kube.NewWatcher(client, o.hub.cluster, sender, kube.WatcherOptions{
+				Resources: resources, Namespace: o.namespace, Logger: e.logger,
+				Mapping: kube.Mapping{Platform: platform, LabelOnly: o.labelOnly},
+			})
+			e.logger.InfoContext(ctx, "watching", "resources", kube.ResourceNames(resources))
+			return watcher.Run(ctx, func() { e.logger.InfoContext(ctx, "caches synced") })
+		})
 	cancel()
 	<-senderDone
 	if err != nil {

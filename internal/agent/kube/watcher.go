@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,8 +41,8 @@ var (
 // Discover returns, for each of GitRepositories, Kustomizations and Applications, the first
 // version the cluster serves; kinds whose CRD is not installed are left out. It asks by
 // listing one object of each candidate (the agent may list them anyway, and needs no
-// other permission), in namespace ("" for all). The agent learns about a CRD installed
-// later when it restarts.
+// other permission), in namespace ("" for all). With none of them served it returns
+// ErrNoReconciler. WatchDiscovered discovers again while the agent runs.
 func Discover(ctx context.Context, client dynamic.Interface, namespace string) ([]schema.GroupVersionResource, error) {
 	var out []schema.GroupVersionResource
 	for _, candidates := range [][]schema.GroupVersionResource{GitRepositories, Kustomizations, Applications} {
@@ -57,9 +59,88 @@ func Discover(ctx context.Context, client dynamic.Interface, namespace string) (
 		}
 	}
 	if len(out) == 0 {
-		return nil, errors.New("neither Flux nor Argo CD is installed: no gitrepositories, kustomizations or applications resource")
+		return nil, ErrNoReconciler
 	}
 	return out, nil
+}
+
+// ErrNoReconciler: the cluster serves none of the resources the agent watches.
+var ErrNoReconciler = errors.New("neither Flux nor Argo CD is installed: no gitrepositories, kustomizations or applications resource")
+
+// WatchDiscovered runs watch on the resources Discover finds, and discovers again every
+// interval (0: never): when the set changed (Flux or Argo CD installed, upgraded to a new
+// version or removed after the agent started), it stops watch and runs it again on the new
+// set. While the cluster serves none of them it waits. It returns when ctx ends (nil), when
+// watch fails, or when the first discovery fails for another reason than ErrNoReconciler
+// (RBAC, for example); later discovery errors are logged and the watch goes on.
+func WatchDiscovered(ctx context.Context, client dynamic.Interface, namespace string, interval time.Duration,
+	logger *slog.Logger, watch func(context.Context, []schema.GroupVersionResource) error) error {
+	current, err := Discover(ctx, client, namespace)
+	if err != nil && (!errors.Is(err, ErrNoReconciler) || interval <= 0) {
+		return err
+	}
+	var ticks <-chan time.Time
+	if interval > 0 {
+		ticker := time.NewTicker(interval)
+		defer ticker.Stop()
+		ticks = ticker.C
+	}
+	for {
+		if len(current) == 0 {
+			logger.WarnContext(ctx, "waiting for Flux or Argo CD", "reason", ErrNoReconciler.Error(), "every", interval.String())
+		}
+		runCtx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		if len(current) > 0 {
+			go func() { done <- watch(runCtx, current) }()
+		}
+		next, changed, watchErr := awaitChange(ctx, client, namespace, current, ticks, done, logger)
+		stop()
+		if !changed {
+			return watchErr
+		}
+		if len(current) > 0 {
+			<-done // the old watch has stopped before the new one starts
+		}
+		logger.InfoContext(ctx, "the served reconciler resources changed", "watching", ResourceNames(next))
+		current = next
+	}
+}
+
+// awaitChange discovers at every tick until the served resources differ from current
+// (changed), the watch ends (its error) or ctx ends (nil; the watch ends too).
+func awaitChange(ctx context.Context, client dynamic.Interface, namespace string, current []schema.GroupVersionResource,
+	ticks <-chan time.Time, done <-chan error, logger *slog.Logger) (next []schema.GroupVersionResource, changed bool, err error) {
+	for {
+		select {
+		case <-ctx.Done():
+			if len(current) > 0 {
+				return nil, false, <-done
+			}
+			return nil, false, nil
+		case err := <-done:
+			return nil, false, err
+		case <-ticks:
+			next, err := Discover(ctx, client, namespace)
+			switch {
+			case err != nil && !errors.Is(err, ErrNoReconciler):
+				if ctx.Err() == nil {
+					logger.WarnContext(ctx, "discovering the reconciler resources again", "error", err.Error())
+				}
+			case !slices.Equal(next, current):
+				return next, true, nil
+			}
+		}
+	}
+}
+
+// ResourceNames names resources as resource.group/version, for logs.
+func ResourceNames(resources []schema.GroupVersionResource) string {
+	names := make([]string, len(resources))
+	for i, r := range resources {
+		names[i] = r.Resource + "." + r.Group + "/" + r.Version
+	}
+	return strings.Join(names, ",")
 }
 
 // Updater receives the cluster's state (agent.Sender implements it).
