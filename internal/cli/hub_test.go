@@ -287,11 +287,19 @@ func TestHubLoadtest(t *testing.T) {
 		Reports int64 `json:"reports"`
 		Errors  int64 `json:"errors"`
 		Counted bool  `json:"counted"`
+		Steady  *struct {
+			Reports   int64   `json:"reports"`
+			PerSecond float64 `json:"reportsPerSecond"`
+		} `json:"steady"`
 	}
 	out := fleetform(t, 0, "hub", "loadtest", "--hub", h.url, "--clusters", "20", "--concurrency", "3", "--duration", "300ms",
 		"--change-every", "1", "-o", "json")
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Reports == 0 || doc.Errors != 0 || !doc.Counted {
 		t.Fatalf("loadtest: %+v %v\n%s", doc, err, out)
+	}
+	// 20 clusters over 3 workers: every cluster reported once within 300 ms.
+	if st := doc.Steady; st == nil || st.Reports <= 0 || st.Reports > doc.Reports || st.PerSecond <= 0 {
+		t.Fatalf("loadtest: steady state %+v of %d reports\n%s", st, doc.Reports, out)
 	}
 	// Again on the same clusters: their tokens are rotated, a new desired revision posted.
 	fleetform(t, 0, "hub", "loadtest", "--hub", h.url, "--clusters", "20", "--concurrency", "3", "--duration", "200ms")

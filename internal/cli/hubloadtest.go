@@ -43,10 +43,26 @@ type loadtestJSON struct {
 	MaxMs       float64 `json:"maxMs"`
 	Errors      int64   `json:"errors"`
 	RolloutMs   float64 `json:"rolloutMs"`
+	// Steady is the same after every cluster has reported once (the first round, where every
+	// report is a change, is the most expensive); absent when the run ended before.
+	Steady *loadtestPhase `json:"steady,omitempty"`
 	// Counted is set when the hub's rollout counts every acknowledged report's final state.
 	Counted  bool     `json:"counted"`
 	Mismatch []string `json:"mismatch,omitempty"`
 }
+
+// loadtestPhase is the throughput and latency of the reports sent from FromSeconds on.
+type loadtestPhase struct {
+	FromSeconds float64 `json:"fromSeconds"`
+	Reports     int     `json:"reports"`
+	PerSecond   float64 `json:"reportsPerSecond"`
+	P50Ms       float64 `json:"p50Ms"`
+	P99Ms       float64 `json:"p99Ms"`
+	MaxMs       float64 `json:"maxMs"`
+}
+
+// loadSample is one acknowledged report: when it was sent (since the start) and how long it took.
+type loadSample struct{ at, took time.Duration }
 
 func newHubLoadtestCmd(e *env) *cobra.Command {
 	var o hubLoadtestOptions
@@ -150,9 +166,10 @@ func (o *hubLoadtestOptions) run(ctx context.Context, e *env, admin *client.Clie
 	}
 	e.logger.Info("posting reports", "clusters", o.clusters, "concurrency", o.concurrency, "duration", o.duration)
 
-	var reports, failures atomic.Int64
+	var failures atomic.Int64
 	workers := min(o.concurrency, len(clusters))
-	latencies := make([][]time.Duration, workers)
+	samples := make([][]loadSample, workers)
+	warmAt := make([]time.Duration, workers) // when the worker began its second round (-1: never)
 	runCtx, cancel := context.WithTimeout(ctx, o.duration)
 	defer cancel()
 	start := time.Now()
@@ -162,8 +179,12 @@ func (o *hubLoadtestOptions) run(ctx context.Context, e *env, admin *client.Clie
 		for i := w; i < len(clusters); i += workers {
 			mine = append(mine, clusters[i])
 		}
+		warmAt[w] = -1
 		wg.Go(func() {
 			for i := 0; runCtx.Err() == nil; i++ {
+				if i == len(mine) {
+					warmAt[w] = time.Since(start)
+				}
 				c := mine[i%len(mine)]
 				t0 := time.Now()
 				err := o.post(ctx, c, revision)
@@ -172,20 +193,19 @@ func (o *hubLoadtestOptions) run(ctx context.Context, e *env, admin *client.Clie
 					e.logger.Warn("report failed", "cluster", c.name, "error", err.Error())
 					continue
 				}
-				latencies[w] = append(latencies[w], time.Since(t0))
-				reports.Add(1)
+				samples[w] = append(samples[w], loadSample{at: t0.Sub(start), took: time.Since(t0)})
 			}
 		})
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	doc.Seconds, doc.Reports, doc.Errors = elapsed.Seconds(), reports.Load(), failures.Load()
-	doc.PerSecond = float64(doc.Reports) / elapsed.Seconds()
-	all := slices.Concat(latencies...)
-	slices.Sort(all)
-	doc.P50Ms, doc.P99Ms = percentileMs(all, 0.50), percentileMs(all, 0.99)
-	if len(all) > 0 {
-		doc.MaxMs = float64(all[len(all)-1].Microseconds()) / 1000
+	all := slices.Concat(samples...)
+	doc.Seconds, doc.Reports, doc.Errors = elapsed.Seconds(), int64(len(all)), failures.Load()
+	total := summarize(all, 0, elapsed)
+	doc.PerSecond, doc.P50Ms, doc.P99Ms, doc.MaxMs = total.PerSecond, total.P50Ms, total.P99Ms, total.MaxMs
+	if warm := slices.Max(warmAt); !slices.Contains(warmAt, -1) && warm < elapsed {
+		steady := summarize(all, warm, elapsed)
+		doc.Steady = &steady
 	}
 	return doc, o.verify(ctx, admin, clusters, revision, &doc)
 }
@@ -291,6 +311,24 @@ func (o *hubLoadtestOptions) verify(ctx context.Context, admin *client.Client, c
 	return nil
 }
 
+// summarize is the throughput and latency of the samples sent from `from` on, in a run that
+// lasted elapsed.
+func summarize(samples []loadSample, from, elapsed time.Duration) loadtestPhase {
+	var took []time.Duration
+	for _, s := range samples {
+		if s.at >= from {
+			took = append(took, s.took)
+		}
+	}
+	slices.Sort(took)
+	out := loadtestPhase{FromSeconds: from.Seconds(), Reports: len(took), P50Ms: percentileMs(took, 0.50), P99Ms: percentileMs(took, 0.99)}
+	if len(took) > 0 {
+		out.PerSecond = float64(len(took)) / (elapsed - from).Seconds()
+		out.MaxMs = float64(took[len(took)-1].Microseconds()) / 1000
+	}
+	return out
+}
+
 func percentileMs(sorted []time.Duration, p float64) float64 {
 	if len(sorted) == 0 {
 		return 0
@@ -303,6 +341,10 @@ func loadtestText(w io.Writer, doc loadtestJSON) error {
 	fmt.Fprintf(w, "%d reports in %.1fs from %d clusters, %d in flight: %.0f reports/s\n",
 		doc.Reports, doc.Seconds, doc.Clusters, doc.Concurrency, doc.PerSecond)
 	fmt.Fprintf(w, "latency: p50 %.1f ms, p99 %.1f ms, max %.1f ms; errors: %d\n", doc.P50Ms, doc.P99Ms, doc.MaxMs, doc.Errors)
+	if st := doc.Steady; st != nil {
+		fmt.Fprintf(w, "after every cluster reported once (from %.1fs): %d reports, %.0f reports/s, p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
+			st.FromSeconds, st.Reports, st.PerSecond, st.P50Ms, st.P99Ms, st.MaxMs)
+	}
 	fmt.Fprintf(w, "rollout read in %.1f ms\n", doc.RolloutMs)
 	if doc.Counted {
 		fmt.Fprintln(w, "every acknowledged report is counted in the rollout")

@@ -108,28 +108,9 @@ func (t *tx) ClusterCounts(ctx context.Context, env string) ([]hub.ClusterCount,
 	})
 }
 
+// AddEvents appends events with the transaction's next statement (pendingRows).
 func (t *tx) AddEvents(_ context.Context, events []hub.Event) error {
-	if len(events) == 0 {
-		return nil
-	}
-	times := make([]time.Time, len(events))
-	cols := make([][]string, 10)
-	for i := range cols {
-		cols[i] = make([]string, len(events))
-	}
-	for i, e := range events {
-		times[i] = e.Time
-		for j, v := range []string{e.Kind, e.Environment, e.ClusterType, e.Cluster, e.Workload, e.DeploymentTarget,
-			e.Revision, e.From, e.To, e.Message} {
-			cols[j][i] = v
-		}
-	}
-	t.queue(`INSERT INTO events (time, kind, environment, cluster_type, cluster, workload, deployment_target, revision,
-		from_state, to_state, message)
-		SELECT u.t, u.k, u.e, u.ct, u.c, u.w, u.dt, u.r, u.f, u.tt, u.m FROM unnest($1::timestamptz[], $2::text[], $3::text[],
-		$4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
-		WITH ORDINALITY AS u(t, k, e, ct, c, w, dt, r, f, tt, m, o) ORDER BY o`,
-		times, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], cols[7], cols[8], cols[9])
+	t.pending.events = append(t.pending.events, events...)
 	return nil
 }
 

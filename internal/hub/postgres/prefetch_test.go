@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -65,6 +66,74 @@ func TestPrefetchedDeploymentsStayCurrent(t *testing.T) {
 		return nil
 	})
 	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPendingRowsKeepTheLastWrite: rows written several times in one transaction are sent
+// merged, as their last write; a read in the transaction sees them, and so does a later one.
+func TestPendingRowsKeepTheLastWrite(t *testing.T) {
+	t.Parallel()
+	s := open(t, pgtest.NewDatabase(t))
+	ctx := context.Background()
+	at := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	dep := func(target string, status hub.DeploymentStatus) hub.DeploymentState {
+		return hub.DeploymentState{DeploymentTarget: target, Namespace: "shop", Status: status, Revision: "v1", Since: at}
+	}
+	want := []hub.DeploymentState{dep("api", hub.Failed), dep("web", hub.Ready)}
+	check := func(r hub.Reader, when string) {
+		t.Helper()
+		got, err := r.Deployments(ctx, "a")
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: deployments %+v (%v), want %+v", when, got, err, want)
+		}
+		c, err := r.Cluster(ctx, "a")
+		if err != nil || c.Status != hub.Compliant || c.Revision != "r2" || c.Labels["site"] != "b" {
+			t.Errorf("%s: cluster %+v (%v), want the second update", when, c, err)
+		}
+		events, err := r.History(ctx, hub.HistoryFilter{Cluster: "a", Limit: 10})
+		if err != nil || len(events) != 2 || events[0].To != "second" || events[1].To != "first" {
+			t.Errorf("%s: events %+v (%v), want first then second", when, events, err)
+		}
+	}
+	err := s.Update(ctx, func(tx hub.Tx) error {
+		c := hub.ClusterRecord{Cluster: hub.Cluster{Name: "a", Environment: "dev", ClusterType: "x", Labels: map[string]string{"site": "a"}}}
+		if err := tx.InsertCluster(ctx, c); err != nil {
+			return err
+		}
+		writes := []struct {
+			put    []hub.DeploymentState
+			remove []string
+		}{
+			{put: []hub.DeploymentState{dep("web", hub.Failed), dep("api", hub.Ready), dep("old", hub.Ready)}},
+			{remove: []string{"web", "old"}},
+			{put: []hub.DeploymentState{dep("web", hub.Ready), dep("api", hub.Failed)}},
+		}
+		for _, w := range writes {
+			if err := tx.SetDeployments(ctx, "a", w.put, w.remove); err != nil {
+				return err
+			}
+		}
+		for i, u := range []struct {
+			status    hub.ClusterStatus
+			rev, site string
+		}{{hub.Progressing, "r1", "a"}, {hub.Compliant, "r2", "b"}} {
+			c.Status, c.Revision, c.Labels = u.status, u.rev, map[string]string{"site": u.site}
+			if err := tx.UpdateCluster(ctx, c); err != nil {
+				return err
+			}
+			if err := tx.AddEvents(ctx, []hub.Event{{Time: at.Add(time.Duration(i) * time.Second), Kind: hub.EventCluster,
+				Environment: "dev", ClusterType: "x", Cluster: "a", To: []string{"first", "second"}[i]}}); err != nil {
+				return err
+			}
+		}
+		check(tx, "inside the transaction")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.View(ctx, func(r hub.Reader) error { check(r, "after the commit"); return nil }); err != nil {
 		t.Fatal(err)
 	}
 }

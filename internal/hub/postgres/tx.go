@@ -30,6 +30,8 @@ type tx struct {
 	// deployments are locked clusters' deployment states read ahead (PrefetchDeployments),
 	// until the transaction changes them.
 	deployments map[string][]hub.DeploymentState
+	// pending are the rows written and not sent yet (see pendingRows).
+	pending pendingRows
 	// touches are the heartbeat times of clusters, sent as one UPDATE with the next writes.
 	touches touchBatch
 }
@@ -94,7 +96,7 @@ func (t *tx) queueTouches() {
 
 // flushWrites sends the queued writes (not the counters).
 func (t *tx) flushWrites(ctx context.Context) error {
-	t.queueTouches()
+	t.queuePending()
 	if t.queued.Len() == 0 {
 		return nil
 	}
@@ -106,7 +108,7 @@ func (t *tx) flushWrites(ctx context.Context) error {
 // commit sends the queued writes, the summed counter deltas and COMMIT, in one round trip.
 func (t *tx) commit(ctx context.Context) error {
 	t.queueCounts()
-	t.queueTouches()
+	t.queuePending()
 	t.queue(`COMMIT`)
 	return t.flushWrites(ctx)
 }
@@ -114,7 +116,7 @@ func (t *tx) commit(ctx context.Context) error {
 // query runs a query after the queued writes, in the same round trip.
 func (t *tx) query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
 	args = cleanArgs(args)
-	t.queueTouches()
+	t.queuePending()
 	if t.queued.Len() == 0 {
 		return t.q.Query(ctx, sql, args...)
 	}
@@ -132,7 +134,7 @@ func (t *tx) query(ctx context.Context, sql string, args ...any) (pgx.Rows, erro
 // queryRow runs a query returning one row after the queued writes, in the same round trip.
 func (t *tx) queryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	args = cleanArgs(args)
-	t.queueTouches()
+	t.queuePending()
 	if t.queued.Len() == 0 {
 		return t.q.QueryRow(ctx, sql, args...)
 	}
@@ -360,15 +362,18 @@ func (t *tx) InsertCluster(ctx context.Context, c hub.ClusterRecord) error {
 	return nil
 }
 
+// UpdateCluster writes a cluster row with the transaction's next statement (pendingRows).
 func (t *tx) UpdateCluster(_ context.Context, c hub.ClusterRecord) error {
-	args, err := clusterArgs(c)
+	labels := c.Labels
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	raw, err := marshalJSON(labels)
 	if err != nil {
 		return err
 	}
 	t.touches.drop(c.Name)
-	t.queue(`UPDATE clusters SET environment = $1, cluster_type = $2, labels = $3, token_hash = $4, registered_at = $5,
-		reported = $6, revision = $7, status = $8, message = $9, observed_at = $10, received_at = $11, gitops_path = $12,
-		fresh = $13, digest = $14 WHERE name = $15`, args...)
+	t.pending.putCluster(pendingCluster{ClusterRecord: c, labels: raw})
 	t.locked[c.Name] = asStored(c)
 	return nil
 }
@@ -472,23 +477,11 @@ func scanDeployment(row pgx.Row, d *hub.DeploymentState, leading ...any) error {
 	return err
 }
 
+// SetDeployments writes a cluster's deployment rows with the transaction's next statement
+// (pendingRows).
 func (t *tx) SetDeployments(_ context.Context, cluster string, put []hub.DeploymentState, remove []string) error {
 	delete(t.deployments, cluster)
-	if len(put) > 0 {
-		targets, namespaces, statuses, revisions := make([]string, len(put)), make([]string, len(put)), make([]string, len(put)), make([]string, len(put))
-		since := make([]pgtype.Timestamptz, len(put))
-		for i, d := range put {
-			targets[i], namespaces[i], statuses[i], revisions[i] = d.DeploymentTarget, d.Namespace, string(d.Status), d.Revision
-			since[i] = pgtype.Timestamptz{Time: d.Since, Valid: !d.Since.IsZero()}
-		}
-		t.queue(`INSERT INTO deployments (cluster, deployment_target, namespace, status, revision, since)
-			SELECT $1, u.* FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[]) AS u
-			ON CONFLICT (cluster, deployment_target) DO UPDATE SET namespace = excluded.namespace, status = excluded.status,
-			revision = excluded.revision, since = excluded.since`, cluster, targets, namespaces, statuses, revisions, since)
-	}
-	if len(remove) > 0 {
-		t.queue(`DELETE FROM deployments WHERE cluster = $1 AND deployment_target = ANY ($2::text[])`, cluster, remove)
-	}
+	t.pending.setDeployments(cluster, put, remove)
 	return nil
 }
 
