@@ -117,7 +117,7 @@ func newAgentKubernetesCmd(e *env) *cobra.Command {
 	f.DurationVar(&o.rediscover, "rediscover", 5*time.Minute,
 		"how often to check which Flux and Argo CD resources the cluster serves: one installed, upgraded or removed since restarts the watch (0: only at start)")
 	f.BoolVar(&o.labelOnly, "label-only", false, "map objects to deployment targets by the fleetform.io/deployment-target label only (no naming convention)")
-	f.StringVar(&o.memoryLimit, "memory-limit", "32Mi",
+	f.StringVar(&o.memoryLimit, "memory-limit", "24Mi",
 		"soft memory limit of the Go runtime (GOMEMLIMIT wins when set; 0: none): the garbage collector works harder near it; raise it for clusters with many thousands of objects")
 	return cmd
 }
@@ -126,7 +126,7 @@ func newAgentKubernetesCmd(e *env) *cobra.Command {
 func setMemoryLimit(limit string) error {
 	q, err := resource.ParseQuantity(limit)
 	if err != nil {
-		return failed(ExitUsage, fmt.Errorf("--memory-limit %q: want a quantity such as 32Mi", limit))
+		return failed(ExitUsage, fmt.Errorf("--memory-limit %q: want a quantity such as 24Mi", limit))
 	}
 	if os.Getenv("GOMEMLIMIT") == "" && q.Value() > 0 {
 		debug.SetMemoryLimit(q.Value())
