@@ -228,7 +228,7 @@ func prefetchChanged(ctx context.Context, tx Tx, batch []*job) error {
 		if err != nil {
 			continue // apply reports it
 		}
-		if c.Reported && j.report.ObservedAt.After(c.ObservedAt) && !(c.Fresh && j.digest == c.Digest) &&
+		if c.Reported && j.report.ObservedAt.After(c.ObservedAt) && (!c.Fresh || j.digest != c.Digest) &&
 			(len(names) == 0 || names[len(names)-1] != c.Name) {
 			names = append(names, c.Name)
 		}

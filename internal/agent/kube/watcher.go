@@ -64,7 +64,7 @@ func Discover(ctx context.Context, client dynamic.Interface, namespace string) (
 	return out, nil
 }
 
-// ErrNoReconciler: the cluster serves none of the resources the agent watches.
+// ErrNoReconciler means that the cluster serves none of the resources the agent watches.
 var ErrNoReconciler = errors.New("neither Flux nor Argo CD is installed: no gitrepositories, kustomizations or applications resource")
 
 // WatchDiscovered runs watch on the resources Discover finds, and discovers again every
@@ -100,7 +100,10 @@ func WatchDiscovered(ctx context.Context, client dynamic.Interface, namespace st
 			return watchErr
 		}
 		if len(current) > 0 {
-			<-done // the old watch has stopped before the new one starts
+			// The old watch has stopped before the new one starts.
+			if err := <-done; err != nil {
+				logger.WarnContext(ctx, "the previous watch ended with an error", "error", err.Error())
+			}
 		}
 		logger.InfoContext(ctx, "the served reconciler resources changed", "watching", ResourceNames(next))
 		current = next
