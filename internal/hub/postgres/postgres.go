@@ -138,6 +138,7 @@ func (s *Store) update(ctx context.Context, fn func(hub.Tx) error) error {
 	}
 	defer conn.Release()
 	t := newTx(conn, true)
+	t.txStatus = conn.Conn().PgConn().TxStatus
 	t.queue(`BEGIN ISOLATION LEVEL READ COMMITTED`)
 	if err := fn(t); err != nil {
 		return errors.Join(err, rollbackConn(ctx, conn))

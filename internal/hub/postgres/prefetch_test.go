@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -135,5 +136,39 @@ func TestPendingRowsKeepTheLastWrite(t *testing.T) {
 	}
 	if err := s.View(ctx, func(r hub.Reader) error { check(r, "after the commit"); return nil }); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAbortedTransactionIsNotReportedCommitted: when a statement fails and fn goes on (and
+// returns nil), PostgreSQL answers COMMIT with ROLLBACK; Update must return an error, and
+// nothing is stored.
+func TestAbortedTransactionIsNotReportedCommitted(t *testing.T) {
+	t.Parallel()
+	s := open(t, pgtest.NewDatabase(t))
+	ctx := context.Background()
+	hash := []byte("0123456789abcdef0123456789abcdef")
+	for _, name := range []string{"failure in the same round trip as the write", "failure in a later round trip"} {
+		err := s.Update(ctx, func(tx hub.Tx) error {
+			if err := tx.PutToken(ctx, hub.Token{Hash: hash, Kind: hub.TokenRead, Name: "lost"}); err != nil {
+				return err
+			}
+			if name == "failure in a later round trip" {
+				if _, err := tx.History(ctx, hub.HistoryFilter{Limit: 1}); err != nil {
+					return err
+				}
+			}
+			_, _ = tx.History(ctx, hub.HistoryFilter{Limit: -1}) // LIMIT must not be negative: the transaction aborts
+			return nil
+		})
+		if err == nil {
+			t.Errorf("%s: Update returned nil for an aborted transaction", name)
+		}
+		err = s.View(ctx, func(r hub.Reader) error {
+			_, err := r.Token(ctx, hash)
+			return err
+		})
+		if !errors.Is(err, hub.ErrNotFound) {
+			t.Errorf("%s: the token of the aborted transaction: %v, want not found", name, err)
+		}
 	}
 }

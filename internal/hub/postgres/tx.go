@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -30,6 +31,11 @@ type tx struct {
 	// deployments are locked clusters' deployment states read ahead (PrefetchDeployments),
 	// until the transaction changes them.
 	deployments map[string][]hub.DeploymentState
+	// txStatus reports the connection's transaction status ('I', 'T' or 'E'), for write
+	// transactions that send their own BEGIN and COMMIT (nil otherwise); sent is set once a
+	// statement has gone to the server.
+	txStatus func() byte
+	sent     bool
 	// pending are the rows written and not sent yet (see pendingRows).
 	pending pendingRows
 	// touches are the heartbeat times of clusters, sent as one UPDATE with the next writes.
@@ -102,21 +108,51 @@ func (t *tx) flushWrites(ctx context.Context) error {
 	}
 	b := t.queued
 	t.queued = &pgx.Batch{}
+	t.sent = true
 	return t.q.SendBatch(ctx, b).Close()
 }
 
-// commit sends the queued writes, the summed counter deltas and COMMIT, in one round trip.
+// errAborted: a statement of the transaction failed (and its error was not returned by fn),
+// so PostgreSQL will not commit it.
+var errAborted = errors.New("postgres: an earlier statement of the transaction failed; nothing was committed")
+
+// commit sends the queued writes, the summed counter deltas and COMMIT, in one round trip,
+// and checks that PostgreSQL committed: COMMIT in an aborted transaction answers ROLLBACK
+// without an error, and one whose BEGIN never ran (a failed batch) would have committed
+// statement by statement.
 func (t *tx) commit(ctx context.Context) error {
+	if t.sent && t.txStatus != nil && t.txStatus() != 'T' {
+		return errAborted
+	}
 	t.queueCounts()
 	t.queuePending()
 	t.queue(`COMMIT`)
-	return t.flushWrites(ctx)
+	b := t.queued
+	t.queued = &pgx.Batch{}
+	t.sent = true
+	br := t.q.SendBatch(ctx, b)
+	var tag pgconn.CommandTag
+	for range b.Len() {
+		var err error
+		if tag, err = br.Exec(); err != nil {
+			_ = br.Close() // returns the same error
+			return err
+		}
+	}
+	if err := br.Close(); err != nil {
+		return err
+	}
+	if tag.String() != "COMMIT" {
+		return fmt.Errorf("%w (COMMIT answered %s)", errAborted, tag)
+	}
+	return nil
 }
 
 // query runs a query after the queued writes, in the same round trip.
 func (t *tx) query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
 	args = cleanArgs(args)
 	t.queuePending()
+	t.sent = true
 	if t.queued.Len() == 0 {
 		return t.q.Query(ctx, sql, args...)
 	}
@@ -135,6 +171,7 @@ func (t *tx) query(ctx context.Context, sql string, args ...any) (pgx.Rows, erro
 func (t *tx) queryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	args = cleanArgs(args)
 	t.queuePending()
+	t.sent = true
 	if t.queued.Len() == 0 {
 		return t.q.QueryRow(ctx, sql, args...)
 	}
@@ -154,7 +191,8 @@ func (t *tx) sendWith(ctx context.Context, sql string, args []any) (pgx.BatchRes
 	br := t.q.SendBatch(ctx, b)
 	for range writes {
 		if _, err := br.Exec(); err != nil {
-			return nil, errors.Join(err, br.Close())
+			_ = br.Close() // returns the same error
+			return nil, err
 		}
 	}
 	return br, nil
@@ -165,6 +203,16 @@ type batchRows struct {
 	pgx.Rows
 	br  pgx.BatchResults
 	err error
+}
+
+// Next closes the batch after the last row, so that Err (which pgx.CollectRows calls before
+// Close) reports the batch's error too.
+func (r *batchRows) Next() bool {
+	if r.Rows.Next() {
+		return true
+	}
+	r.Close()
+	return false
 }
 
 func (r *batchRows) Close() {
@@ -193,6 +241,7 @@ func (t *tx) exec(ctx context.Context, sql string, args ...any) (int64, error) {
 	if err := t.flushWrites(ctx); err != nil {
 		return 0, err
 	}
+	t.sent = true
 	tag, err := t.q.Exec(ctx, sql, cleanArgs(args)...)
 	return tag.RowsAffected(), err
 }
