@@ -150,7 +150,11 @@ func (h *Hub) commit(ctx context.Context, batch []*job) {
 	results := make([]error, len(batch))
 	outcomes := make([]string, len(batch))
 	err := h.store.Update(ctx, func(tx Tx) error {
-		for _, env := range h.batchEnvironments(ctx, tx, batch) {
+		envs, err := h.batchEnvironments(ctx, tx, batch)
+		if err != nil {
+			return err
+		}
+		for _, env := range envs {
 			if err := tx.LockEnvironment(ctx, env, false); err != nil {
 				return err
 			}
@@ -225,8 +229,11 @@ func prefetchChanged(ctx context.Context, tx Tx, batch []*job) error {
 	var names []string
 	for _, j := range batch {
 		c, err := tx.LockCluster(ctx, j.report.Cluster)
-		if err != nil {
-			continue // apply reports it
+		switch {
+		case errors.Is(err, ErrNotFound):
+			continue // apply rejects the report
+		case err != nil:
+			return err
 		}
 		if c.Reported && j.report.ObservedAt.After(c.ObservedAt) && (!c.Fresh || j.digest != c.Digest) &&
 			(len(names) == 0 || names[len(names)-1] != c.Name) {
@@ -240,25 +247,32 @@ func prefetchChanged(ctx context.Context, tx Tx, batch []*job) error {
 }
 
 // batchEnvironments returns the environments of a batch's clusters, sorted (lock order).
-// A cluster's environment never changes, so it is read once per cluster and remembered.
-func (h *Hub) batchEnvironments(ctx context.Context, r Reader, batch []*job) []string {
+// A cluster's environment never changes, so it is read once per cluster and remembered. An
+// unregistered cluster is left for apply to reject; any other error fails the batch (a
+// deadlock victim's transaction is aborted: going on would only fail later, unretried).
+func (h *Hub) batchEnvironments(ctx context.Context, r Reader, batch []*job) ([]string, error) {
 	seen := map[string]bool{}
 	for _, j := range batch {
 		if env, ok := h.clusterEnv.Load(j.report.Cluster); ok {
 			seen[env.(string)] = true
 			continue
 		}
-		if c, err := r.Cluster(ctx, j.report.Cluster); err == nil {
-			h.clusterEnv.Store(c.Name, c.Environment)
-			seen[c.Environment] = true
+		c, err := r.Cluster(ctx, j.report.Cluster)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			continue
+		case err != nil:
+			return nil, err
 		}
+		h.clusterEnv.Store(c.Name, c.Environment)
+		seen[c.Environment] = true
 	}
 	envs := make([]string, 0, len(seen))
 	for e := range seen {
 		envs = append(envs, e)
 	}
 	slices.Sort(envs)
-	return envs
+	return envs, nil
 }
 
 // apply applies one report, adding its counter deltas to counts. It returns the outcome, an

@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -55,6 +56,7 @@ func (h *Hub) ExpireStale(ctx context.Context) (int, error) {
 		if err != nil || len(names) == 0 {
 			return total, err
 		}
+		slices.Sort(names) // lock clusters in name order, as ingest does
 		err = h.store.Update(ctx, func(tx Tx) error {
 			for _, name := range names {
 				if err := h.expire(ctx, tx, name, cutoff); err != nil {

@@ -19,13 +19,15 @@ type targetKey struct{ env, revision, clusterType, target, state string }
 type clusterKey struct{ env, clusterType, revision string }
 
 // AddCounts sums the deltas in the transaction; they are written at commit (or before a
-// counter is read).
+// counter is read). Keys are cleaned of NUL first (see cleanText), as the rows are: a
+// revision read back from the store and the same revision in a report are one counter.
 func (t *tx) AddCounts(_ context.Context, targets []hub.TargetCount, clusters []hub.ClusterCount) error {
 	for _, c := range targets {
-		t.targets[targetKey{c.Environment, c.Revision, c.ClusterType, c.DeploymentTarget, string(c.State)}] += c.Count
+		t.targets[targetKey{cleanText(c.Environment), cleanText(c.Revision), cleanText(c.ClusterType),
+			cleanText(c.DeploymentTarget), string(c.State)}] += c.Count
 	}
 	for _, c := range clusters {
-		t.cluster[clusterKey{c.Environment, c.ClusterType, c.Revision}] += c.Count
+		t.cluster[clusterKey{cleanText(c.Environment), cleanText(c.ClusterType), cleanText(c.Revision)}] += c.Count
 	}
 	return nil
 }

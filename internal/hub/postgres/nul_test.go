@@ -51,4 +51,13 @@ func TestNUL(t *testing.T) {
 	if err != nil || r.Revision != "r\uFFFD1" || len(r.Targets) != 1 || r.Targets[0].Compliant != 2 {
 		t.Fatalf("rollout %+v, %v", r, err)
 	}
+	// A second report of a cluster whose stored revision was cleaned, with two targets that
+	// differ only by NUL against U+FFFD: the old and new revision are one counter row and the
+	// targets one deployment row once stored; the report is stored, not failed (a statement
+	// must not write a row twice).
+	twins := hub.Report{Cluster: "b", Revision: "r\x001", Status: hub.Compliant, ObservedAt: time.Now(),
+		Deployments: []hub.DeploymentReport{{DeploymentTarget: "u\x00", Status: hub.Ready}, {DeploymentTarget: "u\uFFFD", Status: hub.Failed}}}
+	if err := h.Report(ctx, hub.Principal{Kind: hub.TokenCluster, Cluster: "b"}, twins); err != nil {
+		t.Fatalf("a report with targets u\\x00 and u\\uFFFD: %v", err)
+	}
 }

@@ -39,18 +39,22 @@ func (p *pendingRows) putCluster(c pendingCluster) {
 	if p.clusters == nil {
 		p.clusters = map[string]pendingCluster{}
 	}
-	p.clusters[c.Name] = c
+	p.clusters[cleanText(c.Name)] = c
 }
 
+// setDeployments records a cluster's deployment writes. Keys are cleaned of NUL (see
+// cleanText) here, before they are merged: two targets that differ only there are one row,
+// and one statement must not write a row twice.
 func (p *pendingRows) setDeployments(cluster string, put []hub.DeploymentState, remove []string) {
 	if p.deployments == nil {
 		p.deployments = map[deploymentKey]deploymentWrite{}
 	}
+	cluster = cleanText(cluster)
 	for _, d := range put {
-		p.deployments[deploymentKey{cluster, d.DeploymentTarget}] = deploymentWrite{state: d}
+		p.deployments[deploymentKey{cluster, cleanText(d.DeploymentTarget)}] = deploymentWrite{state: d}
 	}
 	for _, target := range remove {
-		p.deployments[deploymentKey{cluster, target}] = deploymentWrite{remove: true}
+		p.deployments[deploymentKey{cluster, cleanText(target)}] = deploymentWrite{remove: true}
 	}
 }
 
