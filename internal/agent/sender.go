@@ -115,6 +115,14 @@ func (s *Sender) Update(r hub.Report) bool {
 	return true
 }
 
+// Forget drops the state held: nothing is sent (no heartbeat either) until the next Update,
+// so the hub sees the cluster fall silent rather than a state nobody observes any more.
+func (s *Sender) Forget() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.latest, s.digest, s.has = hub.Report{}, "", false
+}
+
 // Run delivers states until ctx ends; it returns nil then.
 func (s *Sender) Run(ctx context.Context) error {
 	clock := s.opts.Clock

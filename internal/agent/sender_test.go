@@ -249,3 +249,23 @@ func revisions(rs []hub.Report) []string {
 	}
 	return out
 }
+
+func TestSenderForgetStopsHeartbeatsUntilTheNextState(t *testing.T) {
+	h := newHarness(t, SenderOptions{Heartbeat: time.Minute})
+	t0 := h.clock.Now()
+	h.sender.Update(state("r1", t0))
+	h.start(t)
+	h.poster.waitAttempt(t)
+	h.clock.waitTimer(t) // heartbeat armed
+	h.sender.Forget()
+	h.clock.Advance(3 * time.Minute)
+	select {
+	case got := <-h.poster.attempts:
+		t.Fatalf("sent %+v after Forget", got)
+	case <-time.After(100 * time.Millisecond):
+	}
+	h.sender.Update(state("r2", t0.Add(time.Second))) // older than the clock, newer than what was sent
+	if got := h.poster.waitAttempt(t); got.Revision != "r2" || !got.ObservedAt.After(t0) {
+		t.Fatalf("after Forget and a new state: sent %q observed at %v, want r2 after %v", got.Revision, got.ObservedAt, t0)
+	}
+}

@@ -166,7 +166,7 @@ func (o *agentKubeOptions) run(ctx context.Context, e *env) error {
 		_ = sender.Run(ctx)
 	}()
 	e.logger.InfoContext(ctx, "agent started", "cluster", o.hub.cluster)
-	err = kube.WatchDiscovered(ctx, client, o.namespace, o.rediscover, e.logger,
+	err = kube.WatchDiscovered(ctx, client, o.namespace, o.rediscover, e.logger, sender.Forget,
 		func(ctx context.Context, resources []schema.GroupVersionResource) error {
 			watcher := kube.NewWatcher(client, o.hub.cluster, sender, kube.WatcherOptions{
 				Resources: resources, Namespace: o.namespace, Logger: e.logger,

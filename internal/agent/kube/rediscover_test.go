@@ -49,7 +49,7 @@ func watchCalls(t *testing.T, c *installable) (<-chan string, <-chan error) {
 	t.Cleanup(cancel)
 	calls, result := make(chan string, 16), make(chan error, 1)
 	go func() {
-		result <- WatchDiscovered(ctx, c.client, "", 5*time.Millisecond, slog.New(slog.DiscardHandler),
+		result <- WatchDiscovered(ctx, c.client, "", 5*time.Millisecond, slog.New(slog.DiscardHandler), func() { calls <- "idle" },
 			func(ctx context.Context, resources []schema.GroupVersionResource) error {
 				calls <- fmt.Sprint(resources)
 				<-ctx.Done()
@@ -90,6 +90,11 @@ func TestWatchDiscoveredRestartsWhenAReconcilerIsInstalled(t *testing.T) {
 		t.Fatalf("watch restarted on %s with nothing changed", extra)
 	case <-time.After(50 * time.Millisecond):
 	}
+	c.installed[gitRepositories].Store(false) // Flux removed too: nothing to watch, what was reported no longer holds
+	c.installed[kustomizations].Store(false)
+	if got := next(t, calls); got != "idle" {
+		t.Fatalf("after everything was removed: %s, want idle", got)
+	}
 	select {
 	case err := <-result:
 		t.Fatalf("WatchDiscovered returned %v while running", err)
@@ -100,6 +105,9 @@ func TestWatchDiscoveredRestartsWhenAReconcilerIsInstalled(t *testing.T) {
 func TestWatchDiscoveredWaitsForAReconciler(t *testing.T) {
 	c := newInstallable()
 	calls, _ := watchCalls(t, c)
+	if got := next(t, calls); got != "idle" {
+		t.Fatalf("nothing installed: %s, want idle", got)
+	}
 	select {
 	case got := <-calls:
 		t.Fatalf("watch started on %s with nothing installed", got)
@@ -117,7 +125,7 @@ func TestWatchDiscoveredEnds(t *testing.T) {
 	stopped := make(chan struct{})
 	result := make(chan error, 1)
 	go func() {
-		result <- WatchDiscovered(ctx, c.client, "", time.Hour, slog.New(slog.DiscardHandler),
+		result <- WatchDiscovered(ctx, c.client, "", time.Hour, slog.New(slog.DiscardHandler), nil,
 			func(ctx context.Context, _ []schema.GroupVersionResource) error {
 				<-ctx.Done()
 				close(stopped)
@@ -135,13 +143,13 @@ func TestWatchDiscoveredEnds(t *testing.T) {
 	}
 
 	broken := errors.New("the cache did not sync")
-	err := WatchDiscovered(t.Context(), c.client, "", time.Hour, slog.New(slog.DiscardHandler),
+	err := WatchDiscovered(t.Context(), c.client, "", time.Hour, slog.New(slog.DiscardHandler), nil,
 		func(context.Context, []schema.GroupVersionResource) error { return broken })
 	if !errors.Is(err, broken) {
 		t.Fatalf("a failing watch: %v, want its error", err)
 	}
 	none := newInstallable()
-	if err := WatchDiscovered(t.Context(), none.client, "", 0, slog.New(slog.DiscardHandler),
+	if err := WatchDiscovered(t.Context(), none.client, "", 0, slog.New(slog.DiscardHandler), nil,
 		func(context.Context, []schema.GroupVersionResource) error { return nil }); !errors.Is(err, ErrNoReconciler) {
 		t.Fatalf("nothing installed and no rediscovery: %v, want ErrNoReconciler", err)
 	}

@@ -70,11 +70,12 @@ var ErrNoReconciler = errors.New("neither Flux nor Argo CD is installed: no gitr
 // WatchDiscovered runs watch on the resources Discover finds, and discovers again every
 // interval (0: never): when the set changed (Flux or Argo CD installed, upgraded to a new
 // version or removed after the agent started), it stops watch and runs it again on the new
-// set. While the cluster serves none of them it waits. It returns when ctx ends (nil), when
+// set. While the cluster serves none of them it waits, after calling idle (when not nil:
+// what was reported no longer holds). It returns when ctx ends (nil), when
 // watch fails, or when the first discovery fails for another reason than ErrNoReconciler
 // (RBAC, for example); later discovery errors are logged and the watch goes on.
 func WatchDiscovered(ctx context.Context, client dynamic.Interface, namespace string, interval time.Duration,
-	logger *slog.Logger, watch func(context.Context, []schema.GroupVersionResource) error) error {
+	logger *slog.Logger, idle func(), watch func(context.Context, []schema.GroupVersionResource) error) error {
 	current, err := Discover(ctx, client, namespace)
 	if err != nil && (!errors.Is(err, ErrNoReconciler) || interval <= 0) {
 		return err
@@ -88,6 +89,9 @@ func WatchDiscovered(ctx context.Context, client dynamic.Interface, namespace st
 	for {
 		if len(current) == 0 {
 			logger.WarnContext(ctx, "waiting for Flux or Argo CD", "reason", ErrNoReconciler.Error(), "every", interval.String())
+			if idle != nil {
+				idle()
+			}
 		}
 		runCtx, stop := context.WithCancel(ctx)
 		done := make(chan error, 1)
