@@ -212,6 +212,35 @@ func lockBatch(ctx context.Context, tx Tx, batch []*job) error {
 	return l.LockClusters(ctx, names)
 }
 
+// environmentReader is a store transaction that reads many clusters' environments in one
+// round trip, without locking them.
+type environmentReader interface {
+	ClusterEnvironments(ctx context.Context, names []string) (map[string]string, error)
+}
+
+// clusterEnvironments returns the environments of the named clusters that are registered:
+// in one round trip where the store can, else one cluster at a time.
+func clusterEnvironments(ctx context.Context, r Reader, names []string) (map[string]string, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	if er, ok := r.(environmentReader); ok {
+		return er.ClusterEnvironments(ctx, names)
+	}
+	out := make(map[string]string, len(names))
+	for _, name := range names {
+		c, err := r.Cluster(ctx, name)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			continue // apply rejects its report
+		case err != nil:
+			return nil, err
+		}
+		out[c.Name] = c.Environment
+	}
+	return out, nil
+}
+
 // deploymentPrefetcher is a store transaction that can read many clusters' deployments in
 // one round trip, for its later Deployments calls.
 type deploymentPrefetcher interface {
@@ -252,20 +281,21 @@ func prefetchChanged(ctx context.Context, tx Tx, batch []*job) error {
 // deadlock victim's transaction is aborted: going on would only fail later, unretried).
 func (h *Hub) batchEnvironments(ctx context.Context, r Reader, batch []*job) ([]string, error) {
 	seen := map[string]bool{}
+	var unknown []string
 	for _, j := range batch {
 		if env, ok := h.clusterEnv.Load(j.report.Cluster); ok {
 			seen[env.(string)] = true
-			continue
+		} else if len(unknown) == 0 || unknown[len(unknown)-1] != j.report.Cluster {
+			unknown = append(unknown, j.report.Cluster)
 		}
-		c, err := r.Cluster(ctx, j.report.Cluster)
-		switch {
-		case errors.Is(err, ErrNotFound):
-			continue
-		case err != nil:
-			return nil, err
-		}
-		h.clusterEnv.Store(c.Name, c.Environment)
-		seen[c.Environment] = true
+	}
+	found, err := clusterEnvironments(ctx, r, unknown)
+	if err != nil {
+		return nil, err
+	}
+	for name, env := range found {
+		h.clusterEnv.Store(name, env)
+		seen[env] = true
 	}
 	envs := make([]string, 0, len(seen))
 	for e := range seen {

@@ -351,6 +351,30 @@ func (t *tx) LockCluster(ctx context.Context, name string) (hub.ClusterRecord, e
 	return c, err
 }
 
+// ClusterEnvironments reads the environments of the named clusters in one round trip,
+// without locking them (a cluster's environment never changes); unregistered names are
+// left out.
+func (t *tx) ClusterEnvironments(ctx context.Context, names []string) (map[string]string, error) {
+	rows, err := t.query(ctx, `SELECT name, environment FROM clusters WHERE name = ANY ($1::text[])`, names)
+	if err != nil {
+		return nil, err
+	}
+	type pair struct{ name, env string }
+	pairs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (pair, error) {
+		var p pair
+		err := row.Scan(&p.name, &p.env)
+		return p, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(pairs))
+	for _, p := range pairs {
+		out[p.name] = p.env
+	}
+	return out, nil
+}
+
 // LockClusters locks the named clusters in one round trip (in name order, as every writer
 // does) and keeps them for LockCluster; names not registered are left for LockCluster to
 // report.
