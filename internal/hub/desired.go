@@ -46,8 +46,13 @@ const maxCachedDesired = 256
 
 // desiredAt returns the index of an environment's desired state at a revision, or nil when
 // fleetform has not posted one (yet). Desired states never change, so found ones are cached;
-// missing ones are not (another replica may receive it any moment).
+// missing ones are not (another replica may receive it any moment). A cluster that never
+// reported has no revision, and no desired state has an empty one: that costs no query
+// (every first report of a cluster asks).
 func (h *Hub) desiredAt(ctx context.Context, r Reader, env, revision string) (*desiredIndex, error) {
+	if revision == "" {
+		return nil, nil
+	}
 	key := env + "\x00" + revision
 	h.mu.Lock()
 	idx, ok := h.desired[key]
