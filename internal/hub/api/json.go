@@ -20,21 +20,36 @@ type ErrorBody struct {
 	Code string `json:"code"`
 }
 
+// codeStatus is the HTTP status of each hub error code (others are 500), for the server
+// and, read backwards, for clients.
+var codeStatus = map[hub.Code]int{
+	hub.CodeInvalid:      http.StatusBadRequest,
+	hub.CodeUnauthorized: http.StatusUnauthorized,
+	hub.CodeForbidden:    http.StatusForbidden,
+	hub.CodeNotFound:     http.StatusNotFound,
+	hub.CodeConflict:     http.StatusConflict,
+}
+
 // statusOf maps a hub error code to an HTTP status.
 func statusOf(code hub.Code) int {
-	switch code {
-	case hub.CodeInvalid:
-		return http.StatusBadRequest
-	case hub.CodeUnauthorized:
-		return http.StatusUnauthorized
-	case hub.CodeForbidden:
-		return http.StatusForbidden
-	case hub.CodeNotFound:
-		return http.StatusNotFound
-	case hub.CodeConflict:
-		return http.StatusConflict
+	if status, ok := codeStatus[code]; ok {
+		return status
 	}
 	return http.StatusInternalServerError
+}
+
+// CodeOf is the hub error code an HTTP status implies, for answers without a JSON error
+// (a proxy's, or a body too large).
+func CodeOf(status int) hub.Code {
+	if status == http.StatusRequestEntityTooLarge {
+		return hub.CodeInvalid
+	}
+	for code, s := range codeStatus {
+		if s == status {
+			return code
+		}
+	}
+	return hub.CodeInternal
 }
 
 // writeError answers with err as JSON; errors that are not *hub.Error are logged and hidden.

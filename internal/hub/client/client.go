@@ -83,19 +83,7 @@ func (e *Error) code() hub.Code {
 	if e.Code != "" {
 		return e.Code
 	}
-	switch e.Status {
-	case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
-		return hub.CodeInvalid
-	case http.StatusUnauthorized:
-		return hub.CodeUnauthorized
-	case http.StatusForbidden:
-		return hub.CodeForbidden
-	case http.StatusNotFound:
-		return hub.CodeNotFound
-	case http.StatusConflict:
-		return hub.CodeConflict
-	}
-	return hub.CodeInternal
+	return api.CodeOf(e.Status)
 }
 
 // do sends a request with an optional JSON body and decodes a JSON answer into out (if not
