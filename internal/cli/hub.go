@@ -288,10 +288,7 @@ func newHubTokenCreateCmd(e *env) *cobra.Command {
 			"once. Needs the admin token in " + hubTokenEnv + ".",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.out.check(); err != nil {
-				return err
-			}
-			c, err := o.hub.client()
+			c, err := o.hub.clientFor(o.out)
 			if err != nil {
 				return err
 			}

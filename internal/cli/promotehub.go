@@ -32,6 +32,15 @@ func (o *hubOptions) bindRequired(cmd *cobra.Command) {
 	_ = cmd.MarkFlagRequired("hub")
 }
 
+// clientFor checks the output format a read command was given, then returns the hub's
+// client (the first steps of every such command).
+func (o *hubOptions) clientFor(out outputOption) (*client.Client, error) {
+	if err := out.check(); err != nil {
+		return nil, err
+	}
+	return o.client()
+}
+
 // client returns a client of the hub with the token from the environment.
 func (o *hubOptions) client() (*client.Client, error) {
 	if o.url == "" {

@@ -36,10 +36,7 @@ func newStatusCmd(e *env) *cobra.Command {
 			"revision) and unknown (silent). Reads the hub (token in " + hubTokenEnv + ").",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.out.check(); err != nil {
-				return err
-			}
-			c, err := o.hub.client()
+			c, err := o.hub.clientFor(o.out)
 			if err != nil {
 				return err
 			}
@@ -95,10 +92,7 @@ func newDiffCmd(e *env) *cobra.Command {
 			"configuration values that differ.",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.out.check(); err != nil {
-				return err
-			}
-			c, err := o.hub.client()
+			c, err := o.hub.clientFor(o.out)
 			if err != nil {
 				return err
 			}
@@ -272,10 +266,7 @@ func newDriftCmd(e *env) *cobra.Command {
 			"within the hub's --stale-after) and clusters reconciling another cluster type's folder.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.out.check(); err != nil {
-				return err
-			}
-			c, err := o.hub.client()
+			c, err := o.hub.clientFor(o.out)
 			if err != nil {
 				return err
 			}
