@@ -437,11 +437,7 @@ func (t *tx) InsertCluster(ctx context.Context, c hub.ClusterRecord) error {
 
 // UpdateCluster writes a cluster row with the transaction's next statement (pendingRows).
 func (t *tx) UpdateCluster(_ context.Context, c hub.ClusterRecord) error {
-	labels := c.Labels
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	raw, err := marshalJSON(labels)
+	raw, err := labelsJSON(c.Labels)
 	if err != nil {
 		return err
 	}
@@ -449,6 +445,14 @@ func (t *tx) UpdateCluster(_ context.Context, c hub.ClusterRecord) error {
 	t.pending.putCluster(pendingCluster{ClusterRecord: c, labels: raw})
 	t.locked[c.Name] = asStored(c)
 	return nil
+}
+
+// labelsJSON is the labels column of a cluster: a JSON object, {} for none.
+func labelsJSON(labels map[string]string) (string, error) {
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	return marshalJSON(labels)
 }
 
 // asStored is a cluster as reading it back returns it: times in UTC, to the microsecond.
@@ -470,11 +474,7 @@ func storedTime(t time.Time) time.Time {
 
 // clusterArgs are a cluster's columns, the name last.
 func clusterArgs(c hub.ClusterRecord) ([]any, error) {
-	labels := c.Labels
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	raw, err := marshalJSON(labels)
+	raw, err := labelsJSON(c.Labels)
 	if err != nil {
 		return nil, err
 	}
