@@ -298,11 +298,11 @@ func TestDecodeDuplicateKeys(t *testing.T) {
 	}
 }
 
-// TestDecodeManyKeys decodes mappings of 200,000 keys, into a map and into any, and a
+// TestDecodeManyKeys decodes mappings of 50,000 keys, into a map and into any, and a
 // key repeated at their end.
 func TestDecodeManyKeys(t *testing.T) {
 	t.Parallel()
-	const keys = 200_000
+	const keys = 50_000
 	var b strings.Builder
 	for i := range keys {
 		fmt.Fprintf(&b, "k%06d: v%d\n", i, i)
@@ -313,8 +313,8 @@ func TestDecodeManyKeys(t *testing.T) {
 	}
 	var m map[string]string
 	var v any
-	if err := Decode(&doc, &m); err != nil || len(m) != keys || m["k123456"] != "v123456" {
-		t.Fatalf("into a map: %d keys, k123456 = %q, error %v", len(m), m["k123456"], err)
+	if err := Decode(&doc, &m); err != nil || len(m) != keys || m["k012345"] != "v12345" {
+		t.Fatalf("into a map: %d keys, k012345 = %q, error %v", len(m), m["k012345"], err)
 	}
 	if err := Decode(&doc, &v); err != nil || len(v.(map[string]any)) != keys {
 		t.Fatalf("into any: %T, error %v", v, err)
