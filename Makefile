@@ -3,8 +3,9 @@ GO        ?= go
 BIN       := bin/fleetform
 PKGS      := ./...
 FUZZTIME  ?= 10s
+FUZZMINIMIZETIME ?= 2s
 
-.PHONY: all build quickstart demo demo-check test unit fuzz-smoke lint bench bench-e2e bench-sim fmt verify clean
+.PHONY: all build quickstart demo demo-check test unit fuzz-smoke fuzz-long lint bench bench-e2e bench-sim fmt verify clean
 
 all: build
 
@@ -33,13 +34,15 @@ demo-check: build
 unit:
 	$(GO) test -race -count=1 -shuffle=on $(PKGS)
 
-# Each fuzz target runs for FUZZTIME on top of its seed corpus.
+# Every fuzz target of the repository (scripts/fuzz.sh finds them; `scripts/fuzz.sh -l` lists
+# them) runs for FUZZTIME on top of its seed corpus.
 fuzz-smoke:
-	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./internal/platform
-	$(GO) test -run '^$$' -fuzz '^FuzzSelector$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./internal/selector
-	$(GO) test -run '^$$' -fuzz '^FuzzMerge$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./internal/compose
-	$(GO) test -run '^$$' -fuzz '^FuzzParseValue$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./internal/compose
-	$(GO) test -run '^$$' -fuzz '^FuzzParseWindow$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./internal/promote
+	GO=$(GO) scripts/fuzz.sh $(FUZZTIME) $(FUZZMINIMIZETIME)
+
+## fuzz-long: every fuzz target for 5 minutes each (make fuzz-long FUZZTIME=30m); not part of make test
+fuzz-long: FUZZTIME = 5m
+fuzz-long:
+	GO=$(GO) scripts/fuzz.sh $(FUZZTIME) $(FUZZMINIMIZETIME)
 
 lint:
 	$(GO) tool -modfile=tools/go.mod golangci-lint run $(PKGS)

@@ -2,8 +2,10 @@ package compose_test
 
 import (
 	"encoding/json"
+	"maps"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,6 +48,9 @@ func FuzzMerge(f *testing.F) {
 		if again := compose.Merge(existing, next); !reflect.DeepEqual(got, again) {
 			t.Fatalf("Merge is not deterministic: %#v then %#v", got, again)
 		}
+		if want := referenceMerge(existing, next); !reflect.DeepEqual(got, want) {
+			t.Fatalf("Merge = %#v, want %#v (item by item)", got, want)
+		}
 		checkMerge(t, existing, next, got)
 		if !hasList(existing) {
 			if self := compose.Merge(existing, existing); !reflect.DeepEqual(self, existing) {
@@ -53,6 +58,56 @@ func FuzzMerge(f *testing.F) {
 			}
 		}
 	})
+}
+
+// referenceMerge is Merge written item by item: every item of next is compared with every
+// item of existing. Merge must give the same result.
+func referenceMerge(existing, next any) any {
+	switch e := existing.(type) {
+	case map[string]any:
+		n, ok := next.(map[string]any)
+		if !ok {
+			return next
+		}
+		out := maps.Clone(e)
+		for k, v := range n {
+			if ev, ok := out[k]; ok {
+				out[k] = referenceMerge(ev, v)
+			} else {
+				out[k] = v
+			}
+		}
+		return out
+	case []any:
+		n, ok := next.([]any)
+		if !ok {
+			return next
+		}
+		out := slices.Clone(e)
+		for _, item := range n {
+			m, isMap := item.(map[string]any)
+			matched := false
+			for i := range e {
+				if em, ok := out[i].(map[string]any); ok && isMap && sameName(em["name"], m["name"]) {
+					out[i] = referenceMerge(em, m)
+					matched = true
+				}
+			}
+			if !matched {
+				out = append(out, item)
+			}
+		}
+		return out
+	default:
+		return next
+	}
+}
+
+func sameName(a, b any) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return reflect.DeepEqual(a, b)
 }
 
 func checkMerge(t *testing.T, existing, next, got any) {

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/yamlnode"
 )
 
 // maxCoercionPasses bounds schema-directed coercion (one pass per nesting of failures).
@@ -168,8 +169,12 @@ func (s *schemaSet) compile(text string) (*jsonschema.Schema, error) {
 // compileSchema compiles JSON or YAML schema text. References to anything but the schema
 // itself are refused: a schema cannot read files or the network.
 func compileSchema(text string) (*jsonschema.Schema, error) {
+	var node yaml.Node
 	var doc any
-	if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
+	if err := yaml.Unmarshal([]byte(text), &node); err != nil {
+		return nil, fmt.Errorf("not JSON or YAML: %w", err)
+	}
+	if err := yamlnode.Decode(&node, &doc); err != nil {
 		return nil, fmt.Errorf("not JSON or YAML: %w", err)
 	}
 	doc = normalize(doc)

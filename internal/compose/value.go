@@ -2,14 +2,18 @@ package compose
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/fleetform/fleetform/internal/yamlnode"
 )
 
 // ParseValue turns a ConfigMap data string into a config value, as Kalypso does:
@@ -36,7 +40,7 @@ func ParseValue(raw string) any {
 	}
 	keepText(doc.Content[0])
 	var v any
-	if err := doc.Content[0].Decode(&v); err != nil {
+	if err := yamlnode.Decode(doc.Content[0], &v); err != nil {
 		return raw
 	}
 	switch v.(type) {
@@ -170,22 +174,55 @@ func Merge(existing, next any) any {
 func mergeLists(existing, next []any) []any {
 	out := make([]any, len(existing), len(existing)+len(next))
 	copy(out, existing)
+	byName := map[string][]int{} // nameKey -> the mapping items of out with that name
+	for i, item := range existing {
+		if m, ok := item.(map[string]any); ok {
+			k := nameKey(m["name"])
+			byName[k] = append(byName[k], i)
+		}
+	}
 	for _, item := range next {
 		m, isMap := item.(map[string]any)
-		matched := false
-		if isMap {
-			for i := range existing {
-				if em, ok := out[i].(map[string]any); ok && sameName(em["name"], m["name"]) {
-					out[i] = Merge(em, m)
-					matched = true
-				}
-			}
-		}
-		if !matched {
+		if !isMap || !mergeNamed(out, byName, m) {
 			out = append(out, item)
 		}
 	}
 	return out
+}
+
+// mergeNamed merges m into every item of out that byName finds with m's name and reports
+// whether there was one. Items merged with a list or mapping name may get a longer name:
+// byName follows them.
+func mergeNamed(out []any, byName map[string][]int, m map[string]any) bool {
+	k := nameKey(m["name"])
+	items := byName[k]
+	var stay []int // items without those whose name changed, once one has
+	matched := false
+	for j, i := range items {
+		em := out[i].(map[string]any)
+		moveTo := k
+		if sameName(em["name"], m["name"]) {
+			merged := Merge(em, m).(map[string]any)
+			out[i], matched = merged, true
+			switch m["name"].(type) {
+			case []any, map[string]any:
+				moveTo = nameKey(merged["name"])
+			}
+		}
+		switch {
+		case moveTo != k:
+			if stay == nil {
+				stay = append(make([]int, 0, len(items)), items[:j]...)
+			}
+			byName[moveTo] = append(byName[moveTo], i)
+		case stay != nil:
+			stay = append(stay, i)
+		}
+	}
+	if stay != nil {
+		byName[k] = stay
+	}
+	return matched
 }
 
 func sameName(a, b any) bool {
@@ -193,4 +230,50 @@ func sameName(a, b any) bool {
 		return a == nil && b == nil
 	}
 	return reflect.DeepEqual(a, b)
+}
+
+// nameKey returns a text that is the same for two names sameName finds equal, so that list
+// items can be looked up by name. Names of types ParseValue does not make share one text.
+func nameKey(v any) string {
+	if s, ok := v.(string); ok { // the usual name, and no other kind of name starts with "s"
+		return "s" + s
+	}
+	var b strings.Builder
+	writeNameKey(&b, v)
+	return b.String()
+}
+
+func writeNameKey(b *strings.Builder, v any) {
+	switch x := v.(type) {
+	case nil:
+		b.WriteString("n;")
+	case string:
+		fmt.Fprintf(b, "s%d:%s", len(x), x)
+	case bool:
+		fmt.Fprintf(b, "b%t;", x)
+	case int:
+		fmt.Fprintf(b, "i%d;", x)
+	case int64:
+		fmt.Fprintf(b, "I%d;", x)
+	case uint64:
+		fmt.Fprintf(b, "u%d;", x)
+	case float64:
+		if x == 0 {
+			x = 0 // -0 equals 0
+		}
+		fmt.Fprintf(b, "f%s;", strconv.FormatFloat(x, 'g', -1, 64))
+	case []any:
+		fmt.Fprintf(b, "l%d:", len(x))
+		for _, e := range x {
+			writeNameKey(b, e)
+		}
+	case map[string]any:
+		fmt.Fprintf(b, "m%d:", len(x))
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			fmt.Fprintf(b, "%d:%s", len(k), k)
+			writeNameKey(b, x[k])
+		}
+	default:
+		b.WriteString("?;")
+	}
 }

@@ -2,6 +2,7 @@ package compose_test
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -139,6 +140,18 @@ func TestMerge(t *testing.T) {
 			existing: l{m{"name": m{"k": "v"}, "a": 1}},
 			next:     l{m{"name": m{"k": "v"}, "b": 2}},
 			want:     l{m{"name": m{"k": "v"}, "a": 1, "b": 2}},
+		},
+		{
+			name:     "a list name grows when merged; the item is then found by its new name",
+			existing: l{m{"name": l{"x"}, "a": 1}},
+			next:     l{m{"name": l{"x"}, "b": 2}, m{"name": l{"x"}, "c": 3}, m{"name": l{"x", "x"}, "d": 4}},
+			want:     l{m{"name": l{"x", "x", "x", "x"}, "a": 1, "b": 2, "d": 4}, m{"name": l{"x"}, "c": 3}},
+		},
+		{
+			name:     "numeric names: 0 and -0 are one name, 1 and 1.0 are two",
+			existing: l{m{"name": 0.0, "a": 1}, m{"name": 1, "b": 2}},
+			next:     l{m{"name": math.Copysign(0, -1), "c": 3}, m{"name": 1.0, "d": 4}},
+			want:     l{m{"name": math.Copysign(0, -1), "a": 1, "c": 3}, m{"name": 1, "b": 2}, m{"name": 1.0, "d": 4}},
 		},
 		{
 			name:     "items matched against the existing list only",

@@ -10,6 +10,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
+	"github.com/fleetform/fleetform/internal/yamlnode"
 )
 
 // document is one decoded object of a YAML stream, before it is sorted into a Snapshot.
@@ -129,7 +130,7 @@ func decodeDocument(root *yaml.Node, src Source) (*document, []Diagnostic) {
 		return brokenDocument(n, src, kind), w.diags
 	}
 	obj := reflect.New(t)
-	if err := n.Decode(obj.Interface()); err != nil {
+	if err := yamlnode.Decode(n, obj.Interface()); err != nil {
 		msg, line := splitYAMLErr(err)
 		d := src.Diag("", msg, "")
 		if line > 0 {

@@ -269,6 +269,12 @@ func TestStrictDecoding(t *testing.T) {
 			loaded: []string{"ClusterType/large"},
 		},
 		{
+			name: "a key set twice in a field fleetform ignores",
+			in: kindDoc("ClusterType", "a", "  managedFields:\n  - manager: a\n    manager: b\n"+ // lines 5-7
+				"spec: {reconciler: a, namespaceService: b, configType: c}\n"),
+			want: []want{{file: file, line: 7, has: []string{"ClusterType/a", `mapping key "manager" already defined at line 6`}}},
+		},
+		{
 			name:   "anchors, aliases and merge keys",
 			in:     kindDoc("ClusterType", "large", "  labels: &l {size: large}\n  annotations: *l\nspec:\n  <<: {reconciler: a, namespaceService: b}\n  configType: c\n"),
 			loaded: []string{"ClusterType/large"},
@@ -316,5 +322,28 @@ func TestStrictDecodingErrorCap(t *testing.T) {
 	if last.Line != 56 || !strings.Contains(last.Message, "too many errors in this document; only the first 50 are shown") {
 		t.Errorf("last diagnostic = line %d %v", last.Line, last)
 	}
+	checkLoaded(t, snap)
+}
+
+// TestStrictDecodingBigConfigMap: a ConfigMap of 40,000 keys loads with every key, and a key
+// set twice among them is reported on its line with the line of the first.
+func TestStrictDecodingBigConfigMap(t *testing.T) {
+	t.Parallel()
+	const keys = 40_000
+	var doc strings.Builder
+	doc.WriteString(configMapDoc("big")) // data: on line 5, KEY on line 6
+	for i := range keys {
+		fmt.Fprintf(&doc, "  k%05d: v%05d\n", i, i) // lines 7 to 40,006
+	}
+	snap := loadFolder(t, map[string]string{"big.yaml": doc.String()})
+	checkDiags(t, snap.Diagnostics)
+	checkLoaded(t, snap, "ConfigMap/big")
+	if got := len(snap.ConfigMaps[0].Data); got != keys+1 {
+		t.Errorf("%d keys loaded, want %d", got, keys+1)
+	}
+
+	doc.WriteString("  k12345: again\n") // line 40,007
+	snap = loadFolder(t, map[string]string{"big.yaml": doc.String()})
+	checkDiags(t, snap.Diagnostics, want{file: "big.yaml", line: 40_007, has: []string{"ConfigMap/big", "data.k12345", "key is set twice (first on line 12352)"}})
 	checkLoaded(t, snap)
 }

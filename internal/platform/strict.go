@@ -142,7 +142,7 @@ func (w *strictWalker) walkStruct(n *yaml.Node, t reflect.Type, path string) {
 		fields = yamlFields(t)
 		w.fields[t] = fields
 	}
-	seen := map[string]int{}
+	seen := make(map[string]int, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Value == "<<" && k.Tag == "!!merge" {
@@ -190,7 +190,7 @@ func (w *strictWalker) walkMap(n *yaml.Node, t reflect.Type, path string) {
 		w.fail(n.Line, path, fmt.Sprintf("must be a mapping, not a %s", nodeKind(n)), "")
 		return
 	}
-	seen := map[string]int{}
+	seen := make(map[string]int, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		p := joinPath(path, k.Value)
