@@ -2,6 +2,9 @@ package postgres_test
 
 import (
 	"context"
+	"encoding/json"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fleetform/fleetform/internal/hub"
@@ -26,10 +29,57 @@ func TestConformance(t *testing.T) {
 		t.Helper()
 		dsn := pgtest.NewDatabase(t)
 		return open(t, dsn), func() hub.Store { return open(t, dsn) }
-	})
+	}, explain)
+}
+
+// planNode is a node of EXPLAIN (FORMAT JSON).
+type planNode struct {
+	NodeType     string     `json:"Node Type"`
+	RelationName string     `json:"Relation Name"`
+	IndexName    string     `json:"Index Name"`
+	Plans        []planNode `json:"Plans"`
+}
+
+// explain reads the custom and the generic plan of a history query: a Seq Scan of events
+// reads the whole table; an index scan names its index.
+func explain(ctx context.Context, store hub.Store, f hub.HistoryFilter) (storetest.Plan, error) {
+	texts, err := postgres.HistoryPlans(ctx, store.(*postgres.Store), f)
+	if err != nil {
+		return storetest.Plan{}, err
+	}
+	p := storetest.Plan{Text: strings.Join(texts, "\n")}
+	var walk func(n planNode)
+	walk = func(n planNode) {
+		if n.NodeType == "Seq Scan" && n.RelationName == "events" {
+			p.FullScan = true
+		}
+		if strings.HasPrefix(n.IndexName, "events_") && !slices.Contains(p.Indexes, n.IndexName) {
+			p.Indexes = append(p.Indexes, n.IndexName)
+		}
+		for _, c := range n.Plans {
+			walk(c)
+		}
+	}
+	for _, text := range texts {
+		var doc []struct {
+			Plan planNode `json:"Plan"`
+		}
+		if err := json.Unmarshal([]byte(text), &doc); err != nil {
+			return p, err
+		}
+		for _, d := range doc {
+			walk(d.Plan)
+		}
+	}
+	return p, nil
 }
 
 // BenchmarkIngest: go test -run '^$' -bench Ingest -benchtime 20000x ./internal/hub/postgres
 func BenchmarkIngest(b *testing.B) {
 	storetest.BenchIngest(b, open(b, pgtest.NewDatabase(b)), hub.Options{Writers: 1}) // as hub serve runs it
+}
+
+// BenchmarkClusterHistory: go test -run '^$' -bench ClusterHistory ./internal/hub/postgres
+func BenchmarkClusterHistory(b *testing.B) {
+	storetest.BenchClusterHistory(b, open(b, pgtest.NewDatabase(b)))
 }

@@ -3,6 +3,8 @@ package sqlite_test
 import (
 	"context"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/fleetform/fleetform/internal/hub"
@@ -23,7 +25,29 @@ func TestConformance(t *testing.T) {
 			return s
 		}
 		return open(), open
-	})
+	}, explain)
+}
+
+var usingIndex = regexp.MustCompile(`USING (?:COVERING )?INDEX (\S+)`)
+
+// explain reads EXPLAIN QUERY PLAN: "SCAN events" reads the whole table or a whole index of
+// it; "SEARCH events USING INDEX i (...)" reads a range of index i.
+func explain(ctx context.Context, store hub.Store, f hub.HistoryFilter) (storetest.Plan, error) {
+	rows, err := sqlite.HistoryPlan(ctx, store.(*sqlite.Store), f)
+	if err != nil {
+		return storetest.Plan{}, err
+	}
+	p := storetest.Plan{Text: strings.Join(rows, "\n")}
+	for _, r := range rows {
+		if !strings.HasPrefix(r, "SCAN events") && !strings.HasPrefix(r, "SEARCH events") {
+			continue
+		}
+		p.FullScan = p.FullScan || strings.HasPrefix(r, "SCAN")
+		if m := usingIndex.FindStringSubmatch(r); m != nil {
+			p.Indexes = append(p.Indexes, m[1])
+		}
+	}
+	return p, nil
 }
 
 // BenchmarkIngest: go test -run '^$' -bench Ingest -benchtime 20000x ./internal/hub/sqlite
@@ -34,4 +58,14 @@ func BenchmarkIngest(b *testing.B) {
 	}
 	b.Cleanup(func() { _ = s.Close() })
 	storetest.BenchIngest(b, s, hub.Options{Writers: 1})
+}
+
+// BenchmarkClusterHistory: go test -run '^$' -bench ClusterHistory ./internal/hub/sqlite
+func BenchmarkClusterHistory(b *testing.B) {
+	s, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "hub.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	storetest.BenchClusterHistory(b, s)
 }

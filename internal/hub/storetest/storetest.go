@@ -51,10 +51,10 @@ func start(t *testing.T, store hub.Store, c *clock) *env {
 	return &env{t: t, hub: h, store: store, clock: c, stop: RunHub(t, h)}
 }
 
-// Run runs the whole suite.
-func Run(t *testing.T, open Opener) {
+// Run runs the whole suite; explain gives the store's query plans (see Explainer).
+func Run(t *testing.T, open Opener, explain Explainer) {
 	t.Helper()
-	s := suite{open: open}
+	s := suite{open: open, explain: explain}
 	t.Run("Tokens", s.testTokens)
 	t.Run("Registration", s.testRegistration)
 	t.Run("Desired", s.testDesired)
@@ -68,11 +68,13 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Prune", s.testPrune)
 	t.Run("Promotion", s.testPromotion)
 	t.Run("RandomOperations", s.testRandom)
+	t.Run("LargeHistory", s.testLargeHistory)
 }
 
 // suite holds what every scenario needs: each scenario is a method, run as a subtest.
 type suite struct {
-	open Opener
+	open    Opener
+	explain Explainer
 }
 
 func (e *env) register(name, environment, clusterType string) string {
