@@ -47,6 +47,7 @@ type hubServeOptions struct {
 	tlsCert, tlsKey string
 	shutdownTimeout time.Duration
 	writers         int
+	maxClockSkew    time.Duration
 }
 
 func newHubServeCmd(e *env) *cobra.Command {
@@ -75,6 +76,7 @@ func newHubServeCmd(e *env) *cobra.Command {
 	f.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with this certificate (PEM; with --tls-key)")
 	f.StringVar(&o.tlsKey, "tls-key", "", "private key of --tls-cert (PEM)")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a stop waits for the requests in flight")
+	f.DurationVar(&o.maxClockSkew, "max-clock-skew", hub.DefaultMaxClockSkew, "how far ahead of the hub's clock a report's observedAt may be; later reports are rejected (400)")
 	f.IntVar(&o.writers, "ingest-writers", 0, "concurrent ingest transactions of this hub (PostgreSQL only; default 1: raise it when the database is far away and has cores to spare)")
 	_ = cmd.MarkFlagRequired("db")
 	return cmd
@@ -84,8 +86,8 @@ func (o *hubServeOptions) check() error {
 	switch {
 	case (o.tlsCert == "") != (o.tlsKey == ""):
 		return failed(ExitUsage, errors.New("--tls-cert and --tls-key go together"))
-	case o.staleAfter <= 0 || o.retention <= 0:
-		return failed(ExitUsage, errors.New("--stale-after and --retention must be positive"))
+	case o.staleAfter <= 0 || o.retention <= 0 || o.maxClockSkew <= 0:
+		return failed(ExitUsage, errors.New("--stale-after, --retention and --max-clock-skew must be positive"))
 	case o.writers < 0:
 		return failed(ExitUsage, errors.New("--ingest-writers must not be negative"))
 	}
@@ -143,8 +145,8 @@ func (o *hubServeOptions) run(ctx context.Context, e *env) error {
 		st.writers = o.writers
 	}
 	metrics := api.NewMetrics()
-	h := hub.New(st.store, hub.Options{StaleAfter: o.staleAfter, Retention: o.retention, Writers: st.writers,
-		Logger: e.logger, Observer: metrics})
+	h := hub.New(st.store, hub.Options{StaleAfter: o.staleAfter, Retention: o.retention, MaxClockSkew: o.maxClockSkew,
+		Writers: st.writers, Logger: e.logger, Observer: metrics})
 	generated, err := h.Bootstrap(ctx, os.Getenv(hubAdminTokenEnv))
 	if err != nil {
 		_ = st.store.Close()

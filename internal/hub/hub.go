@@ -14,9 +14,10 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultStaleAfter = 10 * time.Minute
-	DefaultRetention  = 90 * 24 * time.Hour
-	DefaultMaxBatch   = 512
+	DefaultStaleAfter   = 10 * time.Minute
+	DefaultRetention    = 90 * 24 * time.Hour
+	DefaultMaxBatch     = 512
+	DefaultMaxClockSkew = 5 * time.Minute
 )
 
 // Options configure a Hub.
@@ -25,6 +26,9 @@ type Options struct {
 	StaleAfter time.Duration
 	// Retention: history events and superseded desired states older than this are pruned.
 	Retention time.Duration
+	// MaxClockSkew is how far ahead of the hub's clock a report's observedAt (or a recorded
+	// event's time) may be (default DefaultMaxClockSkew); later ones are rejected.
+	MaxClockSkew time.Duration
 	// Writers is the number of concurrent ingest transactions (1 for SQLite).
 	Writers int
 	// MaxBatch bounds the reports committed in one transaction.
@@ -69,6 +73,9 @@ func New(store Store, opts Options) *Hub {
 	}
 	if opts.Retention <= 0 {
 		opts.Retention = DefaultRetention
+	}
+	if opts.MaxClockSkew <= 0 {
+		opts.MaxClockSkew = DefaultMaxClockSkew
 	}
 	if opts.Writers <= 0 {
 		opts.Writers = 1
