@@ -56,9 +56,10 @@ func newHubServeCmd(e *env) *cobra.Command {
 		Use:   "serve",
 		Short: "Serve the hub's HTTP API",
 		Long: "serve runs the hub on --db: sqlite:PATH (embedded, one process) or postgres://... (several\n" +
-			"replicas behind a load balancer). The admin token is " + hubAdminTokenEnv + "; when it is\n" +
-			"unset and the store has no admin token yet, one is generated, stored hashed and printed\n" +
-			"once on stderr. SIGINT or SIGTERM stops accepting requests, finishes the ones in flight\n" +
+			"replicas behind a load balancer). The admin token is " + hubAdminTokenEnv + "; a new one\n" +
+			"replaces (revokes) the one configured before and the generated one. When it is unset and\n" +
+			"the store has no active admin token, one is generated, stored hashed and printed once on\n" +
+			"stderr. SIGINT or SIGTERM stops accepting requests, finishes the ones in flight\n" +
 			"(every report acknowledged is committed) and closes the store.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -150,7 +151,7 @@ func (o *hubServeOptions) run(ctx context.Context, e *env) error {
 	generated, err := h.Bootstrap(ctx, os.Getenv(hubAdminTokenEnv))
 	if err != nil {
 		_ = st.store.Close()
-		return failed(ExitFailed, fmt.Errorf("admin token: %w", err))
+		return failed(ExitFailed, fmt.Errorf("%s: %w", hubAdminTokenEnv, err))
 	}
 	if generated != "" {
 		fmt.Fprintf(e.stderr, "fleetform hub: generated the admin token (shown once; set %s to choose it):\n%s\n", hubAdminTokenEnv, generated)

@@ -23,6 +23,10 @@ type Options struct {
 	StaleAfter time.Duration
 	// Retention: history events and superseded desired states older than this are pruned.
 	Retention time.Duration
+	// TokenCacheTTL bounds how long a token lookup is kept in memory (default
+	// DefaultTokenCacheTTL; negative: not at all), and so how long a token revoked through
+	// another replica still works on this one.
+	TokenCacheTTL time.Duration
 	// MaxClockSkew is how far ahead of the hub's clock a report's observedAt (or a recorded
 	// event's time) may be (default DefaultMaxClockSkew); later ones are rejected.
 	MaxClockSkew time.Duration
@@ -71,6 +75,9 @@ func New(store Store, opts Options) *Hub {
 	if opts.Retention <= 0 {
 		opts.Retention = DefaultRetention
 	}
+	if opts.TokenCacheTTL == 0 {
+		opts.TokenCacheTTL = DefaultTokenCacheTTL
+	}
 	if opts.MaxClockSkew <= 0 {
 		opts.MaxClockSkew = DefaultMaxClockSkew
 	}
@@ -107,11 +114,30 @@ func (h *Hub) RegisterCluster(ctx context.Context, c Cluster, rotate bool) (stri
 // and returns their new tokens in order, as RegisterCluster does for one. Any conflict
 // fails the whole batch: nothing is registered.
 func (h *Hub) RegisterClusters(ctx context.Context, cs []Cluster, rotate bool) ([]string, error) {
-	tokens := make([]string, len(cs))
-	records := make([]Token, len(cs))
-	now := h.opts.Now()
+	rs := make([]Registration, len(cs))
 	for i, c := range cs {
-		if err := validateCluster(c); err != nil {
+		rs[i] = Registration{Cluster: c}
+	}
+	return h.Register(ctx, rs, rotate)
+}
+
+// Registration is a cluster to register, with the expiry of its token.
+type Registration struct {
+	Cluster
+	// TokenExpiresAt is when the cluster's new token stops working (zero: never).
+	TokenExpiresAt time.Time
+}
+
+// Register is RegisterClusters with an expiry for each token.
+func (h *Hub) Register(ctx context.Context, rs []Registration, rotate bool) ([]string, error) {
+	tokens := make([]string, len(rs))
+	records := make([]Token, len(rs))
+	now := h.opts.Now()
+	for i, r := range rs {
+		if err := validateCluster(r.Cluster); err != nil {
+			return nil, err
+		}
+		if err := checkExpiry(r.TokenExpiresAt, now); err != nil {
 			return nil, err
 		}
 		tok, err := NewToken()
@@ -119,11 +145,11 @@ func (h *Hub) RegisterClusters(ctx context.Context, cs []Cluster, rotate bool) (
 			return nil, err
 		}
 		tokens[i] = tok
-		records[i] = Token{Hash: HashToken(tok), Kind: TokenCluster, Cluster: c.Name, CreatedAt: now}
+		records[i] = Token{Hash: HashToken(tok), Kind: TokenCluster, Cluster: r.Name, CreatedAt: now, ExpiresAt: r.TokenExpiresAt}
 	}
 	err := h.store.Update(ctx, func(tx Tx) error {
-		for i, c := range cs {
-			if err := h.register(ctx, tx, c, records[i], rotate); err != nil {
+		for i, r := range rs {
+			if err := h.register(ctx, tx, r.Cluster, records[i], rotate); err != nil {
 				return err
 			}
 		}
@@ -133,6 +159,10 @@ func (h *Hub) RegisterClusters(ctx context.Context, cs []Cluster, rotate bool) (
 		return nil, err
 	}
 	if rotate { // new clusters have no cached tokens to forget
+		cs := make([]Cluster, len(rs))
+		for i, r := range rs {
+			cs[i] = r.Cluster
+		}
 		h.forgetClusterTokens(cs)
 	}
 	return tokens, nil

@@ -7,11 +7,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/hub/migrate"
 )
 
 // MigrationCount is the number of embedded migrations.
@@ -74,4 +76,37 @@ func literal(v any) string {
 		return "'" + strings.ReplaceAll(v, "'", "''") + "'"
 	}
 	panic(fmt.Sprintf("literal of %T", v))
+}
+
+// MigrateTo brings the database at dsn to schema version (the migrations up to it) and runs
+// stmts on it: a database as an older fleetform left it.
+func MigrateTo(ctx context.Context, dsn string, version int, stmts ...string) error {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = conn.Close(ctx) }()
+	older := fstest.MapFS{}
+	entries, err := fs.ReadDir(migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if n, _ := strconv.Atoi(e.Name()[:4]); n <= version {
+			data, err := fs.ReadFile(migrations, "migrations/"+e.Name())
+			if err != nil {
+				return err
+			}
+			older["migrations/"+e.Name()] = &fstest.MapFile{Data: data}
+		}
+	}
+	if _, err := migrate.Run(ctx, migrator{conn}, older, "migrations"); err != nil {
+		return err
+	}
+	for _, s := range stmts {
+		if _, err := conn.Exec(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
 }

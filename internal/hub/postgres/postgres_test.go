@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -30,6 +31,22 @@ func TestConformance(t *testing.T) {
 		dsn := pgtest.NewDatabase(t)
 		return open(t, dsn), func() hub.Store { return open(t, dsn) }
 	}, explain)
+}
+
+// TestLegacyTokens upgrades a database of schema version 6, with tokens stored before they
+// could be revoked, to the current schema.
+func TestLegacyTokens(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.NewDatabase(t)
+	var rows []string
+	for _, lt := range storetest.LegacyTokens {
+		rows = append(rows, fmt.Sprintf(`INSERT INTO tokens (hash, kind, cluster, name, created_at) VALUES (decode('%x', 'hex'), '%s', '', '%s', now())`,
+			hub.HashToken(lt.Secret), lt.Kind, lt.Name))
+	}
+	if err := postgres.MigrateTo(context.Background(), dsn, 6, rows...); err != nil {
+		t.Fatal(err)
+	}
+	storetest.CheckLegacyTokens(t, open(t, dsn))
 }
 
 // planNode is a node of EXPLAIN (FORMAT JSON).

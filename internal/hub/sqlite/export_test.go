@@ -2,8 +2,13 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"io/fs"
+	"strconv"
+	"testing/fstest"
 
 	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/hub/migrate"
 )
 
 // HistoryPlan returns the EXPLAIN QUERY PLAN rows (their detail column) of the query
@@ -25,4 +30,37 @@ func HistoryPlan(ctx context.Context, s *Store, f hub.HistoryFilter) ([]string, 
 		out = append(out, detail)
 	}
 	return out, rows.Err()
+}
+
+// MigrateTo creates the database at path at schema version (the migrations up to it) and
+// runs stmts on it: a database as an older fleetform left it.
+func MigrateTo(ctx context.Context, path string, version int, stmts ...string) error {
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = db.Close() }()
+	older := fstest.MapFS{}
+	entries, err := fs.ReadDir(migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if n, _ := strconv.Atoi(e.Name()[:4]); n <= version {
+			data, err := fs.ReadFile(migrations, "migrations/"+e.Name())
+			if err != nil {
+				return err
+			}
+			older["migrations/"+e.Name()] = &fstest.MapFile{Data: data}
+		}
+	}
+	if _, err := migrate.Run(ctx, migrator{db}, older, "migrations"); err != nil {
+		return err
+	}
+	for _, s := range stmts {
+		if _, err := db.ExecContext(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -26,6 +27,26 @@ func TestConformance(t *testing.T) {
 		}
 		return open(), open
 	}, explain)
+}
+
+// TestLegacyTokens upgrades a database of schema version 3, with tokens stored before they
+// could be revoked, to the current schema.
+func TestLegacyTokens(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hub.db")
+	var rows []string
+	for _, lt := range storetest.LegacyTokens {
+		rows = append(rows, fmt.Sprintf(`INSERT INTO tokens (hash, kind, cluster, name, created_at) VALUES (X'%x', '%s', '', '%s', 1700000000000)`,
+			hub.HashToken(lt.Secret), lt.Kind, lt.Name))
+	}
+	if err := sqlite.MigrateTo(context.Background(), path, 3, rows...); err != nil {
+		t.Fatal(err)
+	}
+	s, err := sqlite.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	storetest.CheckLegacyTokens(t, s)
 }
 
 var usingIndex = regexp.MustCompile(`USING (?:COVERING )?INDEX (\S+)`)

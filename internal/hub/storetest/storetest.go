@@ -62,6 +62,9 @@ func Run(t *testing.T, open Opener, explain Explainer) {
 	t.Helper()
 	s := suite{open: open, explain: explain}
 	t.Run("Tokens", s.testTokens)
+	t.Run("AdminTokenReplaced", s.testAdminTokenReplaced)
+	t.Run("TokenLifecycle", s.testTokenLifecycle)
+	t.Run("RevocationOnReplicas", s.testRevocationOnReplicas)
 	t.Run("Registration", s.testRegistration)
 	t.Run("Desired", s.testDesired)
 	t.Run("RolloutStates", s.testRolloutStates)
