@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -33,9 +32,7 @@ func newHubCmd(e *env) *cobra.Command {
 		Long: "The hub records what fleetform scheduled (apply --hub posts it) and what every cluster\n" +
 			"reports, and answers what runs where: rollout, history, environment diff and drift.",
 	}
-	token := &cobra.Command{Use: "token", Short: "Issue hub tokens"}
-	token.AddCommand(newHubTokenCreateCmd(e))
-	cmd.AddCommand(newHubServeCmd(e), newHubRegisterCmd(e), token, newHubLoadtestCmd(e))
+	cmd.AddCommand(newHubServeCmd(e), newHubRegisterCmd(e), newHubTokenCmd(e), newHubLoadtestCmd(e))
 	return cmd
 }
 
@@ -221,6 +218,7 @@ func ignoreClosed(err error) error {
 type hubRegisterOptions struct {
 	hub         hubOptions
 	out         outputOption
+	expires     expiresOption
 	environment string
 	clusterType string
 	labels      []string
@@ -234,7 +232,8 @@ func newHubRegisterCmd(e *env) *cobra.Command {
 		Short: "Register a cluster and print its token",
 		Long: "register adds a cluster to the hub and prints the token its reporter posts with (shown\n" +
 			"once: the hub keeps only its hash). --rotate issues a new token for a registered cluster;\n" +
-			"the old one stops working. Needs the admin token in " + hubTokenEnv + ".",
+			"the old one stops working. --expires-in makes the token stop working after that long.\n" +
+			"Needs the admin token in " + hubTokenEnv + ".",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.out.check(); err != nil {
@@ -257,6 +256,7 @@ func newHubRegisterCmd(e *env) *cobra.Command {
 	}
 	o.hub.bindRequired(cmd)
 	o.out.bind(cmd)
+	o.expires.bind(cmd, "the cluster's token")
 	f := cmd.Flags()
 	f.StringVar(&o.environment, "env", "", "environment of the cluster (required)")
 	f.StringVar(&o.clusterType, "cluster-type", "", "cluster type of the cluster (required)")
@@ -268,7 +268,11 @@ func newHubRegisterCmd(e *env) *cobra.Command {
 }
 
 func (o *hubRegisterOptions) registration(name string) (api.ClusterRegistration, error) {
-	req := api.ClusterRegistration{Name: name, Environment: o.environment, ClusterType: o.clusterType}
+	expiresAt, err := o.expires.at()
+	if err != nil {
+		return api.ClusterRegistration{}, err
+	}
+	req := api.ClusterRegistration{Name: name, Environment: o.environment, ClusterType: o.clusterType, ExpiresAt: expiresAt}
 	for _, l := range o.labels {
 		k, v, ok := strings.Cut(l, "=")
 		if !ok || k == "" {
@@ -280,41 +284,4 @@ func (o *hubRegisterOptions) registration(name string) (api.ClusterRegistration,
 		req.Labels[k] = v
 	}
 	return req, nil
-}
-
-func newHubTokenCreateCmd(e *env) *cobra.Command {
-	var o hubOutputOptions
-	cmd := &cobra.Command{
-		Use:   "create NAME",
-		Short: "Issue a read-only token and print it",
-		Long: "create issues a read-only token labelled NAME (for dashboards, status and CI) and prints it\n" +
-			"once. Needs the admin token in " + hubTokenEnv + ".",
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.hub.clientFor(o.out)
-			if err != nil {
-				return err
-			}
-			tok, err := c.CreateReadToken(cmd.Context(), args[0])
-			if err != nil {
-				return failed(ExitFailed, err)
-			}
-			return printToken(e, o.out, tok)
-		},
-	}
-	o.hub.bindRequired(cmd)
-	o.out.bind(cmd)
-	return cmd
-}
-
-// printToken prints a token alone on a line (text), or {"name","token"}.
-func printToken(e *env, out outputOption, tok api.IssuedToken) error {
-	err := out.write(e.stdout, tok, func(w io.Writer) error {
-		_, err := fmt.Fprintln(w, tok.Token)
-		return err
-	})
-	if err != nil {
-		return failed(ExitFailed, err)
-	}
-	return nil
 }
