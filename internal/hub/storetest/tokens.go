@@ -49,21 +49,22 @@ func (s suite) testAdminTokenReplaced(t *testing.T) {
 // expire; the last active admin token cannot be revoked.
 func (s suite) testTokenLifecycle(t *testing.T) {
 	store, _ := s.open(t)
-	c := newClock()
-	e := start(t, store, c)
-	ctx := context.Background()
-	if _, err := e.hub.Bootstrap(ctx, "configured-admin"); err != nil {
+	e := start(t, store, newClock())
+	if _, err := e.hub.Bootstrap(context.Background(), "configured-admin"); err != nil {
 		t.Fatal(err)
 	}
 	edge := e.register("edge-1", "dev", "edge")
-	read, readSecret, err := e.hub.CreateToken(ctx, hub.TokenRead, "grafana", time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	shortLived, shortSecret, err := e.hub.CreateToken(ctx, hub.TokenAdmin, "ci", c.Now().Add(time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
+	read, readSecret := e.createToken(hub.TokenRead, "grafana", time.Time{})
+	e.createToken(hub.TokenAdmin, "ci", e.clock.Now().Add(time.Hour))
+	checkTokenListing(t, e, edge)
+	checkRevocation(t, e, read, readSecret)
+	checkExpiry(t, e)
+	checkRotation(t, e, edge)
+}
+
+// checkTokenListing checks the listing of testTokenLifecycle's tokens.
+func checkTokenListing(t *testing.T, e *env, edge string) {
+	t.Helper()
 	list := e.tokens(hub.TokenFilter{})
 	want := []string{"admin ci active", "admin configured active", "cluster edge-1 active", "read grafana active"}
 	if got := tokenLines(list); !slices.Equal(got, want) {
@@ -77,14 +78,22 @@ func (s suite) testTokenLifecycle(t *testing.T) {
 	if got := e.tokens(hub.TokenFilter{Kind: hub.TokenCluster, Cluster: "edge-1"}); len(got) != 1 || got[0].ID != hub.TokenID(hub.HashToken(edge)) {
 		t.Fatalf("edge-1's token: %+v", got)
 	}
+	if _, err := e.hub.Tokens(context.Background(), hub.TokenFilter{Kind: "root"}); code(err) != hub.CodeInvalid {
+		t.Fatalf("list tokens of kind root: %v", err)
+	}
+}
 
-	// Revoked: 401 at once on this hub; revoking again changes nothing.
-	e.mustAuthenticate(readSecret, hub.TokenRead)
+// checkRevocation: a revoked token is refused at once on this hub; revoking it again changes
+// nothing, and it cannot be rotated.
+func checkRevocation(t *testing.T, e *env, read hub.Token, secret string) {
+	t.Helper()
+	ctx := context.Background()
+	e.mustAuthenticate(secret, hub.TokenRead)
 	revoked, err := e.hub.RevokeToken(ctx, read.ID)
 	if err != nil || revoked.State != hub.TokenRevoked || revoked.RevokedAt == nil {
 		t.Fatalf("revoke: %+v, %v", revoked, err)
 	}
-	e.mustNotAuthenticate(readSecret, "revoked")
+	e.mustNotAuthenticate(secret, "revoked")
 	if again, err := e.hub.RevokeToken(ctx, read.ID); err != nil || !again.RevokedAt.Equal(*revoked.RevokedAt) {
 		t.Fatalf("revoke again: %+v, %v", again, err)
 	}
@@ -94,26 +103,31 @@ func (s suite) testTokenLifecycle(t *testing.T) {
 	if _, _, err := e.hub.RotateToken(ctx, read.ID, time.Time{}); code(err) != hub.CodeConflict {
 		t.Fatalf("rotate a revoked token: %v, want a conflict", err)
 	}
+}
 
-	// Expired: 401 once the clock passes expiresAt (even while a lookup is cached).
-	e.mustAuthenticate(shortSecret, hub.TokenAdmin)
-	c.Advance(time.Hour)
-	e.mustNotAuthenticate(shortSecret, "expired")
-	if got := e.tokenState(shortLived.ID); got != hub.TokenExpired {
-		t.Fatalf("listed state of the expired token: %s", got)
+// checkExpiry: a token is refused once the clock reaches its expiry, even while its lookup
+// is cached; a token cannot be created expired.
+func checkExpiry(t *testing.T, e *env) {
+	t.Helper()
+	for _, lifetime := range []time.Duration{time.Hour, 10 * time.Second} { // longer, then shorter than the cache time
+		tok, secret := e.createToken(hub.TokenRead, "short", e.clock.Now().Add(lifetime))
+		e.mustAuthenticate(secret, hub.TokenRead)
+		e.clock.Advance(lifetime)
+		e.mustNotAuthenticate(secret, "expired")
+		if got := e.tokenState(tok.ID); got != hub.TokenExpired {
+			t.Fatalf("listed state of the expired token: %s", got)
+		}
 	}
-	_, soonSecret, err := e.hub.CreateToken(ctx, hub.TokenRead, "soon", c.Now().Add(10*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.mustAuthenticate(soonSecret, hub.TokenRead) // cached until it expires, not for the whole cache time
-	c.Advance(10 * time.Second)
-	e.mustNotAuthenticate(soonSecret, "expired")
-	if _, _, err := e.hub.CreateToken(ctx, hub.TokenRead, "late", c.Now().Add(-time.Second)); code(err) != hub.CodeInvalid {
+	if _, _, err := e.hub.CreateToken(context.Background(), hub.TokenRead, "late", e.clock.Now().Add(-time.Second)); code(err) != hub.CodeInvalid {
 		t.Fatalf("a token expiring in the past: %v, want invalid", err)
 	}
+}
 
-	// Rotated: the new token works, the old one does not; a cluster keeps its registration.
+// checkRotation: a rotated token is replaced by a new one of the same kind and name (a
+// cluster's keeps its registration); the last active admin token is rotated, not revoked.
+func checkRotation(t *testing.T, e *env, edge string) {
+	t.Helper()
+	ctx := context.Background()
 	admin := e.tokenID("configured")
 	if _, err := e.hub.RevokeToken(ctx, admin); code(err) != hub.CodeConflict {
 		t.Fatalf("revoke the last active admin token: %v, want a conflict", err)
@@ -124,7 +138,7 @@ func (s suite) testTokenLifecycle(t *testing.T) {
 	}
 	e.mustNotAuthenticate("configured-admin", "revoked")
 	e.mustAuthenticate(nextSecret, hub.TokenAdmin)
-	clusterNext, clusterSecret, err := e.hub.RotateToken(ctx, hub.TokenID(hub.HashToken(edge)), c.Now().Add(24*time.Hour))
+	clusterNext, clusterSecret, err := e.hub.RotateToken(ctx, hub.TokenID(hub.HashToken(edge)), e.clock.Now().Add(24*time.Hour))
 	if err != nil || clusterNext.Cluster != "edge-1" {
 		t.Fatalf("rotate edge-1's token: %+v, %v", clusterNext, err)
 	}
@@ -132,9 +146,6 @@ func (s suite) testTokenLifecycle(t *testing.T) {
 	e.mustAuthenticate(clusterSecret, hub.TokenCluster)
 	if got := e.tokens(hub.TokenFilter{Cluster: "edge-1"}); len(got) != 1 || got[0].ExpiresAt == nil || got[0].ID != clusterNext.ID {
 		t.Fatalf("edge-1's tokens after rotation: %+v", got)
-	}
-	if _, err := e.hub.Tokens(ctx, hub.TokenFilter{Kind: "root"}); code(err) != hub.CodeInvalid {
-		t.Fatalf("list tokens of kind root: %v", err)
 	}
 }
 
@@ -160,6 +171,15 @@ func (s suite) testRevocationOnReplicas(t *testing.T) {
 	b.mustAuthenticate(secret, hub.TokenRead) // within the cache time: still cached
 	c.Advance(time.Second)
 	b.mustNotAuthenticate(secret, "revoked")
+}
+
+func (e *env) createToken(kind, name string, expiresAt time.Time) (hub.Token, string) {
+	e.t.Helper()
+	tok, secret, err := e.hub.CreateToken(context.Background(), kind, name, expiresAt)
+	if err != nil {
+		e.t.Fatalf("create token %s: %v", name, err)
+	}
+	return tok, secret
 }
 
 func (e *env) tokens(f hub.TokenFilter) []hub.TokenInfo {
