@@ -38,6 +38,9 @@ func (t *tx) Tokens(ctx context.Context, f hub.TokenFilter) ([]hub.Token, error)
 			sql += ` AND ` + c.col + ` = $` + strconv.Itoa(len(args))
 		}
 	}
+	if f.Cluster != "" {
+		sql += ` AND cluster <> ''` // the condition of tokens_cluster, for generic plans too
+	}
 	rows, err := t.query(ctx, sql+` ORDER BY kind, cluster, name, created_at, id`, args...)
 	if err != nil {
 		return nil, err

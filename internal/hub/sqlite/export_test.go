@@ -15,6 +15,29 @@ import (
 // History(f) runs.
 func HistoryPlan(ctx context.Context, s *Store, f hub.HistoryFilter) ([]string, error) {
 	q, args := historyQuery(f)
+	return explain(ctx, s, q, args...)
+}
+
+// TokenPlans returns the EXPLAIN QUERY PLAN rows of the token lookups, by name: "hash"
+// (Token), "id" (TokenByID), "kind" and "cluster" (Tokens of a kind, of a cluster).
+func TokenPlans(ctx context.Context, s *Store) (map[string][]string, error) {
+	byKind, kindArgs := tokensQuery(hub.TokenFilter{Kind: hub.TokenRead})
+	byCluster, clusterArgs := tokensQuery(hub.TokenFilter{Cluster: "edge-1"})
+	out := map[string][]string{}
+	for name, q := range map[string]struct {
+		sql  string
+		args []any
+	}{"hash": {tokenByHash, []any{[]byte("h")}}, "id": {tokenByID, []any{"0"}}, "kind": {byKind, kindArgs}, "cluster": {byCluster, clusterArgs}} {
+		rows, err := explain(ctx, s, q.sql, q.args...)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = rows
+	}
+	return out, nil
+}
+
+func explain(ctx context.Context, s *Store, q string, args ...any) ([]string, error) {
 	rows, err := s.read.QueryContext(ctx, `EXPLAIN QUERY PLAN `+q, args...)
 	if err != nil {
 		return nil, err

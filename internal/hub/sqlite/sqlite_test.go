@@ -49,6 +49,27 @@ func TestLegacyTokens(t *testing.T) {
 	storetest.CheckLegacyTokens(t, s)
 }
 
+// TestTokenQueriesUseIndexes: each token lookup searches an index (with 100,000 cluster
+// tokens, a scan costs milliseconds per call).
+func TestTokenQueriesUseIndexes(t *testing.T) {
+	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "hub.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	plans, err := sqlite.TokenPlans(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"hash": "sqlite_autoindex_tokens_1", "id": "tokens_id", "kind": "tokens_kind", "cluster": "tokens_cluster"}
+	for name, index := range want {
+		plan := strings.Join(plans[name], "\n")
+		if !strings.Contains(plan, "SEARCH tokens USING INDEX "+index+" ") || strings.Contains(plan, "SCAN tokens") {
+			t.Errorf("token lookup by %s:\n%s\nwant a search of %s", name, plan, index)
+		}
+	}
+}
+
 var usingIndex = regexp.MustCompile(`USING (?:COVERING )?INDEX (\S+)`)
 
 // explain reads EXPLAIN QUERY PLAN: "SCAN events" reads the whole table or a whole index of

@@ -17,15 +17,24 @@ func scanToken(row interface{ Scan(...any) error }) (hub.Token, error) {
 	return tok, notFound(err)
 }
 
+// The token lookups by hash and by ID.
+const (
+	tokenByHash = `SELECT ` + tokenColumns + ` FROM tokens WHERE hash = ?`
+	tokenByID   = `SELECT ` + tokenColumns + ` FROM tokens WHERE id = ?`
+)
+
 func (t *tx) Token(ctx context.Context, hash []byte) (hub.Token, error) {
-	return scanToken(t.q.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE hash = ?`, hash))
+	return scanToken(t.q.QueryRowContext(ctx, tokenByHash, hash))
 }
 
 func (t *tx) TokenByID(ctx context.Context, id string) (hub.Token, error) {
-	return scanToken(t.q.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE id = ?`, id))
+	return scanToken(t.q.QueryRowContext(ctx, tokenByID, id))
 }
 
-func (t *tx) Tokens(ctx context.Context, f hub.TokenFilter) ([]hub.Token, error) {
+// tokensQuery is the query of Tokens(f) and its arguments. A cluster's tokens are read
+// through the partial index tokens_cluster, which SQLite uses only when the query repeats
+// its condition: the cluster is not empty.
+func tokensQuery(f hub.TokenFilter) (string, []any) {
 	q := `SELECT ` + tokenColumns + ` FROM tokens WHERE true`
 	var args []any
 	if f.Kind != "" {
@@ -33,10 +42,15 @@ func (t *tx) Tokens(ctx context.Context, f hub.TokenFilter) ([]hub.Token, error)
 		args = append(args, f.Kind)
 	}
 	if f.Cluster != "" {
-		q += ` AND cluster = ?`
+		q += ` AND cluster = ? AND cluster <> ''`
 		args = append(args, f.Cluster)
 	}
-	rows, err := t.q.QueryContext(ctx, q+` ORDER BY kind, cluster, name, created_at, id`, args...)
+	return q + ` ORDER BY kind, cluster, name, created_at, id`, args
+}
+
+func (t *tx) Tokens(ctx context.Context, f hub.TokenFilter) ([]hub.Token, error) {
+	q, args := tokensQuery(f)
+	rows, err := t.q.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
