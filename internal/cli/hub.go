@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -33,9 +32,7 @@ func newHubCmd(e *env) *cobra.Command {
 		Long: "The hub records what fleetform scheduled (apply --hub posts it) and what every cluster\n" +
 			"reports, and answers what runs where: rollout, history, environment diff and drift.",
 	}
-	token := &cobra.Command{Use: "token", Short: "Issue hub tokens"}
-	token.AddCommand(newHubTokenCreateCmd(e))
-	cmd.AddCommand(newHubServeCmd(e), newHubRegisterCmd(e), token, newHubLoadtestCmd(e))
+	cmd.AddCommand(newHubServeCmd(e), newHubRegisterCmd(e), newHubTokenCmd(e), newHubLoadtestCmd(e))
 	return cmd
 }
 
@@ -47,6 +44,7 @@ type hubServeOptions struct {
 	tlsCert, tlsKey string
 	shutdownTimeout time.Duration
 	writers         int
+	maxClockSkew    time.Duration
 }
 
 func newHubServeCmd(e *env) *cobra.Command {
@@ -55,9 +53,10 @@ func newHubServeCmd(e *env) *cobra.Command {
 		Use:   "serve",
 		Short: "Serve the hub's HTTP API",
 		Long: "serve runs the hub on --db: sqlite:PATH (embedded, one process) or postgres://... (several\n" +
-			"replicas behind a load balancer). The admin token is " + hubAdminTokenEnv + "; when it is\n" +
-			"unset and the store has no admin token yet, one is generated, stored hashed and printed\n" +
-			"once on stderr. SIGINT or SIGTERM stops accepting requests, finishes the ones in flight\n" +
+			"replicas behind a load balancer). The admin token is " + hubAdminTokenEnv + "; a new one\n" +
+			"replaces (revokes) the one configured before and the generated one. When it is unset and\n" +
+			"the store has no active admin token, one is generated, stored hashed and printed once on\n" +
+			"stderr. SIGINT or SIGTERM stops accepting requests, finishes the ones in flight\n" +
 			"(every report acknowledged is committed) and closes the store.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -75,6 +74,7 @@ func newHubServeCmd(e *env) *cobra.Command {
 	f.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with this certificate (PEM; with --tls-key)")
 	f.StringVar(&o.tlsKey, "tls-key", "", "private key of --tls-cert (PEM)")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a stop waits for the requests in flight")
+	f.DurationVar(&o.maxClockSkew, "max-clock-skew", hub.DefaultMaxClockSkew, "how far ahead of the hub's clock a report's observedAt may be; later reports are rejected (400)")
 	f.IntVar(&o.writers, "ingest-writers", 0, "concurrent ingest transactions of this hub (PostgreSQL only; default 1: raise it when the database is far away and has cores to spare)")
 	_ = cmd.MarkFlagRequired("db")
 	return cmd
@@ -84,8 +84,8 @@ func (o *hubServeOptions) check() error {
 	switch {
 	case (o.tlsCert == "") != (o.tlsKey == ""):
 		return failed(ExitUsage, errors.New("--tls-cert and --tls-key go together"))
-	case o.staleAfter <= 0 || o.retention <= 0:
-		return failed(ExitUsage, errors.New("--stale-after and --retention must be positive"))
+	case o.staleAfter <= 0 || o.retention <= 0 || o.maxClockSkew <= 0:
+		return failed(ExitUsage, errors.New("--stale-after, --retention and --max-clock-skew must be positive"))
 	case o.writers < 0:
 		return failed(ExitUsage, errors.New("--ingest-writers must not be negative"))
 	}
@@ -143,12 +143,12 @@ func (o *hubServeOptions) run(ctx context.Context, e *env) error {
 		st.writers = o.writers
 	}
 	metrics := api.NewMetrics()
-	h := hub.New(st.store, hub.Options{StaleAfter: o.staleAfter, Retention: o.retention, Writers: st.writers,
-		Logger: e.logger, Observer: metrics})
+	h := hub.New(st.store, hub.Options{StaleAfter: o.staleAfter, Retention: o.retention, MaxClockSkew: o.maxClockSkew,
+		Writers: st.writers, Logger: e.logger, Observer: metrics})
 	generated, err := h.Bootstrap(ctx, os.Getenv(hubAdminTokenEnv))
 	if err != nil {
 		_ = st.store.Close()
-		return failed(ExitFailed, fmt.Errorf("admin token: %w", err))
+		return failed(ExitFailed, fmt.Errorf("%s: %w", hubAdminTokenEnv, err))
 	}
 	if generated != "" {
 		fmt.Fprintf(e.stderr, "fleetform hub: generated the admin token (shown once; set %s to choose it):\n%s\n", hubAdminTokenEnv, generated)
@@ -218,6 +218,7 @@ func ignoreClosed(err error) error {
 type hubRegisterOptions struct {
 	hub         hubOptions
 	out         outputOption
+	expires     expiresOption
 	environment string
 	clusterType string
 	labels      []string
@@ -231,7 +232,8 @@ func newHubRegisterCmd(e *env) *cobra.Command {
 		Short: "Register a cluster and print its token",
 		Long: "register adds a cluster to the hub and prints the token its reporter posts with (shown\n" +
 			"once: the hub keeps only its hash). --rotate issues a new token for a registered cluster;\n" +
-			"the old one stops working. Needs the admin token in " + hubTokenEnv + ".",
+			"the old one stops working. --expires-in makes the token stop working after that long.\n" +
+			"Needs the admin token in " + hubTokenEnv + ".",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.out.check(); err != nil {
@@ -254,6 +256,7 @@ func newHubRegisterCmd(e *env) *cobra.Command {
 	}
 	o.hub.bindRequired(cmd)
 	o.out.bind(cmd)
+	o.expires.bind(cmd, "the cluster's token")
 	f := cmd.Flags()
 	f.StringVar(&o.environment, "env", "", "environment of the cluster (required)")
 	f.StringVar(&o.clusterType, "cluster-type", "", "cluster type of the cluster (required)")
@@ -265,7 +268,11 @@ func newHubRegisterCmd(e *env) *cobra.Command {
 }
 
 func (o *hubRegisterOptions) registration(name string) (api.ClusterRegistration, error) {
-	req := api.ClusterRegistration{Name: name, Environment: o.environment, ClusterType: o.clusterType}
+	expiresAt, err := o.expires.at()
+	if err != nil {
+		return api.ClusterRegistration{}, err
+	}
+	req := api.ClusterRegistration{Name: name, Environment: o.environment, ClusterType: o.clusterType, ExpiresAt: expiresAt}
 	for _, l := range o.labels {
 		k, v, ok := strings.Cut(l, "=")
 		if !ok || k == "" {
@@ -277,41 +284,4 @@ func (o *hubRegisterOptions) registration(name string) (api.ClusterRegistration,
 		req.Labels[k] = v
 	}
 	return req, nil
-}
-
-func newHubTokenCreateCmd(e *env) *cobra.Command {
-	var o hubOutputOptions
-	cmd := &cobra.Command{
-		Use:   "create NAME",
-		Short: "Issue a read-only token and print it",
-		Long: "create issues a read-only token labelled NAME (for dashboards, status and CI) and prints it\n" +
-			"once. Needs the admin token in " + hubTokenEnv + ".",
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.hub.clientFor(o.out)
-			if err != nil {
-				return err
-			}
-			tok, err := c.CreateReadToken(cmd.Context(), args[0])
-			if err != nil {
-				return failed(ExitFailed, err)
-			}
-			return printToken(e, o.out, tok)
-		},
-	}
-	o.hub.bindRequired(cmd)
-	o.out.bind(cmd)
-	return cmd
-}
-
-// printToken prints a token alone on a line (text), or {"name","token"}.
-func printToken(e *env, out outputOption, tok api.IssuedToken) error {
-	err := out.write(e.stdout, tok, func(w io.Writer) error {
-		_, err := fmt.Fprintln(w, tok.Token)
-		return err
-	})
-	if err != nil {
-		return failed(ExitFailed, err)
-	}
-	return nil
 }

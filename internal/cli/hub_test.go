@@ -11,6 +11,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"math/big"
 	"net"
 	"net/http"
@@ -253,7 +254,30 @@ func TestHubServeUsage(t *testing.T) {
 	fleetform(t, cli.ExitUsage, "hub", "serve", "--addr", "127.0.0.1:0")
 	fleetform(t, cli.ExitUsage, "hub", "serve", "--addr", "127.0.0.1:0", "--db", "mysql://x")
 	fleetform(t, cli.ExitUsage, "hub", "serve", "--addr", "127.0.0.1:0", "--db", "sqlite:x.db", "--tls-cert", "c.pem")
+	fleetform(t, cli.ExitUsage, "hub", "serve", "--addr", "127.0.0.1:0", "--db", "sqlite:x.db", "--max-clock-skew", "0s")
 	fleetform(t, cli.ExitFailed, "hub", "serve", "--addr", "127.0.0.1:0", "--db", "postgres://postgres@127.0.0.1:1/unreachable?connect_timeout=2")
+}
+
+// TestHubServeMaxClockSkew: hub serve rejects a report dated further ahead of its clock than
+// --max-clock-skew, and takes one within it.
+func TestHubServeMaxClockSkew(t *testing.T) {
+	t.Setenv("FLEETFORM_HUB_ADMIN_TOKEN", "admin-secret")
+	t.Setenv("FLEETFORM_HUB_TOKEN", "admin-secret")
+	h := serveHub(t, t.TempDir()+"/hub.db", "--max-clock-skew", "1m")
+	token := strings.TrimSpace(fleetform(t, 0, "hub", "register", "--hub", h.url, "edge-1", "--env", "dev", "--cluster-type", "edge"))
+	c, err := client.New(h.url, token, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.Report(context.Background(), hub.Report{Cluster: "edge-1", Revision: "r1", Status: hub.Compliant, ObservedAt: time.Now().Add(10 * time.Minute)})
+	var he *client.Error
+	if !errors.As(err, &he) || he.Status != http.StatusBadRequest || he.Code != hub.CodeInvalid || !strings.Contains(he.Message, "skew of 1m0s") {
+		t.Fatalf("a report 10 minutes ahead: %v, want 400 invalid naming the 1m skew", err)
+	}
+	if err := c.Report(context.Background(), hub.Report{Cluster: "edge-1", Revision: "r1", Status: hub.Compliant,
+		ObservedAt: time.Now().Add(30 * time.Second)}); err != nil {
+		t.Fatalf("a report 30 seconds ahead: %v", err)
+	}
 }
 
 // TestHubServePostgres serves the hub on PostgreSQL, registers a cluster, reports and reads

@@ -22,7 +22,7 @@ func (h *Hub) Environments(ctx context.Context) ([]string, error) {
 // Ping checks that the store answers a read.
 func (h *Hub) Ping(ctx context.Context) error {
 	return h.store.View(ctx, func(r Reader) error {
-		_, err := r.HasAdminToken(ctx)
+		_, err := r.HasAdminToken(ctx, h.opts.Now())
 		return err
 	})
 }

@@ -2,9 +2,6 @@ package hub
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,9 +11,10 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultStaleAfter = 10 * time.Minute
-	DefaultRetention  = 90 * 24 * time.Hour
-	DefaultMaxBatch   = 512
+	DefaultStaleAfter   = 10 * time.Minute
+	DefaultRetention    = 90 * 24 * time.Hour
+	DefaultMaxBatch     = 512
+	DefaultMaxClockSkew = 5 * time.Minute
 )
 
 // Options configure a Hub.
@@ -25,6 +23,13 @@ type Options struct {
 	StaleAfter time.Duration
 	// Retention: history events and superseded desired states older than this are pruned.
 	Retention time.Duration
+	// TokenCacheTTL bounds how long a token lookup is kept in memory (default
+	// DefaultTokenCacheTTL; negative: not at all), and so how long a token revoked through
+	// another replica still works on this one.
+	TokenCacheTTL time.Duration
+	// MaxClockSkew is how far ahead of the hub's clock a report's observedAt (or a recorded
+	// event's time) may be (default DefaultMaxClockSkew); later ones are rejected.
+	MaxClockSkew time.Duration
 	// Writers is the number of concurrent ingest transactions (1 for SQLite).
 	Writers int
 	// MaxBatch bounds the reports committed in one transaction.
@@ -70,6 +75,12 @@ func New(store Store, opts Options) *Hub {
 	if opts.Retention <= 0 {
 		opts.Retention = DefaultRetention
 	}
+	if opts.TokenCacheTTL == 0 {
+		opts.TokenCacheTTL = DefaultTokenCacheTTL
+	}
+	if opts.MaxClockSkew <= 0 {
+		opts.MaxClockSkew = DefaultMaxClockSkew
+	}
 	if opts.Writers <= 0 {
 		opts.Writers = 1
 	}
@@ -88,105 +99,6 @@ func New(store Store, opts Options) *Hub {
 	return &Hub{store: store, opts: opts, jobs: make(chan *job, 4*opts.MaxBatch), desired: map[string]*desiredIndex{}}
 }
 
-// Principal is who a request comes from.
-type Principal struct {
-	Kind    string // admin, read or cluster
-	Cluster string // for cluster tokens
-}
-
-type cachedPrincipal struct {
-	p       Principal
-	expires time.Time
-}
-
-// tokenCacheTTL bounds how long a revoked token may still work on another replica.
-const tokenCacheTTL = 30 * time.Second
-
-// NewToken returns a random token (256 bits, URL-safe base64).
-func NewToken() (string, error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	return "ff_" + base64.RawURLEncoding.EncodeToString(b), nil
-}
-
-// HashToken is how tokens are stored: SHA-256 (tokens are random, so a slow hash adds nothing).
-func HashToken(token string) []byte {
-	h := sha256.Sum256([]byte(token))
-	return h[:]
-}
-
-// bootstrapLock is the lock key that serialises admin-token generation (not an environment
-// name: those cannot contain a space).
-const bootstrapLock = "admin token"
-
-// Bootstrap makes sure an admin token exists. With token set (FLEETFORM_HUB_ADMIN_TOKEN), it
-// is stored (hashed) if it is not yet; otherwise, when no admin token exists, one is generated
-// and returned, to be shown once.
-func (h *Hub) Bootstrap(ctx context.Context, token string) (generated string, err error) {
-	err = h.store.Update(ctx, func(tx Tx) error {
-		if token != "" {
-			if _, err := tx.Token(ctx, HashToken(token)); err == nil {
-				return nil
-			} else if !errors.Is(err, ErrNotFound) {
-				return err
-			}
-			return tx.PutToken(ctx, Token{Hash: HashToken(token), Kind: TokenAdmin, Name: "env", CreatedAt: h.opts.Now()})
-		}
-		// Replicas starting together on one database: one generates, the others see it.
-		if err := tx.LockEnvironment(ctx, bootstrapLock, true); err != nil {
-			return err
-		}
-		has, err := tx.HasAdminToken(ctx)
-		if err != nil || has {
-			return err
-		}
-		if generated, err = NewToken(); err != nil {
-			return err
-		}
-		return tx.PutToken(ctx, Token{Hash: HashToken(generated), Kind: TokenAdmin, Name: "generated", CreatedAt: h.opts.Now()})
-	})
-	return generated, err
-}
-
-// Authenticate returns the principal of a token (CodeUnauthorized when unknown).
-func (h *Hub) Authenticate(ctx context.Context, token string) (Principal, error) {
-	if token == "" {
-		return Principal{}, Errorf(CodeUnauthorized, "a bearer token is required")
-	}
-	hash := HashToken(token)
-	if c, ok := h.tokens.Load(string(hash)); ok && h.opts.Now().Before(c.(cachedPrincipal).expires) {
-		return c.(cachedPrincipal).p, nil
-	}
-	var t Token
-	err := h.store.View(ctx, func(r Reader) error {
-		var err error
-		t, err = r.Token(ctx, hash)
-		return err
-	})
-	if errors.Is(err, ErrNotFound) {
-		return Principal{}, Errorf(CodeUnauthorized, "unknown token")
-	}
-	if err != nil {
-		return Principal{}, err
-	}
-	p := Principal{Kind: t.Kind, Cluster: t.Cluster}
-	h.tokens.Store(string(hash), cachedPrincipal{p: p, expires: h.opts.Now().Add(tokenCacheTTL)})
-	return p, nil
-}
-
-// CreateReadToken issues a read-only token.
-func (h *Hub) CreateReadToken(ctx context.Context, name string) (string, error) {
-	tok, err := NewToken()
-	if err != nil {
-		return "", err
-	}
-	return tok, h.store.Update(ctx, func(tx Tx) error {
-		return tx.PutToken(ctx, Token{Hash: HashToken(tok), Kind: TokenRead, Name: name, CreatedAt: h.opts.Now()})
-	})
-}
-
 // RegisterCluster registers a cluster and returns its new token. An existing name is a
 // conflict unless rotate is set: then the cluster keeps its state and gets a new token (the
 // old one stops working).
@@ -202,11 +114,30 @@ func (h *Hub) RegisterCluster(ctx context.Context, c Cluster, rotate bool) (stri
 // and returns their new tokens in order, as RegisterCluster does for one. Any conflict
 // fails the whole batch: nothing is registered.
 func (h *Hub) RegisterClusters(ctx context.Context, cs []Cluster, rotate bool) ([]string, error) {
-	tokens := make([]string, len(cs))
-	records := make([]Token, len(cs))
-	now := h.opts.Now()
+	rs := make([]Registration, len(cs))
 	for i, c := range cs {
-		if err := validateCluster(c); err != nil {
+		rs[i] = Registration{Cluster: c}
+	}
+	return h.Register(ctx, rs, rotate)
+}
+
+// Registration is a cluster to register, with the expiry of its token.
+type Registration struct {
+	Cluster
+	// TokenExpiresAt is when the cluster's new token stops working (zero: never).
+	TokenExpiresAt time.Time
+}
+
+// Register is RegisterClusters with an expiry for each token.
+func (h *Hub) Register(ctx context.Context, rs []Registration, rotate bool) ([]string, error) {
+	tokens := make([]string, len(rs))
+	records := make([]Token, len(rs))
+	now := h.opts.Now()
+	for i, r := range rs {
+		if err := validateCluster(r.Cluster); err != nil {
+			return nil, err
+		}
+		if err := checkExpiry(r.TokenExpiresAt, now); err != nil {
 			return nil, err
 		}
 		tok, err := NewToken()
@@ -214,11 +145,11 @@ func (h *Hub) RegisterClusters(ctx context.Context, cs []Cluster, rotate bool) (
 			return nil, err
 		}
 		tokens[i] = tok
-		records[i] = Token{Hash: HashToken(tok), Kind: TokenCluster, Cluster: c.Name, CreatedAt: now}
+		records[i] = Token{Hash: HashToken(tok), Kind: TokenCluster, Cluster: r.Name, CreatedAt: now, ExpiresAt: r.TokenExpiresAt}
 	}
 	err := h.store.Update(ctx, func(tx Tx) error {
-		for i, c := range cs {
-			if err := h.register(ctx, tx, c, records[i], rotate); err != nil {
+		for i, r := range rs {
+			if err := h.register(ctx, tx, r.Cluster, records[i], rotate); err != nil {
 				return err
 			}
 		}
@@ -228,6 +159,10 @@ func (h *Hub) RegisterClusters(ctx context.Context, cs []Cluster, rotate bool) (
 		return nil, err
 	}
 	if rotate { // new clusters have no cached tokens to forget
+		cs := make([]Cluster, len(rs))
+		for i, r := range rs {
+			cs[i] = r.Cluster
+		}
 		h.forgetClusterTokens(cs)
 	}
 	return tokens, nil

@@ -43,11 +43,16 @@ func (h *Hub) Report(ctx context.Context, p Principal, r Report) error {
 	if r.Cluster != p.Cluster {
 		return Errorf(CodeForbidden, "this token belongs to cluster %q, not %q", p.Cluster, r.Cluster)
 	}
+	now := h.opts.Now()
 	if err := validateReport(r); err != nil {
 		h.observe(ResultRejected)
 		return err
 	}
-	j := &job{report: r, digest: reportDigest(r), received: h.opts.Now(), done: make(chan error, 1)}
+	if err := h.checkNotAhead("observedAt", r.ObservedAt, now); err != nil {
+		h.observe(ResultRejected)
+		return err
+	}
+	j := &job{report: r, digest: reportDigest(r), received: now, done: make(chan error, 1)}
 	select {
 	case h.jobs <- j:
 	case <-ctx.Done():
@@ -59,6 +64,25 @@ func (h *Hub) Report(ctx context.Context, p Principal, r Report) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// checkNotAhead rejects a time from a client that is ahead of the hub's clock (now) by more
+// than the allowed skew: a report dated in the future would stay newer than every correct
+// report after it, and the cluster would never move again.
+func (h *Hub) checkNotAhead(field string, t, now time.Time) error {
+	if !t.After(now.Add(h.opts.MaxClockSkew)) {
+		return nil
+	}
+	return Errorf(CodeInvalid, "%s %s is ahead of the hub's clock (%s) by more than the allowed skew of %s: check the sender's clock",
+		field, t.UTC().Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano), h.opts.MaxClockSkew)
+}
+
+// supersedes reports whether a report observed at observed and received at received replaces
+// the cluster's latest one, observed at stored: it is newer, or the stored time is beyond the
+// allowed skew from the report's arrival (written before the hub bounded observedAt) and so
+// orders nothing: the report, newer by arrival, replaces it.
+func (h *Hub) supersedes(observed, stored, received time.Time) bool {
+	return observed.After(stored) || stored.After(received.Add(h.opts.MaxClockSkew))
 }
 
 func validateReport(r Report) error {
@@ -162,7 +186,7 @@ func (h *Hub) commit(ctx context.Context, batch []*job) {
 		if err := lockBatch(ctx, tx, batch); err != nil {
 			return err
 		}
-		if err := prefetchChanged(ctx, tx, batch); err != nil {
+		if err := h.prefetchChanged(ctx, tx, batch); err != nil {
 			return err
 		}
 		counts := &pendingCounts{}
@@ -250,7 +274,7 @@ type deploymentPrefetcher interface {
 // prefetchChanged reads at once, where the store can, the deployments of the batch's
 // clusters whose report changes something (those apply reads); heartbeats need none. The
 // clusters are locked already, so the states read stay current.
-func prefetchChanged(ctx context.Context, tx Tx, batch []*job) error {
+func (h *Hub) prefetchChanged(ctx context.Context, tx Tx, batch []*job) error {
 	p, ok := tx.(deploymentPrefetcher)
 	if !ok {
 		return nil
@@ -264,7 +288,7 @@ func prefetchChanged(ctx context.Context, tx Tx, batch []*job) error {
 		case err != nil:
 			return err
 		}
-		if c.Reported && j.report.ObservedAt.After(c.ObservedAt) && (!c.Fresh || j.digest != c.Digest) &&
+		if c.Reported && h.supersedes(j.report.ObservedAt, c.ObservedAt, j.received) && (!c.Fresh || j.digest != c.Digest) &&
 			(len(names) == 0 || names[len(names)-1] != c.Name) {
 			names = append(names, c.Name)
 		}
@@ -316,7 +340,7 @@ func (h *Hub) apply(ctx context.Context, tx Tx, j *job, counts *pendingCounts) (
 	if err != nil {
 		return "", nil, err
 	}
-	if c.Reported && !r.ObservedAt.After(c.ObservedAt) {
+	if c.Reported && !h.supersedes(r.ObservedAt, c.ObservedAt, j.received) {
 		return ResultIgnored, nil, nil // not newer than what the hub has
 	}
 	digest := j.digest

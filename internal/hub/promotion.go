@@ -11,8 +11,12 @@ func (h *Hub) Record(ctx context.Context, e Event) error {
 	if e.Kind != EventPromotion || !validName(e.Environment) {
 		return Errorf(CodeInvalid, "only promotion events with an environment can be recorded")
 	}
+	now := h.opts.Now()
 	if e.Time.IsZero() {
-		e.Time = h.opts.Now()
+		e.Time = now
+	}
+	if err := h.checkNotAhead("time", e.Time, now); err != nil {
+		return err
 	}
 	return h.store.Update(ctx, func(tx Tx) error { return tx.AddEvents(ctx, []Event{e}) })
 }

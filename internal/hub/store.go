@@ -20,8 +20,13 @@ type Store interface {
 type Reader interface {
 	// Token returns the token with this hash (ErrNotFound).
 	Token(ctx context.Context, hash []byte) (Token, error)
-	// HasAdminToken reports whether an admin token exists.
-	HasAdminToken(ctx context.Context) (bool, error)
+	// TokenByID returns the token with this ID (ErrNotFound).
+	TokenByID(ctx context.Context, id string) (Token, error)
+	// Tokens lists tokens by kind, then cluster, name and creation.
+	Tokens(ctx context.Context, f TokenFilter) ([]Token, error)
+	// HasAdminToken reports whether an admin token is active at now (neither revoked nor
+	// expired).
+	HasAdminToken(ctx context.Context, now time.Time) (bool, error)
 	// Cluster returns a cluster (ErrNotFound).
 	Cluster(ctx context.Context, name string) (ClusterRecord, error)
 	// Clusters lists an environment's clusters ("" for all), by name.
@@ -55,7 +60,8 @@ type Reader interface {
 // Tx changes the hub's state, inside Store.Update.
 type Tx interface {
 	Reader
-	// PutToken stores a token.
+	// PutToken stores a token, or updates the one with the same hash (its ID and creation
+	// time stay).
 	PutToken(ctx context.Context, t Token) error
 	// DeleteClusterTokens removes a cluster's tokens.
 	DeleteClusterTokens(ctx context.Context, cluster string) error

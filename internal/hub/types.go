@@ -193,11 +193,75 @@ const (
 	TokenCluster = "cluster"
 )
 
+// Token sources: where an admin token came from ("" for tokens issued through the API).
+const (
+	SourceConfigured = "configured" // FLEETFORM_HUB_ADMIN_TOKEN
+	SourceGenerated  = "generated"  // generated on the first start
+)
+
 // Token is an API credential, stored hashed.
 type Token struct {
+	// ID names the token in listings and revocations: TokenID of its hash.
+	ID        string
 	Hash      []byte
 	Kind      string
 	Cluster   string // for cluster tokens
-	Name      string // a label for read tokens
+	Name      string // a label for admin and read tokens
+	Source    string // SourceConfigured, SourceGenerated or ""
 	CreatedAt time.Time
+	// ExpiresAt is when the token stops working (zero: never).
+	ExpiresAt time.Time
+	// RevokedAt is when the token was revoked (zero: it was not).
+	RevokedAt time.Time
+}
+
+// Token states, as listings show them.
+const (
+	TokenActive  = "active"
+	TokenExpired = "expired"
+	TokenRevoked = "revoked"
+)
+
+// State is the token's state at now: active, expired or revoked.
+func (t Token) State(now time.Time) string {
+	switch {
+	case !t.RevokedAt.IsZero():
+		return TokenRevoked
+	case !t.ExpiresAt.IsZero() && !now.Before(t.ExpiresAt):
+		return TokenExpired
+	}
+	return TokenActive
+}
+
+// TokenFilter selects tokens; empty fields match everything.
+type TokenFilter struct {
+	Kind    string
+	Cluster string
+}
+
+// TokenInfo is a token as listings show it: everything but its secret and its hash.
+type TokenInfo struct {
+	ID        string     `json:"id"`
+	Kind      string     `json:"kind"`
+	Name      string     `json:"name,omitempty"`
+	Cluster   string     `json:"cluster,omitempty"`
+	Source    string     `json:"source,omitempty"`
+	CreatedAt time.Time  `json:"createdAt"`
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+	RevokedAt *time.Time `json:"revokedAt,omitempty"`
+	// State is active, expired or revoked, at the hub's time of the answer.
+	State string `json:"state"`
+}
+
+// Info is the token as listings show it, at now.
+func (t Token) Info(now time.Time) TokenInfo {
+	return TokenInfo{ID: t.ID, Kind: t.Kind, Name: t.Name, Cluster: t.Cluster, Source: t.Source, CreatedAt: t.CreatedAt,
+		ExpiresAt: timeOrNil(t.ExpiresAt), RevokedAt: timeOrNil(t.RevokedAt), State: t.State(now)}
+}
+
+func timeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -98,6 +99,9 @@ func (a *Handler) routes() {
 	a.handle("POST /api/v1/clusters", admin, a.registerCluster)
 	a.handle("POST /api/v1/clusters/batch", admin, a.registerClusters)
 	a.handle("POST /api/v1/tokens", admin, a.createToken)
+	a.handle("GET /api/v1/tokens", admin, a.listTokens)
+	a.handle("DELETE /api/v1/tokens/{id}", admin, a.revokeToken)
+	a.handle("POST /api/v1/tokens/{id}/rotate", admin, a.rotateToken)
 	a.handle("POST /api/v1/desired", admin, a.postDesired)
 	a.handle("POST /api/v1/versions", admin, a.postVersion)
 	a.handle("POST /api/v1/approvals", admin, a.approve)
@@ -117,6 +121,9 @@ func (a *Handler) routes() {
 func (a *Handler) handle(pattern string, acc access, fn endpoint) {
 	a.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		p, err := a.authorize(r, acc)
+		if err == nil {
+			err = checkQuery(r)
+		}
 		if err == nil {
 			err = fn(w, r, p)
 		}
@@ -177,6 +184,15 @@ func (a *Handler) authorize(r *http.Request, acc access) (hub.Principal, error) 
 		return p, hub.Errorf(hub.CodeForbidden, "reading needs the admin token or a read-only token")
 	}
 	return p, nil
+}
+
+// checkQuery refuses a query string that does not parse: r.URL.Query() would silently drop
+// the pairs it cannot read (a raw ';', a bad escape), and a filter dropped widens the answer.
+func checkQuery(r *http.Request) error {
+	if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+		return hub.Errorf(hub.CodeInvalid, "query string: %s", err.Error())
+	}
+	return nil
 }
 
 // bearerToken returns the token of an "Authorization: Bearer TOKEN" header ("" if none).

@@ -250,6 +250,14 @@ func TestReportRejections(t *testing.T) {
 			t.Fatalf("message %q does not name the field", e.Error)
 		}
 	})
+	t.Run("from the future", func(t *testing.T) {
+		e := post(strings.Replace(ok, `2026-11-01T12:00:00Z`, `2099-01-01T00:00:00Z`, 1))
+		for _, want := range []string{"observedAt 2099-01-01T00:00:00Z", "hub's clock", "skew of 5m0s"} {
+			if !strings.Contains(e.Error, want) {
+				t.Errorf("message %q does not say %q", e.Error, want)
+			}
+		}
+	})
 	t.Run("oversized", func(t *testing.T) {
 		big := strings.Replace(ok, `"message":""`, `"message":"`+strings.Repeat("x", api.DefaultMaxBodyBytes)+`"`, 1)
 		if e := post(big); !strings.Contains(e.Error, "larger than") {

@@ -20,12 +20,17 @@ func (a *Handler) registerCluster(w http.ResponseWriter, r *http.Request, _ hub.
 	if err != nil {
 		return err
 	}
-	tok, err := a.hub.RegisterCluster(r.Context(), hub.Cluster{Name: req.Name, Environment: req.Environment,
-		ClusterType: req.ClusterType, Labels: req.Labels}, rotate)
+	tokens, err := a.hub.Register(r.Context(), []hub.Registration{registration(req)}, rotate)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusCreated, IssuedToken{Name: req.Name, Token: tok})
+	return writeJSON(w, http.StatusCreated, issued(req.Name, tokens[0], req.ExpiresAt))
+}
+
+// registration is the hub's registration of a request.
+func registration(c ClusterRegistration) hub.Registration {
+	return hub.Registration{Cluster: hub.Cluster{Name: c.Name, Environment: c.Environment, ClusterType: c.ClusterType,
+		Labels: c.Labels}, TokenExpiresAt: timeOrZero(c.ExpiresAt)}
 }
 
 // registerClusters registers a batch; its body may be as large as a desired state.
@@ -38,34 +43,19 @@ func (a *Handler) registerClusters(w http.ResponseWriter, r *http.Request, _ hub
 	if err != nil {
 		return err
 	}
-	cs := make([]hub.Cluster, len(req.Clusters))
+	rs := make([]hub.Registration, len(req.Clusters))
 	for i, c := range req.Clusters {
-		cs[i] = hub.Cluster{Name: c.Name, Environment: c.Environment, ClusterType: c.ClusterType, Labels: c.Labels}
+		rs[i] = registration(c)
 	}
-	tokens, err := a.hub.RegisterClusters(r.Context(), cs, rotate)
+	tokens, err := a.hub.Register(r.Context(), rs, rotate)
 	if err != nil {
 		return err
 	}
-	out := IssuedTokens{Clusters: make([]IssuedToken, len(cs))}
-	for i, c := range cs {
-		out.Clusters[i] = IssuedToken{Name: c.Name, Token: tokens[i]}
+	out := IssuedTokens{Clusters: make([]IssuedToken, len(rs))}
+	for i, c := range req.Clusters {
+		out.Clusters[i] = issued(c.Name, tokens[i], c.ExpiresAt)
 	}
 	return writeJSON(w, http.StatusCreated, out)
-}
-
-func (a *Handler) createToken(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
-	var req TokenRequest
-	if err := a.decode(w, r, &req); err != nil {
-		return err
-	}
-	if req.Name == "" {
-		return hub.Errorf(hub.CodeInvalid, "name is required: a label saying who the read-only token is for")
-	}
-	tok, err := a.hub.CreateReadToken(r.Context(), req.Name)
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusCreated, IssuedToken{Name: req.Name, Token: tok})
 }
 
 func (a *Handler) postDesired(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {

@@ -1,6 +1,10 @@
 package api
 
-import "github.com/fleetform/fleetform/internal/hub"
+import (
+	"time"
+
+	"github.com/fleetform/fleetform/internal/hub"
+)
 
 // The request and response bodies of the API that are not hub types. Requests are decoded
 // strictly: an unknown field is a 400.
@@ -11,6 +15,8 @@ type ClusterRegistration struct {
 	Environment string            `json:"environment"`
 	ClusterType string            `json:"clusterType"`
 	Labels      map[string]string `json:"labels,omitempty"`
+	// ExpiresAt is when the cluster's new token stops working (default: never).
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
 }
 
 // ClusterBatch is the body of POST /api/v1/clusters/batch: many registrations in one
@@ -24,16 +30,36 @@ type IssuedTokens struct {
 	Clusters []IssuedToken `json:"clusters"`
 }
 
-// TokenRequest is the body of POST /api/v1/tokens: a label for the read-only token.
+// TokenRequest is the body of POST /api/v1/tokens: a label for the token, its kind and
+// when it expires.
 type TokenRequest struct {
 	Name string `json:"name"`
+	// Kind is read (the default) or admin.
+	Kind string `json:"kind,omitempty"`
+	// ExpiresAt is when the token stops working (default: never).
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
 }
 
-// IssuedToken answers POST /api/v1/clusters (the cluster's token) and POST /api/v1/tokens
-// (a read-only token). The token is shown once; the hub keeps only its hash.
+// RotateRequest is the (optional) body of POST /api/v1/tokens/{id}/rotate.
+type RotateRequest struct {
+	// ExpiresAt is when the new token stops working (default: never).
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+}
+
+// IssuedToken answers POST /api/v1/clusters (the cluster's token), POST /api/v1/tokens and
+// POST /api/v1/tokens/{id}/rotate. The token is shown once; the hub keeps only its hash.
 type IssuedToken struct {
+	// Name is the cluster's name for a cluster token, else the token's label.
 	Name  string `json:"name"`
 	Token string `json:"token"`
+	// ID names the token in GET /api/v1/tokens and DELETE /api/v1/tokens/{id}.
+	ID        string     `json:"id,omitempty"`
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+}
+
+// TokenList answers GET /api/v1/tokens: every token but its secret.
+type TokenList struct {
+	Tokens []hub.TokenInfo `json:"tokens"`
 }
 
 // DesiredAccepted answers POST /api/v1/desired (201, also when the same revision was

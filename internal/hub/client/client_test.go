@@ -215,3 +215,33 @@ func TestRegisterClustersInABatch(t *testing.T) {
 		t.Fatalf("a cluster token registering clusters: %v", err)
 	}
 }
+
+// TestTokens creates, lists, rotates and revokes tokens through the client.
+func TestTokens(t *testing.T) {
+	ctx := context.Background()
+	url := startHub(t)
+	admin := newClient(t, url, adminToken)
+	expires := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	ops, err := admin.CreateToken(ctx, api.TokenRequest{Name: "ops", Kind: hub.TokenAdmin, ExpiresAt: &expires})
+	if err != nil || ops.ID == "" || ops.ExpiresAt == nil {
+		t.Fatalf("create: %+v %v", ops, err)
+	}
+	list, err := admin.Tokens(ctx, hub.TokenFilter{Kind: hub.TokenAdmin})
+	if err != nil || len(list) != 2 {
+		t.Fatalf("admin tokens: %+v %v", list, err)
+	}
+	rotated, err := admin.RotateToken(ctx, ops.ID, api.RotateRequest{})
+	if err != nil || rotated.Name != "ops" || rotated.ExpiresAt != nil {
+		t.Fatalf("rotate: %+v %v", rotated, err)
+	}
+	revoked, err := admin.RevokeToken(ctx, rotated.ID)
+	if err != nil || revoked.State != hub.TokenRevoked {
+		t.Fatalf("revoke: %+v %v", revoked, err)
+	}
+	if _, err := newClient(t, url, rotated.Token).Tokens(ctx, hub.TokenFilter{}); hub.ErrorCode(err) != hub.CodeUnauthorized {
+		t.Fatalf("listing with the revoked token: %v", err)
+	}
+	if _, err := admin.RevokeToken(ctx, "nothing"); !errors.Is(err, hub.ErrNotFound) {
+		t.Fatalf("revoke an unknown token: %v", err)
+	}
+}

@@ -116,7 +116,8 @@ func (t *tx) AddEvents(_ context.Context, events []hub.Event) error {
 	return nil
 }
 
-func (t *tx) History(ctx context.Context, f hub.HistoryFilter) ([]hub.Event, error) {
+// historyQuery is the query of History(f) and its arguments.
+func historyQuery(f hub.HistoryFilter) (string, []any) {
 	sql := `SELECT id, time, kind, environment, cluster_type, cluster, workload, deployment_target, revision, from_state,
 		to_state, message FROM events WHERE time >= $1`
 	args := []any{f.Since}
@@ -128,7 +129,11 @@ func (t *tx) History(ctx context.Context, f hub.HistoryFilter) ([]hub.Event, err
 		}
 	}
 	args = append(args, f.Limit)
-	sql += ` ORDER BY time DESC, id DESC LIMIT $` + strconv.Itoa(len(args))
+	return sql + ` ORDER BY time DESC, id DESC LIMIT $` + strconv.Itoa(len(args)), args
+}
+
+func (t *tx) History(ctx context.Context, f hub.HistoryFilter) ([]hub.Event, error) {
+	sql, args := historyQuery(f)
 	rows, err := t.query(ctx, sql, args...)
 	if err != nil {
 		return nil, err

@@ -1,8 +1,19 @@
 package postgres
 
 import (
+	"context"
+	"fmt"
 	"io/fs"
+	"strconv"
+	"strings"
 	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/hub/migrate"
 )
 
 // MigrationCount is the number of embedded migrations.
@@ -13,4 +24,89 @@ func MigrationCount(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return len(entries)
+}
+
+// HistoryPlans returns the plans (EXPLAIN (FORMAT JSON)) of the query History(f) runs, after
+// ANALYZE: the custom plan for f's values, then the generic plan a prepared statement may
+// switch to after a few runs (pgx prepares its statements).
+func HistoryPlans(ctx context.Context, s *Store, f hub.HistoryFilter) ([]string, error) {
+	sql, args := historyQuery(f)
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `ANALYZE events`); err != nil {
+		return nil, err
+	}
+	var custom string
+	if err := conn.QueryRow(ctx, `EXPLAIN (FORMAT JSON) `+sql, args...).Scan(&custom); err != nil {
+		return nil, err
+	}
+	var generic string
+	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_generic_plan`); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `PREPARE history_plan AS `+sql); err != nil {
+			return err
+		}
+		// EXECUTE takes no bind parameters: the test's own values go in as literals.
+		values := make([]string, len(args))
+		for i, a := range args {
+			values[i] = literal(a)
+		}
+		if err := tx.QueryRow(ctx, `EXPLAIN (FORMAT JSON) EXECUTE history_plan(`+strings.Join(values, ", ")+`)`).Scan(&generic); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `DEALLOCATE history_plan`)
+		return err
+	})
+	return []string{custom, generic}, err
+}
+
+// literal is a SQL literal of a history query's argument (standard_conforming_strings).
+func literal(v any) string {
+	switch v := v.(type) {
+	case time.Time:
+		return "'" + v.Format(time.RFC3339Nano) + "'::timestamptz"
+	case int:
+		return strconv.Itoa(v)
+	case string:
+		return "'" + strings.ReplaceAll(v, "'", "''") + "'"
+	}
+	panic(fmt.Sprintf("literal of %T", v))
+}
+
+// MigrateTo brings the database at dsn to schema version (the migrations up to it) and runs
+// stmts on it: a database as an older fleetform left it.
+func MigrateTo(ctx context.Context, dsn string, version int, stmts ...string) error {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = conn.Close(ctx) }()
+	older := fstest.MapFS{}
+	entries, err := fs.ReadDir(migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if n, _ := strconv.Atoi(e.Name()[:4]); n <= version {
+			data, err := fs.ReadFile(migrations, "migrations/"+e.Name())
+			if err != nil {
+				return err
+			}
+			older["migrations/"+e.Name()] = &fstest.MapFile{Data: data}
+		}
+	}
+	if _, err := migrate.Run(ctx, migrator{conn}, older, "migrations"); err != nil {
+		return err
+	}
+	for _, s := range stmts {
+		if _, err := conn.Exec(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
 }

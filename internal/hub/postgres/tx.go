@@ -273,33 +273,6 @@ func notFound(err error) error {
 	return err
 }
 
-func (t *tx) Token(ctx context.Context, hash []byte) (hub.Token, error) {
-	var tok hub.Token
-	var created pgtype.Timestamptz
-	err := t.queryRow(ctx, `SELECT hash, kind, cluster, name, created_at FROM tokens WHERE hash = $1`, hash).
-		Scan(&tok.Hash, &tok.Kind, &tok.Cluster, &tok.Name, &created)
-	tok.CreatedAt = fromTS(created)
-	return tok, notFound(err)
-}
-
-func (t *tx) HasAdminToken(ctx context.Context) (bool, error) {
-	var has bool
-	err := t.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM tokens WHERE kind = $1)`, hub.TokenAdmin).Scan(&has)
-	return has, err
-}
-
-func (t *tx) PutToken(_ context.Context, tok hub.Token) error {
-	t.queue(`INSERT INTO tokens (hash, kind, cluster, name, created_at) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (hash) DO UPDATE SET kind = excluded.kind, cluster = excluded.cluster, name = excluded.name`,
-		tok.Hash, tok.Kind, tok.Cluster, tok.Name, ts(tok.CreatedAt))
-	return nil
-}
-
-func (t *tx) DeleteClusterTokens(_ context.Context, cluster string) error {
-	t.queue(`DELETE FROM tokens WHERE cluster = $1 AND cluster <> '' AND kind = $2`, cluster, hub.TokenCluster)
-	return nil
-}
-
 // LockEnvironment takes a transaction-scoped advisory lock on the environment's name. The
 // lock is queued: it is taken before the transaction's next statement runs, in the same round
 // trip.

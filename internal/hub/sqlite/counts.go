@@ -82,18 +82,32 @@ func (t *tx) AddEvents(ctx context.Context, events []hub.Event) error {
 	return nil
 }
 
-func (t *tx) History(ctx context.Context, f hub.HistoryFilter) ([]hub.Event, error) {
+// historyQuery is the query of History(f) and its arguments. A cluster's events are read
+// through events_by_cluster: with a cluster in the filter, the other columns are compared as
+// +column, which SQLite never answers from an index, so that the planner (which has no
+// statistics) cannot prefer events_environment and walk a whole environment's history.
+func historyQuery(f hub.HistoryFilter) (string, []any) {
 	q := `SELECT id, time, kind, environment, cluster_type, cluster, workload, deployment_target, revision, from_state,
 		to_state, message FROM events WHERE time >= ?`
 	args := []any{ms(f.Since)}
 	for _, c := range []struct{ col, val string }{{"environment", f.Environment}, {"workload", f.Workload},
 		{"cluster_type", f.ClusterType}, {"cluster", f.Cluster}, {"kind", f.Kind}} {
-		if c.val != "" {
-			q += ` AND ` + c.col + ` = ?`
-			args = append(args, c.val)
+		if c.val == "" {
+			continue
 		}
+		col := c.col
+		if f.Cluster != "" && col != "cluster" {
+			col = "+" + col
+		}
+		q += ` AND ` + col + ` = ?`
+		args = append(args, c.val)
 	}
-	rows, err := t.q.QueryContext(ctx, q+` ORDER BY time DESC, id DESC LIMIT ?`, append(args, f.Limit)...)
+	return q + ` ORDER BY time DESC, id DESC LIMIT ?`, append(args, f.Limit)
+}
+
+func (t *tx) History(ctx context.Context, f hub.HistoryFilter) ([]hub.Event, error) {
+	q, args := historyQuery(f)
+	rows, err := t.q.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}

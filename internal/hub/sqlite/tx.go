@@ -49,33 +49,6 @@ func boolInt(b bool) int {
 	return 0
 }
 
-func (t *tx) Token(ctx context.Context, hash []byte) (hub.Token, error) {
-	var tok hub.Token
-	var created int64
-	err := t.q.QueryRowContext(ctx, `SELECT hash, kind, cluster, name, created_at FROM tokens WHERE hash = ?`, hash).
-		Scan(&tok.Hash, &tok.Kind, &tok.Cluster, &tok.Name, &created)
-	tok.CreatedAt = fromMS(created)
-	return tok, notFound(err)
-}
-
-func (t *tx) HasAdminToken(ctx context.Context) (bool, error) {
-	var n int
-	err := t.q.QueryRowContext(ctx, `SELECT count(*) FROM tokens WHERE kind = ?`, hub.TokenAdmin).Scan(&n)
-	return n > 0, err
-}
-
-func (t *tx) PutToken(ctx context.Context, tok hub.Token) error {
-	_, err := t.q.ExecContext(ctx, `INSERT INTO tokens (hash, kind, cluster, name, created_at) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (hash) DO UPDATE SET kind = excluded.kind, cluster = excluded.cluster, name = excluded.name`,
-		tok.Hash, tok.Kind, tok.Cluster, tok.Name, ms(tok.CreatedAt))
-	return err
-}
-
-func (t *tx) DeleteClusterTokens(ctx context.Context, cluster string) error {
-	_, err := t.q.ExecContext(ctx, `DELETE FROM tokens WHERE cluster = ? AND cluster <> '' AND kind = ?`, cluster, hub.TokenCluster)
-	return err
-}
-
 const clusterColumns = `name, environment, cluster_type, labels, token_hash, registered_at, reported, revision, status,
 	message, observed_at, received_at, gitops_path, fresh, digest`
 

@@ -46,16 +46,25 @@ type env struct {
 
 func start(t *testing.T, store hub.Store, c *clock) *env {
 	t.Helper()
-	h := hub.New(store, hub.Options{Now: c.Now, StaleAfter: 10 * time.Minute, Writers: 2, MaxBatch: 64,
-		SweepEvery: -1})
+	return startWith(t, store, c, hub.Options{})
+}
+
+// startWith is start with options: those the suite always sets are set over opts.
+func startWith(t *testing.T, store hub.Store, c *clock, opts hub.Options) *env {
+	t.Helper()
+	opts.Now, opts.StaleAfter, opts.Writers, opts.MaxBatch, opts.SweepEvery = c.Now, 10*time.Minute, 2, 64, -1
+	h := hub.New(store, opts)
 	return &env{t: t, hub: h, store: store, clock: c, stop: RunHub(t, h)}
 }
 
-// Run runs the whole suite.
-func Run(t *testing.T, open Opener) {
+// Run runs the whole suite; explain gives the store's query plans (see Explainer).
+func Run(t *testing.T, open Opener, explain Explainer) {
 	t.Helper()
-	s := suite{open: open}
+	s := suite{open: open, explain: explain}
 	t.Run("Tokens", s.testTokens)
+	t.Run("AdminTokenReplaced", s.testAdminTokenReplaced)
+	t.Run("TokenLifecycle", s.testTokenLifecycle)
+	t.Run("RevocationOnReplicas", s.testRevocationOnReplicas)
 	t.Run("Registration", s.testRegistration)
 	t.Run("Desired", s.testDesired)
 	t.Run("RolloutStates", s.testRolloutStates)
@@ -68,11 +77,14 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Prune", s.testPrune)
 	t.Run("Promotion", s.testPromotion)
 	t.Run("RandomOperations", s.testRandom)
+	t.Run("LargeHistory", s.testLargeHistory)
+	t.Run("FutureObservedAt", s.testFutureObservedAt)
 }
 
 // suite holds what every scenario needs: each scenario is a method, run as a subtest.
 type suite struct {
-	open Opener
+	open    Opener
+	explain Explainer
 }
 
 func (e *env) register(name, environment, clusterType string) string {

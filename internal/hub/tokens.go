@@ -1,0 +1,173 @@
+package hub
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"time"
+)
+
+// Principal is who a request comes from.
+type Principal struct {
+	Kind    string // admin, read or cluster
+	Cluster string // for cluster tokens
+}
+
+// cachedPrincipal is a token lookup kept in memory until expires.
+type cachedPrincipal struct {
+	p       Principal
+	expires time.Time
+}
+
+// DefaultTokenCacheTTL is the default of Options.TokenCacheTTL.
+const DefaultTokenCacheTTL = 30 * time.Second
+
+// NewToken returns a random token (256 bits, URL-safe base64).
+func NewToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return "ff_" + base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// HashToken is how tokens are stored: SHA-256 (tokens are random, so a slow hash adds nothing).
+func HashToken(token string) []byte {
+	h := sha256.Sum256([]byte(token))
+	return h[:]
+}
+
+// TokenID names a token by its hash without revealing it: the first 8 bytes, in hex.
+func TokenID(hash []byte) string {
+	return hex.EncodeToString(hash[:min(len(hash), 8)])
+}
+
+// MaxTokenName bounds the label of an admin or read token.
+const MaxTokenName = 256
+
+// bootstrapLock is the lock key that serialises changes of admin tokens across replicas (not
+// an environment name: those cannot contain a space).
+const bootstrapLock = "admin token"
+
+// Bootstrap makes sure an admin token is active. With token set (FLEETFORM_HUB_ADMIN_TOKEN),
+// it is stored (hashed) if it is not yet, and it replaces the admin token configured before
+// and the generated one: they are revoked. A configured token that was revoked, expired, or
+// is not an admin token is a conflict. With token empty, when no admin token is active, one
+// is generated and returned, to be shown once.
+func (h *Hub) Bootstrap(ctx context.Context, token string) (generated string, err error) {
+	now := h.opts.Now()
+	var revoked []Token
+	err = h.store.Update(ctx, func(tx Tx) error {
+		// Replicas starting together on one database: one at a time.
+		if err := tx.LockEnvironment(ctx, bootstrapLock, true); err != nil {
+			return err
+		}
+		if token != "" {
+			var err error
+			revoked, err = h.configureAdmin(ctx, tx, token, now)
+			return err
+		}
+		has, err := tx.HasAdminToken(ctx, now)
+		if err != nil || has {
+			return err
+		}
+		if generated, err = NewToken(); err != nil {
+			return err
+		}
+		return tx.PutToken(ctx, Token{Hash: HashToken(generated), Kind: TokenAdmin, Name: SourceGenerated,
+			Source: SourceGenerated, CreatedAt: now})
+	})
+	if err != nil {
+		return "", err
+	}
+	h.forgetTokens(revoked)
+	return generated, nil
+}
+
+// configureAdmin stores the configured admin token if it is new, and revokes the other
+// configured and generated admin tokens; it returns those it revoked.
+func (h *Hub) configureAdmin(ctx context.Context, tx Tx, token string, now time.Time) ([]Token, error) {
+	hash := HashToken(token)
+	t, err := tx.Token(ctx, hash)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		t = Token{Hash: hash, Kind: TokenAdmin, Name: SourceConfigured, Source: SourceConfigured, CreatedAt: now}
+		if err := tx.PutToken(ctx, t); err != nil {
+			return nil, err
+		}
+	case err != nil:
+		return nil, err
+	case t.Kind != TokenAdmin:
+		return nil, Errorf(CodeConflict, "the configured admin token is the hub's %s token %s: configure another one", t.Kind, TokenID(hash))
+	case t.State(now) != TokenActive:
+		return nil, Errorf(CodeConflict, "the configured admin token %s is %s: configure a new one", TokenID(hash), t.State(now))
+	}
+	admins, err := tx.Tokens(ctx, TokenFilter{Kind: TokenAdmin})
+	if err != nil {
+		return nil, err
+	}
+	var revoked []Token
+	for _, a := range admins {
+		if a.ID == TokenID(hash) || !a.RevokedAt.IsZero() || (a.Source != SourceConfigured && a.Source != SourceGenerated) {
+			continue
+		}
+		a.RevokedAt = now
+		if err := tx.PutToken(ctx, a); err != nil {
+			return nil, err
+		}
+		revoked = append(revoked, a)
+	}
+	return revoked, nil
+}
+
+// Authenticate returns the principal of a token: CodeUnauthorized when it is unknown,
+// revoked or expired. A lookup is kept in memory for at most Options.TokenCacheTTL (and not
+// past the token's expiry), so a token revoked on another replica works here at most that
+// long; one revoked through this hub stops at once.
+func (h *Hub) Authenticate(ctx context.Context, token string) (Principal, error) {
+	if token == "" {
+		return Principal{}, Errorf(CodeUnauthorized, "a bearer token is required")
+	}
+	hash := HashToken(token)
+	now := h.opts.Now()
+	if c, ok := h.tokens.Load(string(hash)); ok && now.Before(c.(cachedPrincipal).expires) {
+		return c.(cachedPrincipal).p, nil
+	}
+	var t Token
+	err := h.store.View(ctx, func(r Reader) error {
+		var err error
+		t, err = r.Token(ctx, hash)
+		return err
+	})
+	if errors.Is(err, ErrNotFound) {
+		return Principal{}, Errorf(CodeUnauthorized, "unknown token")
+	}
+	if err != nil {
+		return Principal{}, err
+	}
+	switch t.State(now) {
+	case TokenRevoked:
+		return Principal{}, Errorf(CodeUnauthorized, "token %s was revoked", t.ID)
+	case TokenExpired:
+		return Principal{}, Errorf(CodeUnauthorized, "token %s expired at %s", t.ID, t.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	p := Principal{Kind: t.Kind, Cluster: t.Cluster}
+	if h.opts.TokenCacheTTL > 0 {
+		expires := now.Add(h.opts.TokenCacheTTL)
+		if !t.ExpiresAt.IsZero() && t.ExpiresAt.Before(expires) {
+			expires = t.ExpiresAt
+		}
+		h.tokens.Store(string(hash), cachedPrincipal{p: p, expires: expires})
+	}
+	return p, nil
+}
+
+// forgetTokens drops tokens from the lookup cache.
+func (h *Hub) forgetTokens(ts []Token) {
+	for _, t := range ts {
+		h.tokens.Delete(string(t.Hash))
+	}
+}
