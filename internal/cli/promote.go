@@ -117,7 +117,12 @@ func (o *promoteOptions) promoter(ctx context.Context, e *env) (*promote.Promote
 	if err != nil {
 		return nil, failed(ExitUsage, fmt.Errorf("--author %q: want \"Name <email>\"", o.author))
 	}
-	p := &promote.Promoter{Git: gitops.NewWriter(gitops.Options{Logger: e.logger, CacheDir: os.Getenv("FLEETFORM_CACHE_DIR")}),
+	o.cp.trusted = append(o.cp.trusted, o.forgeURL)
+	creds, err := o.cp.credentials(e)
+	if err != nil {
+		return nil, err
+	}
+	p := &promote.Promoter{Git: gitops.NewWriter(gitops.Options{Logger: e.logger, CacheDir: os.Getenv("FLEETFORM_CACHE_DIR"), Credentials: creds}),
 		Logger: e.logger, Commit: gitops.CommitOptions{AuthorName: addr.Name, AuthorEmail: addr.Address}}
 	if o.hub.url != "" {
 		if p.Hub, err = o.hub.promoteHub(ctx); err != nil {

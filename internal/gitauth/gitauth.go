@@ -12,7 +12,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -338,29 +337,4 @@ func (s *Store) secret(e Entry) (string, error) {
 		return "", fmt.Errorf("token file %s is empty", e.TokenFile)
 	}
 	return v, nil
-}
-
-// FromEnv returns the user and token from the environment; ok is false when no token is set.
-//
-// Deprecated: it sends the token anywhere; use a Store.
-func FromEnv() (user, token string, ok bool) {
-	token = os.Getenv(TokenEnv)
-	if token == "" {
-		return "", "", false
-	}
-	return cmp.Or(os.Getenv(UsernameEnv), defaultUsername), token, true
-}
-
-// HeaderEnv returns the environment entries that make the git command send the credentials
-// as an HTTP Basic Authorization header, or nil when no token is set.
-//
-// Deprecated: it sends the token to every URL; use GitEnv with a Store's credential.
-func HeaderEnv() []string {
-	user, token, ok := FromEnv()
-	if !ok {
-		return nil
-	}
-	auth := base64.StdEncoding.EncodeToString([]byte(user + ":" + token))
-	return []string{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.extraHeader",
-		"GIT_CONFIG_VALUE_0=Authorization: Basic " + auth}
 }
