@@ -81,7 +81,7 @@ func newApplyCmd(e *env) *cobra.Command {
 			}
 			var pr *pullRequester
 			if o.pr {
-				if pr, err = newPullRequester(e, target, r.snap.Environment, o.forgeURL); err != nil {
+				if pr, err = newPullRequester(cmd.Context(), e, creds, target, r.snap.Environment, o.forgeURL); err != nil {
 					return err
 				}
 				co.HeadBranch = pr.head(r.snap.Revisions.Environment)

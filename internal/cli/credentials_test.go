@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -276,6 +277,38 @@ func TestCredentialsDoNotFollowRedirects(t *testing.T) {
 	}
 }
 
+// TestForgeTokenIsNotSentOverHTTP: with --pr, the forge token does not go to a plain http API,
+// even one given with --forge-url, unless a credentials entry allows it.
+func TestForgeTokenIsNotSentOverHTTP(t *testing.T) {
+	clearCredentialEnv(t)
+	t.Setenv("FLEETFORM_GITHUB_TOKEN", "forge-secret")
+	root := t.TempDir()
+	if _, err := gittest.InitRepo(filepath.Join(root, "org", "gitops.git"), true); err != nil {
+		t.Fatal(err)
+	}
+	api := &authLog{}
+	mux := http.NewServeMux()
+	mux.Handle("/org/", gittest.GitHandler(t, root))
+	mux.Handle("/api/v3/", api.wrap(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, "[]")
+	})))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	cp := t.TempDir()
+	writeTree(t, cp, controlPlaneFiles("https://example.com/gitops", ""))
+
+	code, stderr := run(t, "apply", "--control-plane", cp, "--env", "dev", "--gitops", srv.URL+"/org/gitops.git",
+		"--pr", "--forge-url", srv.URL+"/api/v3/")
+	if code != cli.ExitUsage || !strings.Contains(stderr, "plain http") {
+		t.Errorf("apply --pr with an http forge API: exit %d, want %d and a message saying why\n%s", code, cli.ExitUsage, stderr)
+	}
+	api.assertNoAuth(t, "the http forge API", false)
+	if n := len(api.requests()); n != 0 {
+		t.Errorf("the forge API was asked %d time(s)", n)
+	}
+}
+
 // writeTree writes files (slash-separated path -> content) under dir.
 func writeTree(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
@@ -288,14 +321,4 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 			t.Fatal(err)
 		}
 	}
-}
-
-// writeConfig writes a config file and returns its path.
-func writeConfig(t *testing.T, content string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "fleetform.yaml")
-	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
