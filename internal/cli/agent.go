@@ -253,9 +253,14 @@ func (o *agentHostOptions) run(ctx context.Context, e *env) error {
 		}
 	}
 	cluster := cmp.Or(o.hub.cluster, "check")
+	creds, err := commandLineCredentials(e, o.gitops)
+	if err != nil {
+		return err
+	}
 	a, err := host.New(host.Options{
 		Cluster: cluster, Repo: o.gitops, Branch: o.branch, Path: o.path, ClusterType: o.clusterType,
 		StateDir: o.stateDir, Check: o.check, Resync: o.resync, AnsiblePlaybook: o.ansiblePlaybook, Logger: e.logger,
+		Credentials: creds,
 	})
 	if err != nil {
 		return failed(ExitUsage, err)

@@ -70,19 +70,24 @@ func newApplyCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			o.cp.trusted = append(o.cp.trusted, o.forgeURL)
 			r, target, err := loadForGitops(cmd, e, &o.cp, &o.g)
+			if err != nil {
+				return err
+			}
+			creds, err := o.cp.credentials(e)
 			if err != nil {
 				return err
 			}
 			var pr *pullRequester
 			if o.pr {
-				if pr, err = newPullRequester(e, target, r.snap.Environment, o.forgeURL); err != nil {
+				if pr, err = newPullRequester(cmd.Context(), e, creds, target, r.snap.Environment, o.forgeURL); err != nil {
 					return err
 				}
 				co.HeadBranch = pr.head(r.snap.Revisions.Environment)
 			}
 			prog := newProgress(e, "rendering")
-			res, err := writerFor(e, &o.g, o.allowMassDelete, prog).Apply(cmd.Context(), gitopsInput(r, target), co)
+			res, err := writerFor(e, &o.g, creds, o.allowMassDelete, prog).Apply(cmd.Context(), gitopsInput(r, target), co)
 			prog.finish()
 			var doc applyJSON
 			if pr != nil && err == nil && !res.Commit.IsZero() {

@@ -95,10 +95,10 @@ func (p *progress) finish() {
 }
 
 // writerFor builds the gitops writer for a command.
-func writerFor(e *env, o *gitopsOptions, allowMassDelete bool, prog *progress) *gitops.Writer {
+func writerFor(e *env, o *gitopsOptions, creds gitops.Credentials, allowMassDelete bool, prog *progress) *gitops.Writer {
 	opts := gitops.Options{
 		MassDeleteThreshold: o.threshold, AllowMassDelete: allowMassDelete, Diff: o.diff,
-		Logger: e.logger, CacheDir: os.Getenv("FLEETFORM_CACHE_DIR"),
+		Logger: e.logger, CacheDir: os.Getenv("FLEETFORM_CACHE_DIR"), Credentials: creds,
 	}
 	if prog != nil {
 		opts.Progress = prog.update

@@ -22,6 +22,8 @@ type controlPlaneOptions struct {
 	layout       string
 	repoMap      []string
 	configFile   string
+	// trusted are the other repository or API URLs the command line names (see credentials).
+	trusted []string
 }
 
 func (o *controlPlaneOptions) bind(cmd *cobra.Command, envRequired bool) {
@@ -51,6 +53,7 @@ type fileConfig struct {
 	RepoMap map[string]string `json:"repoMap,omitempty"`
 	// Layout forces the repository layout.
 	Layout string `json:"layout,omitempty"`
+	credentialsConfig
 }
 
 // platformOptions merges the config file and flags (flags win).
@@ -96,6 +99,9 @@ func (o *controlPlaneOptions) platformOptions(e *env) (platform.Options, error) 
 func (o *controlPlaneOptions) open(ctx context.Context, e *env) (*platform.ControlPlane, error) {
 	opts, err := o.platformOptions(e)
 	if err != nil {
+		return nil, err
+	}
+	if opts.Credentials, err = o.credentials(e); err != nil {
 		return nil, err
 	}
 	cp, err := platform.Open(ctx, o.controlPlane, opts)

@@ -74,8 +74,12 @@ func newPlanCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			creds, err := o.cp.credentials(e)
+			if err != nil {
+				return err
+			}
 			prog := newProgress(e, "rendering")
-			p, err := writerFor(e, &o.g, false, prog).Plan(cmd.Context(), gitopsInput(r, target))
+			p, err := writerFor(e, &o.g, creds, false, prog).Plan(cmd.Context(), gitopsInput(r, target))
 			prog.finish()
 			if err != nil {
 				return failed(ExitFailed, err)
@@ -100,6 +104,7 @@ func newPlanCmd(e *env) *cobra.Command {
 
 // loadForGitops loads the environment and resolves the GitOps target.
 func loadForGitops(cmd *cobra.Command, e *env, cp *controlPlaneOptions, g *gitopsOptions) (*result, gitops.Target, error) {
+	cp.trusted = append(cp.trusted, g.repo) // --gitops, when given, names a host to trust
 	ctl, err := cp.open(cmd.Context(), e)
 	if err != nil {
 		return nil, gitops.Target{}, err

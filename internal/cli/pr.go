@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/fleetform/fleetform/internal/forge"
 	"github.com/fleetform/fleetform/internal/forge/github"
+	"github.com/fleetform/fleetform/internal/gitauth"
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/render"
 )
@@ -24,36 +24,41 @@ type pullRequester struct {
 }
 
 // newPullRequester checks that --pr can work: a repository URL on a forge and a token.
-func newPullRequester(e *env, t gitops.Target, envName, forgeURL string) (*pullRequester, error) {
-	repo, client, err := forgeClient(t.Repo, forgeURL)
+func newPullRequester(ctx context.Context, e *env, creds *gitauth.Store, t gitops.Target, envName, forgeURL string) (*pullRequester, error) {
+	repo, client, err := forgeClient(ctx, creds, t.Repo, forgeURL)
 	if err != nil {
 		return nil, failed(ExitUsage, fmt.Errorf("--pr needs the repository's URL on a forge and a token: %w", err))
 	}
 	return &pullRequester{e: e, env: envName, base: t.Branch, repo: repo, client: client}, nil
 }
 
-// forgeClient returns the forge repository of a URL and a client authenticated with the
-// token in FLEETFORM_GITHUB_TOKEN or GITHUB_TOKEN.
-func forgeClient(repoURL, forgeURL string) (forge.Repo, *github.Client, error) {
+// forgeClient returns the forge repository of a URL and a client for the forge's API:
+// forgeURL, or the API of the repository's host (api.github.com for github.com,
+// https://HOST/api/v3/ otherwise). Its token is the one creds allow for that API
+// (gitauth.Store.ForgeToken): never one for another host, never over plain http unless a
+// credentials entry allows it.
+func forgeClient(ctx context.Context, creds *gitauth.Store, repoURL, forgeURL string) (forge.Repo, *github.Client, error) {
 	host, repo, err := forge.ParseRepoURL(repoURL)
 	if err != nil {
 		return repo, nil, err
 	}
-	token := os.Getenv("FLEETFORM_GITHUB_TOKEN")
-	if token == "" {
-		token = os.Getenv("GITHUB_TOKEN")
+	api := forgeURL
+	switch {
+	case api != "":
+	case strings.EqualFold(host, "github.com"):
+		api = "https://api.github.com/"
+	default:
+		api = "https://" + host + "/api/v3/"
 	}
-	if token == "" {
-		return repo, nil, fmt.Errorf("no token in FLEETFORM_GITHUB_TOKEN or GITHUB_TOKEN")
+	cred, err := creds.ForgeToken(ctx, api, repoURL)
+	if err != nil {
+		return repo, nil, err
 	}
 	var opts []github.Option
-	switch {
-	case forgeURL != "":
-		opts = append(opts, github.WithBaseURL(forgeURL))
-	case host != "github.com":
-		opts = append(opts, github.WithBaseURL("https://"+host+"/api/v3/"))
+	if api != "https://api.github.com/" {
+		opts = append(opts, github.WithBaseURL(api))
 	}
-	client, err := github.New(token, opts...)
+	client, err := github.New(cred.Password, opts...)
 	return repo, client, err
 }
 

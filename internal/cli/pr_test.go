@@ -90,7 +90,6 @@ func TestApplyPullRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := remote.Commit(t, "dev", map[string]string{"README.md": "platform GitOps repository\n"})
-	url := gittest.ServeGit(t, root) + "/org/gitops.git"
 	gh := &fakeGitHub{t: t, open: []map[string]any{
 		pull(7, "fleetform/dev/20260101-000000", "dev", "older\n<!-- fleetform:environment=dev -->", "fleetform-bot"),
 		pull(8, "fix-readme", "dev", "a human's pull request", "alice"),
@@ -100,14 +99,20 @@ func TestApplyPullRequest(t *testing.T) {
 		// A fork's pull request with fleetform's branch name and marker.
 		pullFrom(11, "mallory/gitops", "fleetform/dev/20260101-000000", "dev", "<!-- fleetform:environment=dev -->", "mallory"),
 	}}
-	api := httptest.NewServer(gh)
-	t.Cleanup(api.Close)
+	// One host, as GitHub Enterprise Server: the repositories, and the API under /api/v3/.
+	mux := http.NewServeMux()
+	mux.Handle("/org/", gittest.GitHandler(t, root))
+	mux.Handle("/api/v3/", gh)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	url := srv.URL + "/org/gitops.git"
 	t.Setenv("FLEETFORM_GITHUB_TOKEN", "test-token")
 	t.Setenv("FLEETFORM_CACHE_DIR", t.TempDir())
+	config := writeConfig(t, "credentials:\n- url: "+srv.URL+"/api/v3/\n  tokenEnv: FLEETFORM_GITHUB_TOKEN\n  allowInsecureHTTP: true\n")
 
 	var stdout, stderr bytes.Buffer
-	code := cli.Main(t.Context(), []string{"apply", "--control-plane", k.ControlPlane.Dir, "--env", "dev",
-		"--repo-map", gittest.SvcSrcURL + "=" + k.SvcSrc.Dir, "--gitops", url, "--pr", "--forge-url", api.URL + "/api/v3/", "-o", "json"},
+	code := cli.Main(t.Context(), []string{"apply", "--control-plane", k.ControlPlane.Dir, "--env", "dev", "--config", config,
+		"--repo-map", gittest.SvcSrcURL + "=" + k.SvcSrc.Dir, "--gitops", url, "--pr", "--forge-url", srv.URL + "/api/v3/", "-o", "json"},
 		nil, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
@@ -160,4 +165,14 @@ func gitOut(t *testing.T, dir string, args ...string) string {
 		t.Fatalf("git %v: %v\n%s", args, err, out)
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// writeConfig writes a config file and returns its path.
+func writeConfig(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "fleetform.yaml")
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

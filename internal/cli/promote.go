@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/forge"
+	"github.com/fleetform/fleetform/internal/gitauth"
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/promote"
@@ -29,6 +30,7 @@ type promoteOptions struct {
 	author   string
 	pr       bool
 	forgeURL string
+	creds    *gitauth.Store // built by promoter
 	statuses bool
 	watch    bool
 	interval time.Duration
@@ -117,7 +119,13 @@ func (o *promoteOptions) promoter(ctx context.Context, e *env) (*promote.Promote
 	if err != nil {
 		return nil, failed(ExitUsage, fmt.Errorf("--author %q: want \"Name <email>\"", o.author))
 	}
-	p := &promote.Promoter{Git: gitops.NewWriter(gitops.Options{Logger: e.logger, CacheDir: os.Getenv("FLEETFORM_CACHE_DIR")}),
+	o.cp.trusted = append(o.cp.trusted, o.forgeURL)
+	creds, err := o.cp.credentials(e)
+	if err != nil {
+		return nil, err
+	}
+	o.creds = creds
+	p := &promote.Promoter{Git: gitops.NewWriter(gitops.Options{Logger: e.logger, CacheDir: os.Getenv("FLEETFORM_CACHE_DIR"), Credentials: creds}),
 		Logger: e.logger, Commit: gitops.CommitOptions{AuthorName: addr.Name, AuthorEmail: addr.Address}}
 	if o.hub.url != "" {
 		if p.Hub, err = o.hub.promoteHub(ctx); err != nil {
@@ -125,7 +133,7 @@ func (o *promoteOptions) promoter(ctx context.Context, e *env) (*promote.Promote
 		}
 	}
 	if o.statuses {
-		repo, client, err := forgeClient(o.cp.controlPlane, o.forgeURL)
+		repo, client, err := forgeClient(ctx, creds, o.cp.controlPlane, o.forgeURL)
 		if err != nil {
 			return nil, failed(ExitUsage, fmt.Errorf("--commit-status needs the control plane's URL on a forge and a token: %w", err))
 		}
@@ -152,7 +160,7 @@ func (o *promoteOptions) promoteOnce(ctx context.Context, e *env, p *promote.Pro
 	}
 	var pr *pullRequester
 	if o.pr {
-		if pr, err = o.pullRequester(e, cp); err != nil {
+		if pr, err = o.pullRequester(ctx, e, cp); err != nil {
 			return err
 		}
 		p.Commit.HeadBranch = pr.head("promote")
@@ -178,7 +186,7 @@ func (o *promoteOptions) promoteOnce(ctx context.Context, e *env, p *promote.Pro
 }
 
 // pullRequester opens the pin's pull request into the branch the pin is written on.
-func (o *promoteOptions) pullRequester(e *env, cp *platform.ControlPlane) (*pullRequester, error) {
+func (o *promoteOptions) pullRequester(ctx context.Context, e *env, cp *platform.ControlPlane) (*pullRequester, error) {
 	envs, _, err := cp.Environments()
 	if err != nil {
 		return nil, failed(ExitFailed, err)
@@ -191,7 +199,7 @@ func (o *promoteOptions) pullRequester(e *env, cp *platform.ControlPlane) (*pull
 		if err != nil {
 			return nil, failed(ExitFailed, err)
 		}
-		return newPullRequester(e, gitops.Target{Repo: o.cp.controlPlane, Branch: loc.Branch}, o.to, o.forgeURL)
+		return newPullRequester(ctx, e, o.creds, gitops.Target{Repo: o.cp.controlPlane, Branch: loc.Branch}, o.to, o.forgeURL)
 	}
 	return nil, failed(ExitUsage, fmt.Errorf("environment %q is not declared", o.to))
 }

@@ -112,7 +112,11 @@ func (o *simOptions) run(ctx context.Context, e *env) error {
 	if branch == "" {
 		branch = o.env
 	}
-	src := sim.GitSource{Writer: gitops.NewWriter(gitops.Options{Logger: e.logger, CacheDir: os.Getenv("FLEETFORM_CACHE_DIR")}),
+	creds, err := commandLineCredentials(e, o.gitops)
+	if err != nil {
+		return err
+	}
+	src := sim.GitSource{Writer: gitops.NewWriter(gitops.Options{Logger: e.logger, CacheDir: os.Getenv("FLEETFORM_CACHE_DIR"), Credentials: creds}),
 		Location: o.gitops, Branch: branch, Path: o.path}
 	s := sim.New(simHub{admin}, src, sim.Options{Environment: o.env, Prefix: o.prefix, ClustersPerType: o.perType, FailRate: o.failRate,
 		Lag: o.lag, Poll: o.poll, Heartbeat: o.heartbeat, Workers: o.workers, Seed: o.seed, Logger: e.logger})

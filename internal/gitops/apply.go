@@ -42,7 +42,7 @@ func NewWriter(opts Options) *Writer {
 
 // Plan computes what applying in would change, without writing anything.
 func (w *Writer) Plan(ctx context.Context, in Input) (*Plan, error) {
-	repo, err := openRepository(ctx, in.Target.Repo, w.opts.CacheDir, w.opts.Logger)
+	repo, err := openRepository(ctx, in.Target.Repo, w.opts.CacheDir, w.opts.Credentials, w.opts.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ var ErrRefused = errors.New("apply refused")
 // re-reads and re-plans, up to MaxAttempts times. A plan that removes too many owned
 // folders is refused (ErrRefused) unless Options.AllowMassDelete.
 func (w *Writer) Apply(ctx context.Context, in Input, co CommitOptions) (*Result, error) {
-	repo, err := openRepository(ctx, in.Target.Repo, w.opts.CacheDir, w.opts.Logger)
+	repo, err := openRepository(ctx, in.Target.Repo, w.opts.CacheDir, w.opts.Credentials, w.opts.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +221,7 @@ func short(h string) string { return h[:min(len(h), 12)] }
 // DeleteBranch deletes a branch of the target repository (fleetform's own pull-request
 // branches).
 func (w *Writer) DeleteBranch(ctx context.Context, repoURL, branch string) error {
-	repo, err := openRepository(ctx, repoURL, w.opts.CacheDir, w.opts.Logger)
+	repo, err := openRepository(ctx, repoURL, w.opts.CacheDir, w.opts.Credentials, w.opts.Logger)
 	if err != nil {
 		return err
 	}

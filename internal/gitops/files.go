@@ -19,7 +19,7 @@ import (
 // branch moved; or, with co.HeadBranch, to that new branch (for a pull request). It
 // returns the zero hash when the files already have that content.
 func (w *Writer) WriteFiles(ctx context.Context, location, branch string, files map[string][]byte, message string, co CommitOptions) (plumbing.Hash, error) {
-	repo, err := openRepository(ctx, location, w.opts.CacheDir, w.opts.Logger)
+	repo, err := openRepository(ctx, location, w.opts.CacheDir, w.opts.Credentials, w.opts.Logger)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -81,7 +81,7 @@ func writeFilesOnce(ctx context.Context, repo *repository, branch string, files 
 // ReadFile reads a file at the tip of a branch; ok is false when the branch or the file
 // does not exist.
 func (w *Writer) ReadFile(ctx context.Context, location, branch, path string) (content []byte, commit plumbing.Hash, ok bool, err error) {
-	repo, err := openRepository(ctx, location, w.opts.CacheDir, w.opts.Logger)
+	repo, err := openRepository(ctx, location, w.opts.CacheDir, w.opts.Credentials, w.opts.Logger)
 	if err != nil {
 		return nil, plumbing.ZeroHash, false, err
 	}
@@ -118,7 +118,7 @@ func (co CommitOptions) destination(branch string, base plumbing.Hash) (string, 
 // (in the GitOps layout: cluster types and their deployment targets), leaving out hidden
 // folders such as .github. commit is the zero hash when the branch does not exist.
 func (w *Writer) Folders(ctx context.Context, location, branch, path string) (commit plumbing.Hash, folders map[string][]string, err error) {
-	repo, err := openRepository(ctx, location, w.opts.CacheDir, w.opts.Logger)
+	repo, err := openRepository(ctx, location, w.opts.CacheDir, w.opts.Credentials, w.opts.Logger)
 	if err != nil {
 		return plumbing.ZeroHash, nil, err
 	}

@@ -123,6 +123,9 @@ type Options struct {
 	// Progress, when set, is told how many assignments have been composed or rendered.
 	Progress func(done, total int)
 	Logger   *slog.Logger
+	// Credentials choose the credential sent to a remote repository's URL (see
+	// Credentials); nil sends none (git's own credential helpers still apply).
+	Credentials Credentials
 }
 
 // planner holds one plan being built.

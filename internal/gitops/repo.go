@@ -33,11 +33,13 @@ type repository struct {
 	location string // as given, for messages (credentials redacted)
 	gitDir   string // where objects and refs are (the repository, or the cache clone)
 	remote   string // the URL to fetch from and push to; "" when local
+	cred     *gitauth.Credential
 	logger   *slog.Logger
 }
 
-// openRepository opens location; remote repositories are cloned (bare) into cacheDir.
-func openRepository(ctx context.Context, location, cacheDir string, logger *slog.Logger) (*repository, error) {
+// openRepository opens location; remote repositories are cloned (bare) into cacheDir and
+// reached with the credential creds choose for their URL (nil creds: none).
+func openRepository(ctx context.Context, location, cacheDir string, creds Credentials, logger *slog.Logger) (*repository, error) {
 	if p, ok := platform.LocalPath(location); ok {
 		gitDir, err := findGitDir(p)
 		if err != nil {
@@ -48,6 +50,13 @@ func openRepository(ctx context.Context, location, cacheDir string, logger *slog
 	sum := sha256.Sum256([]byte(normalizeURL(location)))
 	cache := filepath.Join(cacheDir, hex.EncodeToString(sum[:8]))
 	r := &repository{location: redact.URL(location), gitDir: cache, remote: location, logger: logger}
+	if creds != nil {
+		cred, err := creds.For(ctx, location)
+		if err != nil {
+			return nil, err
+		}
+		r.cred = cred
+	}
 	if _, err := os.Stat(filepath.Join(cache, "HEAD")); err != nil {
 		if err := os.MkdirAll(cache, 0o700); err != nil {
 			return nil, err
@@ -207,14 +216,12 @@ func (r *repository) deleteBranch(ctx context.Context, branch string) error {
 }
 
 // git runs a git command on the repository. It never prompts; credentials come from git's
-// credential helpers, or from FLEETFORM_GIT_TOKEN (an HTTP header passed through the
-// environment, never on the command line); URLs in errors are redacted.
+// credential helpers, or from the credential chosen for the remote's URL (an HTTP header
+// git sends to that URL only, passed through the environment, never on the command line);
+// URLs in errors are redacted.
 func (r *repository) git(ctx context.Context, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir", r.gitDir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
-	if r.remote != "" {
-		cmd.Env = append(cmd.Env, gitauth.HeaderEnv()...)
-	}
+	cmd.Env = gitauth.GitEnv(append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C"), r.remote, r.cred)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -3,6 +3,7 @@ package gittest
 import (
 	"io"
 	"net"
+	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
 	"os/exec"
@@ -16,6 +17,16 @@ import (
 // returns the server's base URL; the repository in folder f is at base + "/" + f. The test
 // is skipped when the git CLI is not installed.
 func ServeGit(tb testing.TB, root string) string {
+	tb.Helper()
+	srv := httptest.NewServer(GitHandler(tb, root))
+	tb.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// GitHandler is the handler ServeGit serves, for a test server that also answers other
+// requests (a forge API, a recorder of headers). The test is skipped when the git CLI is not
+// installed.
+func GitHandler(tb testing.TB, root string) http.Handler {
 	tb.Helper()
 	gitBin, err := exec.LookPath("git")
 	if err != nil {
@@ -36,9 +47,7 @@ func ServeGit(tb testing.TB, root string) string {
 		},
 		Stderr: io.Discard, // "Not a git repository" for the tests' missing repositories
 	}
-	srv := httptest.NewServer(h)
-	tb.Cleanup(srv.Close)
-	return srv.URL
+	return h
 }
 
 // ServeRepo serves one repository and returns its URL.

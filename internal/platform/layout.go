@@ -49,6 +49,8 @@ type Options struct {
 	CommonRef string
 	// Logger receives progress messages; nil discards them.
 	Logger *slog.Logger
+	// Credentials choose what goes with each HTTP(S) fetch (see Credentials); nil sends none.
+	Credentials Credentials
 }
 
 // ControlPlane is an opened control-plane repository.
@@ -61,7 +63,7 @@ type ControlPlane struct {
 
 // Open opens the control plane at location (a directory, a local git repository or a URL).
 func Open(ctx context.Context, location string, opts Options) (*ControlPlane, error) {
-	repos := NewRepos(opts.RepoMap, opts.Logger)
+	repos := NewRepos(opts.RepoMap, opts.Credentials, opts.Logger)
 	repo, err := repos.Open(ctx, location)
 	if err != nil {
 		return nil, fmt.Errorf("open control plane: %w", err)

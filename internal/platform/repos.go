@@ -18,10 +18,8 @@ import (
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport"
-	"github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/storage/memory"
 
-	"github.com/fleetform/fleetform/internal/gitauth"
 	"github.com/fleetform/fleetform/internal/redact"
 )
 
@@ -122,17 +120,19 @@ func (r *Repo) HasBranch(name string) bool {
 // Repos opens repositories by URL or path, honouring a RepoMap, and caches them.
 type Repos struct {
 	repoMap RepoMap
+	creds   Credentials
 	logger  *slog.Logger
 	mu      sync.Mutex
 	cache   map[string]*Repo
 }
 
-// NewRepos returns a Repos that resolves URLs through m.
-func NewRepos(m RepoMap, logger *slog.Logger) *Repos {
+// NewRepos returns a Repos that resolves URLs through m and fetches remote repositories
+// with the credentials creds chooses (nil: none).
+func NewRepos(m RepoMap, creds Credentials, logger *slog.Logger) *Repos {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Repos{repoMap: m, logger: logger, cache: map[string]*Repo{}}
+	return &Repos{repoMap: m, creds: creds, logger: logger, cache: map[string]*Repo{}}
 }
 
 // Mapped reports whether url is mapped to a local location.
@@ -166,7 +166,11 @@ func (rs *Repos) open(ctx context.Context, loc string) (*Repo, error) {
 		return openLocal(p)
 	}
 	rs.logger.InfoContext(ctx, "fetching repository", "url", redact.URL(loc))
-	return fetchRemote(ctx, loc)
+	auth, err := httpAuth(ctx, rs.creds, loc)
+	if err != nil {
+		return nil, err
+	}
+	return fetchRemote(ctx, loc, auth)
 }
 
 // LocalPath returns the filesystem path of a local repository location (a path or a
@@ -209,8 +213,9 @@ func isGitDir(p string) bool {
 	return errHead == nil && errObj == nil
 }
 
-// fetchRemote fetches every branch and tag of a remote repository into memory.
-func fetchRemote(ctx context.Context, url string) (*Repo, error) {
+// fetchRemote fetches every branch and tag of a remote repository into memory, with auth
+// (nil: go-git's defaults, ssh-agent for ssh URLs).
+func fetchRemote(ctx context.Context, url string, auth transport.AuthMethod) (*Repo, error) {
 	g, err := git.Init(memory.NewStorage(), nil)
 	if err != nil {
 		return nil, err
@@ -221,13 +226,13 @@ func fetchRemote(ctx context.Context, url string) (*Repo, error) {
 	}
 	err = remote.FetchContext(ctx, &git.FetchOptions{
 		RefSpecs: []config.RefSpec{"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"},
-		Auth:     authFromEnv(),
+		Auth:     auth,
 		Tags:     git.NoTags,
 	})
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
 		return nil, fmt.Errorf("fetch %s: %w", redact.URL(url), err)
 	}
-	if head, err := remote.ListContext(ctx, &git.ListOptions{Auth: authFromEnv()}); err == nil {
+	if head, err := remote.ListContext(ctx, &git.ListOptions{Auth: auth}); err == nil {
 		for _, ref := range head {
 			if ref.Name() == plumbing.HEAD && ref.Type() == plumbing.SymbolicReference {
 				_ = g.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, ref.Target()))
@@ -235,15 +240,4 @@ func fetchRemote(ctx context.Context, url string) (*Repo, error) {
 		}
 	}
 	return &Repo{git: g}, nil
-}
-
-// authFromEnv returns HTTP credentials from FLEETFORM_GIT_TOKEN (with
-// FLEETFORM_GIT_USERNAME, default "git"), or nil to let go-git use its defaults
-// (ssh-agent for ssh URLs).
-func authFromEnv() transport.AuthMethod {
-	user, tok, ok := gitauth.FromEnv()
-	if !ok {
-		return nil
-	}
-	return &http.BasicAuth{Username: user, Password: tok}
 }

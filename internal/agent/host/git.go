@@ -20,15 +20,31 @@ import (
 // maxFile bounds one file of the cluster-type folder (rendered manifests are at most 4 MiB).
 const maxFile = 8 << 20
 
+// Credentials choose the credential for a repository URL: nil for none (gitauth.Store).
+type Credentials interface {
+	For(ctx context.Context, url string) (*gitauth.Credential, error)
+}
+
+var _ Credentials = (*gitauth.Store)(nil)
+
 // fetcher keeps a bare clone of the GitOps repository in dir and fetches one branch.
 type fetcher struct {
 	dir    string // the bare repository
 	url    string
 	branch string
+	creds  Credentials
+	cred   *gitauth.Credential // chosen for url by the last fetch
 }
 
 // fetch fetches the branch (shallow) and returns its commit.
 func (f *fetcher) fetch(ctx context.Context) (string, error) {
+	if f.creds != nil {
+		cred, err := f.creds.For(ctx, f.url) // at every fetch: a token file may have been renewed
+		if err != nil {
+			return "", err
+		}
+		f.cred = cred
+	}
 	if _, err := os.Stat(filepath.Join(f.dir, "HEAD")); err != nil {
 		if err := os.MkdirAll(f.dir, 0o700); err != nil {
 			return "", fmt.Errorf("create %s: %w", f.dir, err)
@@ -90,14 +106,12 @@ func (f *fetcher) extract(ctx context.Context, commit, folder, dest string) erro
 }
 
 // git runs git on the bare repository. It never prompts; credentials come from git's own
-// configuration, or from FLEETFORM_GIT_TOKEN (an HTTP header passed through the
-// environment, never on the command line); URLs in errors are redacted.
+// configuration, or from the credential chosen for the URL (an HTTP header git sends to
+// that URL only, passed through the environment, never on the command line); URLs in
+// errors are redacted.
 func (f *fetcher) git(ctx context.Context, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir", f.dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
-	if strings.HasPrefix(f.url, "http") {
-		cmd.Env = append(cmd.Env, gitauth.HeaderEnv()...)
-	}
+	cmd.Env = gitauth.GitEnv(append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C"), f.url, f.cred)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -57,6 +57,9 @@ type Options struct {
 	// Now is the clock (default time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Credentials choose the credential sent to Repo (an http(s) URL); nil sends none
+	// (git's own credential helpers still apply).
+	Credentials Credentials
 }
 
 // Agent applies a host's deployment targets.
@@ -99,7 +102,7 @@ func New(opts Options) (*Agent, error) {
 	}
 	return &Agent{
 		opts:    opts,
-		fetch:   &fetcher{dir: filepath.Join(stateDir, "gitops.git"), url: repo, branch: opts.Branch},
+		fetch:   &fetcher{dir: filepath.Join(stateDir, "gitops.git"), url: repo, branch: opts.Branch, creds: opts.Credentials},
 		ansible: ansible{bin: opts.AnsiblePlaybook, home: filepath.Join(stateDir, "ansible"), check: opts.Check, timeout: opts.PlaybookTimeout},
 	}, nil
 }

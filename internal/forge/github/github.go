@@ -60,8 +60,29 @@ type settings struct {
 func WithBaseURL(u string) Option { return func(s *settings) { s.baseURL = u } }
 
 // WithHTTPClient makes the client send its requests with a copy of c (its transport, timeout,
-// proxy). Default: an http.Client with a 30 s timeout.
+// proxy). Default: an http.Client with a 30 s timeout. Either way a redirect to another scheme,
+// host or port is refused.
 func WithHTTPClient(c *http.Client) Option { return func(s *settings) { s.httpClient = c } }
+
+// sameOrigin refuses a redirect that leaves the scheme, host and port of the first request:
+// the token must not follow it (net/http would send it to another port or over http on the
+// same host). next, when set, then decides as usual.
+func sameOrigin(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		first := via[0].URL
+		if !strings.EqualFold(req.URL.Scheme, first.Scheme) || !strings.EqualFold(req.URL.Host, first.Host) {
+			return fmt.Errorf("github: refusing a redirect from %s://%s to %s://%s (the token stays with the API's host)",
+				first.Scheme, first.Host, req.URL.Scheme, req.URL.Host)
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("github: stopped after 10 redirects")
+		}
+		return nil
+	}
+}
 
 // New returns a Client that authenticates with token (a personal access token, a fine-grained
 // token or a GitHub App installation token, sent as "Authorization: Bearer"). The token needs
@@ -80,6 +101,7 @@ func New(token string, opts ...Option) (*Client, error) {
 		hc = &copied
 	}
 	hc.Transport = limitBody{next: hc.Transport, limit: maxBodyBytes}
+	hc.CheckRedirect = sameOrigin(hc.CheckRedirect)
 	ghOpts := []gh.ClientOptionsFunc{
 		gh.WithHTTPClient(hc),
 		gh.WithAuthToken(token),
