@@ -206,11 +206,11 @@ func (h *Hub) commit(ctx context.Context, batch []*job) {
 		switch {
 		case err != nil:
 			h.opts.Logger.ErrorContext(ctx, "committing reports", "error", err.Error(), "reports", len(batch))
+			h.observe(ResultRejected) // counted before the sender hears of it
 			j.done <- Errorf(CodeInternal, "the report could not be stored")
-			h.observe(ResultRejected)
 		default:
-			j.done <- results[i]
 			h.observe(outcomes[i])
+			j.done <- results[i]
 		}
 	}
 }
