@@ -69,17 +69,32 @@ func TestSemanticChecks(t *testing.T) {
 			name: "duplicate deployment target in one workload",
 			files: map[string]string{"w.yaml": kindDoc("Workload", "app", "spec:\n  deploymentTargets:\n"+
 				"    - name: web\n      environment: dev\n      manifests: {}\n"+
-				"    - name: web\n      environment: stage\n      manifests: {}\n")},
-			want:   []want{{file: "w.yaml", line: 10, has: []string{"spec.deploymentTargets[1].name", `deployment target "web" is defined twice`, "spec.deploymentTargets[0]"}}},
+				"    - name: web\n      environment: dev\n      manifests: {}\n")},
+			want:   []want{{file: "w.yaml", line: 10, has: []string{"spec.deploymentTargets[1].name", `deployment target "web" is defined twice for environment "dev"`, "spec.deploymentTargets[0]"}}},
 			loaded: []string{"Workload/app", "DeploymentTarget/app-web"},
+		},
+		{
+			name: "one deployment target name in two environments (Kalypso: one target per environment)",
+			files: map[string]string{"w.yaml": kindDoc("Workload", "observability", "spec:\n  deploymentTargets:\n"+
+				"    - name: prometheus\n      environment: dev\n      manifests: {}\n"+
+				"    - name: prometheus\n      environment: prod\n      manifests: {}\n")},
+			loaded: []string{"Workload/observability", "DeploymentTarget/observability-prometheus", "DeploymentTarget/observability-prometheus"},
+		},
+		{
+			name: "two workloads unfolding to one name in different environments",
+			files: map[string]string{
+				"a.yaml": workloadDoc("a", "b-dev"),
+				"b.yaml": kindDoc("Workload", "a-b", "spec:\n  deploymentTargets:\n    - name: dev\n      environment: prod\n      manifests: {}\n"),
+			},
+			loaded: []string{"Workload/a", "Workload/a-b", "DeploymentTarget/a-b-dev", "DeploymentTarget/a-b-dev"},
 		},
 		{
 			name: "two workloads unfolding to the same deployment target name",
 			files: map[string]string{
 				"a.yaml": workloadDoc("a", "b-dev"),
-				"b.yaml": kindDoc("Workload", "a-b", "spec:\n  deploymentTargets:\n    - name: dev\n      environment: dev\n      manifests: {}\n"),
+				"b.yaml": kindDoc("Workload", "a-b", "spec:\n  deploymentTargets:\n    - name: dev\n      environment: b-dev\n      manifests: {}\n"),
 			},
-			want:   []want{{file: "b.yaml", line: 7, has: []string{`deployment target "a-b-dev" is already defined at a.yaml:7`}}},
+			want:   []want{{file: "b.yaml", line: 7, has: []string{`deployment target "a-b-dev" of environment "b-dev" is already defined at a.yaml:7`}}},
 			loaded: []string{"Workload/a", "Workload/a-b", "DeploymentTarget/a-b-dev"},
 		},
 		{
@@ -193,15 +208,18 @@ func TestWorkloadUnfolding(t *testing.T) {
 			"      environment: dev\n"+
 			"      manifests: {repo: https://example.com/shop, branch: dev, path: ./web, extra: x}\n"+
 			"      configSchemas: ['{\"title\":\"target\"}']\n"+
-			"    - name: web\n"+ // 16: same target name, other environment: still a duplicate
+			"    - name: web\n"+ // 16: same target name, other environment: a target of its own (Kalypso)
 			"      environment: stage\n      manifests: {}\n"+
 			"    - name: batch\n"+ // 19
-			"      environment: stage\n      manifests: {}\n")})
-	checkDiags(t, snap.Diagnostics, want{file: "w.yaml", line: 16, has: []string{`deployment target "web" is defined twice`}})
-	equal(t, "targets", targetNames(snap), []string{"shop-batch", "shop-web"})
+			"      environment: stage\n      manifests: {}\n"+
+			"    - name: web\n"+ // 22: same name, same environment: a duplicate
+			"      environment: dev\n      manifests: {}\n")})
+	checkDiags(t, snap.Diagnostics, want{file: "w.yaml", line: 22, has: []string{
+		`deployment target "web" is defined twice for environment "dev"`, "spec.deploymentTargets[0]"}})
+	equal(t, "targets", targetNames(snap), []string{"shop-batch", "shop-web", "shop-web"})
 	var web *platform.DeploymentTarget
 	for _, dt := range snap.DeploymentTargets {
-		if dt.Name == "shop-web" {
+		if dt.Name == "shop-web" && dt.Environment == "dev" {
 			web = dt
 		}
 	}

@@ -23,15 +23,19 @@ func (b *builder) addWorkload(o *v1alpha1.Workload, src Source, reg *WorkloadReg
 	}
 	b.snap.Workloads = append(b.snap.Workloads, w)
 
-	names := map[string]int{}
+	// Deployment targets live per environment, as in Kalypso: one name may be used once in
+	// each environment.
+	type nameInEnv struct{ name, env string }
+	names := map[nameInEnv]int{}
 	for i, t := range o.Spec.DeploymentTargets {
 		path := fmt.Sprintf("spec.deploymentTargets[%d]", i)
-		if first, dup := names[t.Name]; dup {
-			b.diag(src.Diag(path+".name", fmt.Sprintf("deployment target %q is defined twice in this workload (first at %s)",
-				t.Name, fmt.Sprintf("spec.deploymentTargets[%d]", first)), "rename one of them"))
+		key := nameInEnv{t.Name, t.Environment}
+		if first, dup := names[key]; dup {
+			b.diag(src.Diag(path+".name", fmt.Sprintf("deployment target %q is defined twice for environment %q in this workload (first at %s)",
+				t.Name, t.Environment, fmt.Sprintf("spec.deploymentTargets[%d]", first)), "rename one of them"))
 			continue
 		}
-		names[t.Name] = i
+		names[key] = i
 		if dt := b.unfoldTarget(w, t, path); dt != nil {
 			b.addTarget(dt)
 		}
@@ -110,10 +114,10 @@ func (b *builder) addTarget(dt *DeploymentTarget) {
 			"use lowercase letters, digits and '-'"))
 		return
 	}
-	key := v1alpha1.KindDeploymentTarget + "/" + dt.Name
+	key := v1alpha1.KindDeploymentTarget + "/" + dt.Environment + "/" + dt.Name
 	if first, dup := b.seen[key]; dup {
-		b.diag(dt.Source.Diag(path, fmt.Sprintf("deployment target %q is already defined at %s", dt.Name, where(first)),
-			"deployment target names (<workload>-<target>) must be unique"))
+		b.diag(dt.Source.Diag(path, fmt.Sprintf("deployment target %q of environment %q is already defined at %s", dt.Name, dt.Environment, where(first)),
+			"deployment target names (<workload>-<target>) must be unique in an environment"))
 		return
 	}
 	src := dt.Source
