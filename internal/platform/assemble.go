@@ -92,7 +92,7 @@ func (b *builder) add(doc document, from origin, reg *WorkloadRegistration) {
 		return
 	}
 	if doc.kind == v1alpha1.KindEnvironment {
-		b.checkEnvironmentPlace(doc, from) // Environments are read at the tip by the layout, never from content
+		b.checkEnvironmentPlace(doc) // Environments are read at the tip by the layout, never from content
 		return
 	}
 	if !b.checkName(src, doc.name) {
@@ -139,13 +139,11 @@ func (b *builder) addObject(doc document, src Source, reg *WorkloadRegistration)
 	}
 }
 
-// checkEnvironmentPlace reports an Environment found in content: in the folder layout
-// only environments/<name>/ declares one, in the Kalypso layout only .environments/ on main.
-func (b *builder) checkEnvironmentPlace(doc document, from origin) {
+// checkEnvironmentPlace reports an Environment found in content that does not declare one:
+// in the folder layout environments/<name>/ and the common content declare them (read at
+// the tip when environments are listed), in the Kalypso layout only .environments/ on main.
+func (b *builder) checkEnvironmentPlace(doc document) {
 	switch {
-	case b.layout == LayoutFolder && from == fromCommon:
-		b.diag(doc.source.Diag("metadata.name", fmt.Sprintf("Environment %q must be in %s%s/", doc.name, environmentsDir, doc.name),
-			"move the file or rename the environment"))
 	case b.layout == LayoutKalypso:
 		b.diag(doc.source.Warn("kind", fmt.Sprintf("Environment %q is ignored: environments are declared in .environments/ on the main branch", doc.name), ""))
 	}

@@ -172,6 +172,20 @@ func (cp *ControlPlane) environments() (envs []EnvironmentInfo, decodeDiags, che
 			return nil, nil, nil, err
 		}
 	}
+	if cp.layout == LayoutFolder {
+		// Environments may also be declared anywhere in the common content (the folder-layout
+		// twin of Kalypso's .environments/): read at the tip too, after the folders' own.
+		common, diags, err := section{tree: tip, exclude: []string{environmentsDir}, mentions: v1alpha1.KindEnvironment}.read()
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		docs = append(docs, common...)
+		for _, d := range diags {
+			if d.Kind == v1alpha1.KindEnvironment {
+				decodeDiags = append(decodeDiags, d)
+			}
+		}
+	}
 	for _, d := range docs {
 		if diag := cp.declare(d, byName); diag != nil {
 			checkDiags = append(checkDiags, *diag)
@@ -228,11 +242,12 @@ func (cp *ControlPlane) declare(d document, byName map[string]*EnvironmentInfo) 
 		diag = d.source.Diag("kind", "only Environment documents belong in .environments/", "")
 	case !ok:
 		return nil // the environment's content, read when it is loaded
-	case cp.layout == LayoutFolder && !strings.HasPrefix(d.source.File, environmentsDir+d.name+"/"):
-		diag = d.source.Diag("metadata.name", fmt.Sprintf("Environment %q must be in %s%s/", d.name, environmentsDir, d.name),
+	case cp.layout == LayoutFolder && strings.HasPrefix(d.source.File, environmentsDir) &&
+		!strings.HasPrefix(d.source.File, environmentsDir+d.name+"/"):
+		diag = d.source.Diag("metadata.name", fmt.Sprintf("Environment %q must be in %s%s/ or in the common content", d.name, environmentsDir, d.name),
 			"move the file or rename the environment")
 	case len(validation.IsDNS1123Label(d.name)) > 0:
-		if cp.layout == LayoutFolder {
+		if cp.layout == LayoutFolder && strings.HasPrefix(d.source.File, environmentsDir) {
 			return nil // its folder is reported
 		}
 		diag = d.source.Diag("metadata.name", fmt.Sprintf("invalid environment name %q: %s", d.name,

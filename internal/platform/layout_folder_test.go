@@ -241,7 +241,8 @@ func TestFolderGitPinnedCommitMissing(t *testing.T) {
 	}
 }
 
-// TestFolderEnvironmentPlacement: an Environment belongs in environments/<its name>/.
+// TestFolderEnvironmentPlacement: an Environment belongs in environments/<its name>/ or in
+// the common content (anywhere outside environments/); declared twice, the error names both.
 func TestFolderEnvironmentPlacement(t *testing.T) {
 	t.Parallel()
 	dir := newDir(t, map[string]string{
@@ -249,7 +250,8 @@ func TestFolderEnvironmentPlacement(t *testing.T) {
 		"environments/dev/nested/x.yaml": envDoc("dev"),
 		"environments/stage/env.yaml":    envDoc("dev"),
 		"environments/qa/a.yaml":         envDoc("qa") + "---\n" + envDoc("qa"),
-		"common/envs.yaml":               envDoc("prod"),
+		"common/envs.yaml":               joinDocs(envDoc("prod"), envDoc("dev")), // dev: lines 8-13
+		"common/other.yaml":              clusterTypeDoc("not-an-environment"),
 	})
 	cp := open(t, dir, platform.Options{})
 	envs, diags, err := cp.Environments()
@@ -260,12 +262,13 @@ func TestFolderEnvironmentPlacement(t *testing.T) {
 		want{file: "environments/dev/nested/x.yaml", line: 4, has: []string{`duplicate Environment "dev": already defined at environments/dev/env.yaml:1`}},
 		want{file: "environments/stage/env.yaml", line: 4, has: []string{`Environment "dev" must be in environments/dev/`}},
 		want{file: "environments/qa/a.yaml", line: 11, has: []string{`duplicate Environment "qa"`}},
+		want{file: "common/envs.yaml", line: 11, has: []string{`duplicate Environment "dev": already defined at environments/dev/env.yaml:1`}},
 	)
 	var names []string
 	for _, e := range envs {
 		names = append(names, e.Name)
 	}
-	equal(t, "environments", names, []string{"dev", "qa", "stage"})
+	equal(t, "environments", names, []string{"dev", "prod", "qa", "stage"})
 
 	snap, err := cp.Load(t.Context(), "dev")
 	if err != nil {
@@ -275,8 +278,15 @@ func TestFolderEnvironmentPlacement(t *testing.T) {
 		want{file: "environments/dev/nested/x.yaml", line: 4, has: []string{`duplicate Environment "dev"`}},
 		want{file: "environments/stage/env.yaml", line: 4, has: []string{`Environment "dev" must be in environments/dev/`}},
 		want{file: "environments/qa/a.yaml", line: 11, has: []string{`duplicate Environment "qa"`}},
-		want{file: "common/envs.yaml", line: 4, has: []string{`Environment "prod" must be in environments/prod/`}},
+		want{file: "common/envs.yaml", line: 11, has: []string{`duplicate Environment "dev"`}},
 	)
+	prod, err := cp.Load(t.Context(), "prod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prod.EnvironmentObject == nil || prod.EnvironmentObject.Source.File != "common/envs.yaml" {
+		t.Errorf("prod's Environment = %+v, want the one in common/envs.yaml", prod.EnvironmentObject)
+	}
 }
 
 // TestFolderEnvironmentNames: an environment is a folder of environments/ holding YAML that

@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -187,6 +188,9 @@ type section struct {
 	exclude  []string // folder prefixes to skip (e.g. "environments/")
 	noIgnore bool     // read everything, ignoring .sourceignore and the default exclusions
 	repo     string   // repository URL for diagnostics, "" for the control plane
+	// mentions, when set, skips the files whose text does not contain it (a cheap filter
+	// for a search of one kind: such a file cannot hold a document of that kind).
+	mentions string
 }
 
 // files lists the YAML files of the section that Flux would deliver.
@@ -226,6 +230,9 @@ func (s section) read() ([]document, []Diagnostic, error) {
 			// A problem of the whole file: there is no line (Line 0).
 			diags = append(diags, src.Diag("", "cannot read file: "+err.Error(), ""))
 			docs = append(docs, document{broken: true, source: src})
+			continue
+		}
+		if s.mentions != "" && !bytes.Contains(data, []byte(s.mentions)) {
 			continue
 		}
 		ds, dg := decodeFile(data, src)
