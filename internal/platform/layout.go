@@ -36,6 +36,9 @@ const (
 // environmentsDir is the folder of environment folders in the folder layout.
 const environmentsDir = "environments/"
 
+// kalypsoEnvironmentsDir holds the Environment objects on main in the Kalypso layout.
+const kalypsoEnvironmentsDir = ".environments/"
+
 // Options configure how a control plane is opened.
 type Options struct {
 	// RepoMap maps repository URLs to local paths.
@@ -102,7 +105,7 @@ func (cp *ControlPlane) detectLayout() Layout {
 		}
 	}
 	for _, f := range files {
-		if strings.HasPrefix(f, ".environments/") {
+		if strings.HasPrefix(f, kalypsoEnvironmentsDir) {
 			return LayoutKalypso
 		}
 	}
@@ -151,20 +154,28 @@ func (cp *ControlPlane) environments() (envs []EnvironmentInfo, decodeDiags, che
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	root, ignore := ".environments/", true
-	if cp.layout == LayoutFolder {
-		root, ignore = environmentsDir, false
+	root := environmentsDir
+	if cp.layout == LayoutKalypso {
+		root = kalypsoEnvironmentsDir
 	}
-	docs, diags, err := section{tree: tip, root: root, noIgnore: ignore}.read()
+	docs, diags, err := section{tree: tip, root: root, rootExempt: true}.read()
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	for _, d := range diags {
-		// In the folder layout environments/ holds every environment's content: its other
-		// problems belong to the environment that reads it.
-		if cp.layout == LayoutKalypso || d.Kind == v1alpha1.KindEnvironment {
+		switch {
+		case d.Kind == v1alpha1.KindEnvironment:
+			decodeDiags = append(decodeDiags, d)
+		case cp.layout == LayoutKalypso:
+			// .environments/ also holds onboarding playbooks, lists and other tools' objects:
+			// not read, and never in the way of the environments.
+			d.Severity = SeverityWarning
+			d.Message = "not read: " + d.Message
+			d.Hint = "only Environment documents are read in " + kalypsoEnvironmentsDir + "; list other files in .sourceignore"
 			decodeDiags = append(decodeDiags, d)
 		}
+		// In the folder layout environments/ holds every environment's content: its other
+		// problems belong to the environment that reads it.
 	}
 	byName := map[string]*EnvironmentInfo{} // nil: a folder with an invalid name
 	if cp.layout == LayoutFolder {
@@ -239,7 +250,8 @@ func (cp *ControlPlane) declare(d document, byName map[string]*EnvironmentInfo) 
 	case d.broken:
 		return nil // reported when decoded
 	case !ok && cp.layout == LayoutKalypso:
-		diag = d.source.Diag("kind", "only Environment documents belong in .environments/", "")
+		diag = d.source.Warn("kind", "not read: only Environment documents are read in "+kalypsoEnvironmentsDir,
+			"move it elsewhere, or list it in .sourceignore")
 	case !ok:
 		return nil // the environment's content, read when it is loaded
 	case cp.layout == LayoutFolder && strings.HasPrefix(d.source.File, environmentsDir) &&

@@ -360,7 +360,7 @@ func TestKalypsoBrokenEnvironmentDeclaration(t *testing.T) {
 	}
 	checkDiags(t, diags,
 		want{file: ".environments/dev.yaml", line: 6, has: []string{"spec.controlPlan", `did you mean "controlPlane"?`}},
-		want{file: ".environments/notes.yaml", line: 2, has: []string{"only Environment documents belong in .environments/"}},
+		want{sev: platform.SeverityWarning, file: ".environments/notes.yaml", line: 2, has: []string{"not read: only Environment documents are read in .environments/"}},
 	)
 	_, err = cp.Load(t.Context(), "dev")
 	if err == nil || !strings.Contains(err.Error(), `"dev" is not declared; declared: stage`) ||
@@ -375,8 +375,45 @@ func TestKalypsoBrokenEnvironmentDeclaration(t *testing.T) {
 	// which environment a broken declaration meant cannot be known.
 	checkDiags(t, stage.Diagnostics,
 		want{file: ".environments/dev.yaml", line: 6, has: []string{"spec.controlPlan"}},
-		want{file: ".environments/notes.yaml", line: 2, has: []string{"only Environment documents"}},
+		want{sev: platform.SeverityWarning, file: ".environments/notes.yaml", line: 2, has: []string{"only Environment documents"}},
 	)
+}
+
+// TestKalypsoEnvironmentsFolderHoldsOtherFiles: a real control plane keeps onboarding
+// playbooks (YAML lists) and other tools' objects under .environments/. .sourceignore
+// applies there (main's own ".environments/" entry excepted: that folder is still where the
+// environments are), and what is left that is not an Environment is a warning.
+func TestKalypsoEnvironmentsFolderHoldsOtherFiles(t *testing.T) {
+	t.Parallel()
+	k := newKalypsoRepo(t, false)
+	k.repo.Commit(t, "main", map[string]string{
+		".sourceignore":                        ".github/\n.environments/\n.onboard/\n",
+		".environments/dev.yaml":               envBranchDoc("dev", "dev"),
+		".environments/.onboard/onboard.yml":   "- hosts: localhost\n  tasks:\n    - name: cron\n      cron: {name: x}\n",
+		".environments/.onboard/provider.yaml": "apiVersion: azconfig.io/v1\nkind: AzureAppConfigurationProvider\nmetadata: {name: p}\n",
+		".environments/list.yaml":              "- a\n- b\n",
+		".environments/provider.yaml":          "apiVersion: azconfig.io/v1\nkind: AzureAppConfigurationProvider\nmetadata: {name: p}\nspec: {}\n",
+	})
+	cp := open(t, k.repo.Dir, platform.Options{})
+	envs, diags, err := cp.Environments()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(envs) != 1 || envs[0].Name != "dev" {
+		t.Errorf("environments = %+v, want dev", envs)
+	}
+	if platform.HasErrors(diags) {
+		t.Errorf("errors in .environments/: %v", diags)
+	}
+	var files []string
+	for _, d := range diags {
+		files = append(files, d.File)
+	}
+	slices.Sort(files)
+	equal(t, "files warned about", files, []string{".environments/list.yaml", ".environments/provider.yaml"})
+	if _, err := cp.Load(t.Context(), "dev"); err != nil {
+		t.Errorf("Load(dev): %v", err)
+	}
 }
 
 func TestKalypsoLayoutNeedsGit(t *testing.T) {

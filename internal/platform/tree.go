@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -126,9 +127,9 @@ var defaultIgnore = []string{
 	"**/.goreleaser.yml", "**/.sops.yaml", "**/.flux.yaml",
 }
 
-// ignoreMatcher builds Flux's matcher for a tree: the default exclusions, then every
+// ignorePatterns are Flux's patterns for a tree: the default exclusions, then every
 // .sourceignore file, each scoped to its own folder.
-func ignoreMatcher(t Tree, files []string) (gitignore.Matcher, error) {
+func ignorePatterns(t Tree, files []string) ([]gitignore.Pattern, error) {
 	var ps []gitignore.Pattern
 	for _, p := range defaultIgnore {
 		ps = append(ps, gitignore.ParsePattern(p, nil))
@@ -161,7 +162,7 @@ func ignoreMatcher(t Tree, files []string) (gitignore.Matcher, error) {
 			ps = append(ps, gitignore.ParsePattern(line, domain))
 		}
 	}
-	return gitignore.NewMatcher(ps), nil
+	return ps, nil
 }
 
 // ignored reports whether a file, or any folder above it, is excluded.
@@ -188,6 +189,10 @@ type section struct {
 	exclude  []string // folder prefixes to skip (e.g. "environments/")
 	noIgnore bool     // read everything, ignoring .sourceignore and the default exclusions
 	repo     string   // repository URL for diagnostics, "" for the control plane
+	// rootExempt keeps the root folder itself from being excluded by .sourceignore: its
+	// files are filtered by the patterns, but a pattern naming the root folder (Kalypso's
+	// main lists .environments/, which the environments' own reader still reads) is not.
+	rootExempt bool
 	// mentions, when set, skips the files whose text does not contain it (a cheap filter
 	// for a search of one kind: such a file cannot hold a document of that kind).
 	mentions string
@@ -201,9 +206,21 @@ func (s section) files() ([]string, error) {
 	}
 	m := gitignore.NewMatcher(nil)
 	if !s.noIgnore {
-		if m, err = ignoreMatcher(s.tree, files); err != nil {
+		ps, err := ignorePatterns(s.tree, files)
+		if err != nil {
 			return nil, fmt.Errorf("read .sourceignore: %w", err)
 		}
+		if root := strings.Split(strings.TrimSuffix(cleanDir(s.root), "/"), "/"); s.rootExempt && root[0] != "" {
+			ps = slices.DeleteFunc(ps, func(p gitignore.Pattern) bool {
+				for i := 1; i <= len(root); i++ {
+					if p.Match(root[:i], true) == gitignore.Exclude {
+						return true
+					}
+				}
+				return false
+			})
+		}
+		m = gitignore.NewMatcher(ps)
 	}
 	out := files[:0]
 	for _, f := range files {
