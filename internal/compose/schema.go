@@ -100,14 +100,20 @@ func (c *Composer) Validate(cfg *Config, ct *platform.ClusterType, dt *platform.
 	var diags []platform.Diagnostic
 	for _, ref := range refs {
 		for _, msg := range describe(cfg, c.schemas.check(cfg, ref.text)) {
-			d := ref.source.Diag(ref.path, fmt.Sprintf("config of %s on %s: %s", dt.Name, ct.Metadata.Name, msg),
-				"fix the value where it is set, or the schema")
+			hint := "fix the value where it is set, or the schema"
+			if strings.HasPrefix(msg, invalidSchema) {
+				hint = "fix the schema"
+			}
+			d := ref.source.Diag(ref.path, fmt.Sprintf("config of %s on %s: %s", dt.Name, ct.Metadata.Name, msg), hint)
 			d.Kind, d.Name = ref.kind, ref.name
 			diags = append(diags, d)
 		}
 	}
 	return diags
 }
+
+// invalidSchema starts the message of a schema that does not compile.
+const invalidSchema = "invalid schema: "
 
 // violation is a schema violation: its message and the top-level key it is about ("" for
 // the whole config).
@@ -134,7 +140,7 @@ func (s *schemaSet) check(cfg *Config, text string) []violation {
 func (s *schemaSet) validate(cfg *Config, text string) []violation {
 	sch, err := s.compile(text)
 	if err != nil {
-		return []violation{{msg: "invalid schema: " + err.Error()}}
+		return []violation{{msg: invalidSchema + err.Error()}}
 	}
 	inst := any(cfg.Data)
 	for range maxCoercionPasses {
@@ -178,6 +184,13 @@ func compileSchema(text string) (*jsonschema.Schema, error) {
 		return nil, fmt.Errorf("not JSON or YAML: %w", err)
 	}
 	doc = normalize(doc)
+	switch doc.(type) {
+	case nil:
+		return nil, fmt.Errorf("the schema is empty: write a JSON Schema (JSON or YAML text), such as {\"type\": \"object\"}, or remove it")
+	case map[string]any, bool:
+	default:
+		return nil, fmt.Errorf("a JSON Schema is an object (or true/false), not %s", describeJSON(doc))
+	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(denyLoader{})
@@ -187,7 +200,25 @@ func compileSchema(text string) (*jsonschema.Schema, error) {
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, err
 	}
-	return c.Compile(url)
+	sch, err := c.Compile(url)
+	if err != nil {
+		// The URL is ours, not the user's: name the schema instead.
+		return nil, errors.New(strings.ReplaceAll(err.Error(), url, "the schema"))
+	}
+	return sch, nil
+}
+
+// describeJSON names the JSON type of a decoded value, for messages.
+func describeJSON(v any) string {
+	switch v.(type) {
+	case []any:
+		return "a list"
+	case string:
+		return "a string"
+	case float64, int, int64, uint64:
+		return "a number"
+	}
+	return fmt.Sprintf("%T", v)
 }
 
 type denyLoader struct{}

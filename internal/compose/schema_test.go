@@ -233,12 +233,16 @@ func TestValidateSchemaProblems(t *testing.T) {
 		t.Fatal(err)
 	}
 	tests := []struct {
-		name   string
-		schema string
-		want   []string
+		name      string
+		schema    string
+		want, not []string
 	}{
 		{name: "not yaml", schema: "type: [", want: []string{"invalid schema", "not JSON or YAML"}},
-		{name: "not a schema", schema: `{"type": 5}`, want: []string{"invalid schema"}},
+		{name: "not a schema", schema: `{"type": 5}`, want: []string{"invalid schema", "the schema"}, not: []string{"mem:"}},
+		{name: "empty", schema: ``, want: []string{"invalid schema: the schema is empty: write a JSON Schema"}, not: []string{"mem:", "metaschema"}},
+		{name: "blank", schema: `  `, want: []string{"the schema is empty"}},
+		{name: "a list", schema: `[1, 2]`, want: []string{"a JSON Schema is an object (or true/false), not a list"}},
+		{name: "a string", schema: `"object"`, want: []string{"not a string"}},
 		{name: "unknown type", schema: `{"type": "strin"}`, want: []string{"invalid schema"}},
 		{name: "bad pattern", schema: `{"properties": {"A": {"pattern": "("}}}`, want: []string{"invalid schema"}},
 		{
@@ -276,6 +280,14 @@ func TestValidateSchemaProblems(t *testing.T) {
 				if !strings.Contains(diags[0].Message, w) {
 					t.Errorf("message %q does not contain %q", diags[0].Message, w)
 				}
+			}
+			for _, w := range tt.not {
+				if strings.Contains(diags[0].Message, w) {
+					t.Errorf("message %q contains %q", diags[0].Message, w)
+				}
+			}
+			if diags[0].Hint != "fix the schema" {
+				t.Errorf("hint = %q, want fix the schema", diags[0].Hint)
 			}
 		})
 	}

@@ -199,6 +199,11 @@ func unknownKind(src Source, apiVersion, kind string) Diagnostic {
 				fmt.Sprintf("set apiVersion: %s", v))
 		}
 	}
+	if kind == "Assignment" || kind == "AssignmentPackage" {
+		return src.Diag("kind", fmt.Sprintf("%s is what Kalypso's scheduler writes (its output), not an input of the control plane", kind),
+			"remove it: fleetform computes the assignments from the SchedulingPolicies (see fleetform schedule), "+
+				"or list the file in .sourceignore")
+	}
 	kinds := map[string]reflect.Type{}
 	for k, t := range kindTypes {
 		_, kd := cutLast(k, "/")

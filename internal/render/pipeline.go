@@ -148,6 +148,9 @@ func resolveTypes(e *Engine, sched *schedule.Result) (map[string]*typeTemplates,
 		for _, p := range problems {
 			field, msg := SplitField(p)
 			hint := fmt.Sprintf("define a Template with that name or use a built-in one (%s)", joinNames(e))
+			if strings.HasPrefix(msg, missingTemplateField) {
+				hint = fmt.Sprintf("set it to a Template of the control plane or a built-in one (%s)", joinNames(e))
+			}
 			if n := counts[ct.Metadata.Name]; n > 0 {
 				msg = fmt.Sprintf("%s; %d assignment(s) on this cluster type are not rendered", msg, n)
 			}

@@ -188,6 +188,9 @@ func (l *limitedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
+// missingTemplateField starts the problem of a cluster type that names no template.
+const missingTemplateField = "missing"
+
 // ClusterTypeTemplates are the three templates a cluster type renders with.
 type ClusterTypeTemplates struct {
 	Reconciler, Namespace, Config *Template
@@ -198,14 +201,19 @@ func (e *Engine) TemplatesFor(spec v1alpha1.ClusterTypeSpec) (*ClusterTypeTempla
 	var ts ClusterTypeTemplates
 	var problems []string
 	for _, ref := range []struct {
-		field, name, want string
-		dst               **Template
+		field, name, want, example string
+		dst                        **Template
 	}{
-		{"spec.reconciler", spec.Reconciler, v1alpha1.TemplateReconciler, &ts.Reconciler},
-		{"spec.namespaceService", spec.NamespaceService, v1alpha1.TemplateNamespace, &ts.Namespace},
-		{"spec.configType", spec.ConfigType, v1alpha1.TemplateConfig, &ts.Config},
+		{"spec.reconciler", spec.Reconciler, v1alpha1.TemplateReconciler, "builtin/flux", &ts.Reconciler},
+		{"spec.namespaceService", spec.NamespaceService, v1alpha1.TemplateNamespace, "builtin/namespace", &ts.Namespace},
+		{"spec.configType", spec.ConfigType, v1alpha1.TemplateConfig, "builtin/configmap", &ts.Config},
 	} {
 		t, ok := e.templates[ref.name]
+		if ref.name == "" {
+			problems = append(problems, fmt.Sprintf("%s: %s: it names the %s Template every assignment on this cluster type "+
+				"renders with (such as %s)", ref.field, missingTemplateField, ref.want, ref.example))
+			continue
+		}
 		if !ok {
 			problems = append(problems, fmt.Sprintf("%s: template %q not found", ref.field, ref.name))
 			continue
