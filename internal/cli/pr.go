@@ -82,7 +82,7 @@ func (p *pullRequester) open(ctx context.Context, r *result, res *gitops.Result)
 	body.WriteString("\n" + forge.Marker(p.env) + "\n")
 	labels := []string{"fleetform"}
 	for _, c := range res.Plan.Changes {
-		if c.Path == render.PromotedCommitFile {
+		if c.Path == render.PromotedCommitFile && c.Action != "delete" {
 			labels = append(labels, "promoted") // Kalypso's label for a promotion
 		}
 	}

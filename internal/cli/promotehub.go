@@ -127,7 +127,7 @@ func desiredOf(r *result, res *gitops.Result) hub.Desired {
 	}
 	configs := map[string]map[string]any{}
 	if p.Output != nil {
-		d.PromotedCommit = p.Output.PromotedCommit
+		d.PromotedCommit = p.Output.CommonCommit
 		for _, a := range p.Output.Assignments {
 			if a.Config != nil {
 				configs[a.ClusterType+"/"+a.DeploymentTarget] = a.Config.Data

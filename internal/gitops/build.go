@@ -42,6 +42,7 @@ func (pl *planner) build(in Input) error {
 		return err
 	}
 	next := newIndex(p.Environment)
+	next.common = p.Output.CommonCommit
 	hasErrors := platform.HasErrors(in.Snapshot.Diagnostics) || len(in.Schedule.FailedPolicies) > 0
 	affected := map[string]bool{}
 	previousTargets := 0 // the deployment-target folders owned before this apply
@@ -65,10 +66,8 @@ func (pl *planner) build(in Input) error {
 		return err
 	}
 	previousTargets += removed
-	if c := p.Output.PromotedCommit; c != "" {
-		if err := pl.set(render.PromotedCommitFile, []byte(c), nil); err != nil {
-			return err
-		}
+	if err := pl.writePromotedCommit(p.Output.PromotedCommit); err != nil {
+		return err
 	}
 	pl.checkMassDelete(previousTargets, len(owned))
 	p.ClusterTypesAffected = sortedSet(affected)
@@ -410,6 +409,16 @@ func (pl *planner) checkMassDelete(ownedTargets, ownedTypes int) {
 }
 
 // writeIndex records the new index when it differs.
+// writePromotedCommit writes the pinned commit into PromotedCommitFile, or removes the file
+// when nothing is pinned (the environment follows the tip; a file left from an earlier pin
+// would say a promotion happened that no longer holds).
+func (pl *planner) writePromotedCommit(commit string) error {
+	if commit == "" {
+		return pl.remove(render.PromotedCommitFile, nil)
+	}
+	return pl.set(render.PromotedCommitFile, []byte(commit), nil)
+}
+
 func (pl *planner) writeIndex(next *index) error {
 	data := next.encode()
 	if pl.index != nil && string(data) == string(pl.index.encode()) && !pl.p.StateChanged {

@@ -41,10 +41,11 @@ func TestColdApplyIntoEmptyRepository(t *testing.T) {
 			if got := withoutState(files, ""); !slices.Equal(got, want) {
 				t.Errorf("tree:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
-			for _, p := range []string{gitops.IndexFile, ".github/tracking/Promoted_Commit_Id"} {
-				if !slices.Contains(files, p) {
-					t.Errorf("%s missing from %v", p, files)
-				}
+			if !slices.Contains(files, gitops.IndexFile) {
+				t.Errorf("%s missing from %v", gitops.IndexFile, files)
+			}
+			if slices.Contains(files, ".github/tracking/Promoted_Commit_Id") {
+				t.Errorf("Promoted_Commit_Id written, but nothing is pinned")
 			}
 			for _, ct := range fleetTypes {
 				if !slices.Contains(files, gitops.ShardDir+"/"+ct) {
@@ -150,10 +151,8 @@ spec: {repo: "https://github.com/org/gitops", branch: dev, path: clusters/dev}
 					t.Errorf("%s not added", p)
 				}
 			}
-			for _, p := range []string{"clusters/dev/" + gitops.IndexFile, "clusters/dev/.github/tracking/Promoted_Commit_Id"} {
-				if changed[p] != "A" {
-					t.Errorf("%s not added", p)
-				}
+			if p := "clusters/dev/" + gitops.IndexFile; changed[p] != "A" {
+				t.Errorf("%s not added", p)
 			}
 			got := repo.Files(t, "dev")
 			for p, content := range outside {

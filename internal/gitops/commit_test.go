@@ -1,6 +1,8 @@
 package gitops_test
 
 import (
+	"github.com/fleetform/fleetform/internal/render"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +29,7 @@ func TestCommitDefaults(t *testing.T) {
 	msg := gitCLI(t, repo.Dir, "log", "-1", "--format=%B", "dev")
 	for _, want := range []string{
 		"fleetform: apply dev from control plane " + cpCommit[:12] + "\n\n",
-		"41 file(s) added, 0 modified, 0 deleted; 12 assignment(s) added, 0 removed, 12 re-rendered.\n",
+		"40 file(s) added, 0 modified, 0 deleted; 12 assignment(s) added, 0 removed, 12 re-rendered.\n",
 		"Cluster types: east, north, south, west.\n",
 		"Fleetform-Environment: dev\n",
 		"Control-Plane-Commit: " + cpCommit + "\n",
@@ -40,12 +42,10 @@ func TestCommitDefaults(t *testing.T) {
 	if !strings.HasPrefix(msg, "fleetform: apply dev from control plane ") {
 		t.Errorf("subject: %q", strings.SplitN(msg, "\n", 2)[0])
 	}
-	if got := gitCLI(t, repo.Dir, "show", "dev:.github/tracking/Promoted_Commit_Id"); got != in.Snapshot.Revisions.Common || got == "" {
-		t.Errorf("Promoted_Commit_Id %q, want the common commit %q", got, in.Snapshot.Revisions.Common)
-	}
+	checkRenderedCommit(t, repo.Dir, in.Snapshot.Revisions.Common)
 
 	// A change to one cluster type: one more commit, on top of the first, summarising it
-	// (its 3 platform-config files, and the promoted commit, which moved with the tip).
+	// (its 3 platform-config files; the state records the new common commit).
 	f.setNodeCount("east", "5")
 	in = f.input(in.Target)
 	res2 := apply(t, newWriter(t, gitops.Options{}), in, gitops.CommitOptions{})
@@ -58,7 +58,7 @@ func TestCommitDefaults(t *testing.T) {
 	msg = gitCLI(t, repo.Dir, "log", "-1", "--format=%B", res2.Commit.String())
 	for _, want := range []string{
 		"from control plane " + in.Snapshot.Revisions.Environment[:12] + "\n",
-		"0 file(s) added, 4 modified, 0 deleted; 0 assignment(s) added, 0 removed, 3 re-rendered.\n",
+		"0 file(s) added, 3 modified, 0 deleted; 0 assignment(s) added, 0 removed, 3 re-rendered.\n",
 		"Cluster types: east.\n",
 		"Control-Plane-Commit: " + in.Snapshot.Revisions.Environment + "\n",
 	} {
@@ -66,8 +66,21 @@ func TestCommitDefaults(t *testing.T) {
 			t.Errorf("second message lacks %q:\n%s", want, msg)
 		}
 	}
-	if got := gitCLI(t, repo.Dir, "show", "dev:.github/tracking/Promoted_Commit_Id"); got != in.Snapshot.Revisions.Common {
-		t.Errorf("Promoted_Commit_Id %q, want the new common commit %q", got, in.Snapshot.Revisions.Common)
+	checkRenderedCommit(t, repo.Dir, in.Snapshot.Revisions.Common)
+}
+
+// checkRenderedCommit requires the dev branch to record common as the commit it was rendered
+// from, in fleetform's state and not in Promoted_Commit_Id: the environment is not pinned.
+func checkRenderedCommit(t *testing.T, dir, common string) {
+	t.Helper()
+	if common == "" {
+		t.Fatal("no common commit")
+	}
+	if got, err := gitops.RenderedCommit([]byte(gitCLI(t, dir, "show", "dev:"+gitops.IndexFile))); got != common || err != nil {
+		t.Errorf("rendered commit %q (%v), want the common commit %q", got, err, common)
+	}
+	if files := treeFiles(t, dir, "dev"); slices.Contains(files, render.PromotedCommitFile) {
+		t.Errorf("%s written for an environment that is not pinned", render.PromotedCommitFile)
 	}
 }
 
@@ -87,7 +100,36 @@ func TestCommitAuthorAndMessageConfigurable(t *testing.T) {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
 	msg := gitCLI(t, repo.Dir, "log", "-1", "--format=%B", "dev")
-	if !strings.Contains(msg, "\n\n41 file(s) added") || !strings.Contains(msg, "Control-Plane-Commit: "+in.Snapshot.Revisions.Environment) {
+	if !strings.Contains(msg, "\n\n40 file(s) added") || !strings.Contains(msg, "Control-Plane-Commit: "+in.Snapshot.Revisions.Environment) {
 		t.Errorf("message:\n%s", msg)
 	}
+}
+
+// TestPromotedCommitOnlyWhenPinned: Promoted_Commit_Id is written when the environment pins
+// a commit of the common content (as Kalypso does), and removed when the pin goes (the
+// environment follows the tip again: nothing promoted any more).
+func TestPromotedCommitOnlyWhenPinned(t *testing.T) {
+	f := newFleet(t)
+	repo := gittest.NewBare(t)
+	target := gitops.Target{Repo: repo.Dir, Branch: "dev"}
+	first := f.input(target).Snapshot.Revisions.Common
+	f.files["environments/dev/base-repo.yaml"] = `apiVersion: scheduler.kalypso.io/v1alpha1
+kind: BaseRepo
+metadata: {name: main}
+spec: {repo: https://example.com/cp, branch: main, path: ., commit: ` + first + `}
+`
+	in := f.input(target)
+	if !in.Snapshot.Revisions.Pinned || in.Snapshot.Revisions.Common != first {
+		t.Fatalf("revisions %+v, want pinned to %s", in.Snapshot.Revisions, first)
+	}
+	apply(t, newWriter(t, gitops.Options{}), in, gitops.CommitOptions{})
+	if got := gitCLI(t, repo.Dir, "show", "dev:"+render.PromotedCommitFile); got != first {
+		t.Errorf("Promoted_Commit_Id %q, want the pinned commit %s", got, first)
+	}
+
+	delete(f.files, "environments/dev/base-repo.yaml")
+	in = f.input(target)
+	res := apply(t, newWriter(t, gitops.Options{}), in, gitops.CommitOptions{})
+	checkCommitPaths(t, repo.Dir, res.Commit.String(), map[string]string{render.PromotedCommitFile: "D", gitops.IndexFile: "M"})
+	checkRenderedCommit(t, repo.Dir, in.Snapshot.Revisions.Common)
 }

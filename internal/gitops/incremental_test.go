@@ -8,7 +8,6 @@ import (
 
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/gittest"
-	"github.com/fleetform/fleetform/internal/render"
 )
 
 // stateFiles are the state files a change to the given cluster types rewrites.
@@ -89,7 +88,7 @@ func TestIncremental(t *testing.T) {
 			if res.Plan.Rendered != s.rendered || res.Plan.Skipped != 12-s.rendered {
 				t.Errorf("rendered %d, skipped %d; want %d, %d", res.Plan.Rendered, res.Plan.Skipped, s.rendered, 12-s.rendered)
 			}
-			want := map[string]string{render.PromotedCommitFile: "M"}
+			want := map[string]string{gitops.IndexFile: "M"} // the state records the new common commit
 			for _, p := range s.files {
 				want[p] = "M"
 			}

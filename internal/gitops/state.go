@@ -33,7 +33,10 @@ const indexHeader = "fleetform-state 2"
 // index is the decoded IndexFile.
 type index struct {
 	environment string
-	types       map[string]indexEntry
+	// common is the control-plane commit whose common content was rendered, pinned or not
+	// ("" for a plain directory).
+	common string
+	types  map[string]indexEntry
 }
 
 type indexEntry struct {
@@ -43,10 +46,14 @@ type indexEntry struct {
 
 func newIndex(env string) *index { return &index{environment: env, types: map[string]indexEntry{}} }
 
-// encode writes "fleetform-state 2", "environment <env>", then "ct <name> <tree> <targets>".
+// encode writes "fleetform-state 2", "environment <env>", "common <commit>" (when known),
+// then "ct <name> <tree> <targets>".
 func (x *index) encode() []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%s\nenvironment %s\n", indexHeader, x.environment)
+	if x.common != "" {
+		fmt.Fprintf(&b, "common %s\n", x.common)
+	}
 	for _, ct := range slices.Sorted(maps.Keys(x.types)) {
 		e := x.types[ct]
 		fmt.Fprintf(&b, "ct %s %s %d\n", ct, e.tree, e.targets)
@@ -65,6 +72,8 @@ func decodeIndex(data []byte) (*index, error) {
 		switch {
 		case len(f) == 2 && f[0] == "environment":
 			x.environment = f[1]
+		case len(f) == 2 && f[0] == "common":
+			x.common = f[1]
 		case len(f) == 4 && f[0] == "ct":
 			count, err := strconv.Atoi(f[3])
 			if err != nil {
@@ -124,4 +133,14 @@ func decodeShard(name string, data []byte) (shard, error) {
 		s[f[0]] = shardEntry{digest: f[1], workload: wl}
 	}
 	return s, sc.Err()
+}
+
+// RenderedCommit returns the control-plane commit whose common content an IndexFile says
+// was rendered, or "" when it does not say.
+func RenderedCommit(indexFile []byte) (string, error) {
+	x, err := decodeIndex(indexFile)
+	if err != nil {
+		return "", err
+	}
+	return x.common, nil
 }

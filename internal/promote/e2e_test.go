@@ -18,6 +18,7 @@ import (
 	"github.com/fleetform/fleetform/internal/hub/storetest"
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/promote"
+	"github.com/fleetform/fleetform/internal/render"
 	"github.com/fleetform/fleetform/internal/schedule"
 )
 
@@ -377,5 +378,27 @@ func TestWatcherPromotesAutomatically(t *testing.T) {
 	// Nothing newer: the next round does nothing.
 	if res, err := w.Round(ctx); err != nil || len(res) != 0 {
 		t.Fatalf("round with stage at dev's pin: %+v, %v", res, err)
+	}
+}
+
+// TestPromotionFromAnUnpinnedSource: dev follows the tip of main (never promoted), so its
+// GitOps branch has no Promoted_Commit_Id; the gate reads the commit dev was rendered from in
+// fleetform's state instead.
+func TestPromotionFromAnUnpinnedSource(t *testing.T) {
+	f := newFleet(t)
+	ctx := t.Context()
+	f.apply("dev")
+	if _, ok := f.gitops.Files(t, "dev")[render.PromotedCommitFile]; ok {
+		t.Fatalf("%s written for dev, which follows the tip", render.PromotedCommitFile)
+	}
+	if _, err := f.hub.RegisterCluster(ctx, hub.Cluster{Name: "dev-0", Environment: "dev", ClusterType: "large"}, false); err != nil {
+		t.Fatal(err)
+	}
+	f.report("dev-0", "dev")
+	f.clock.Advance(31 * time.Minute)
+	tip := f.cp.Tip(t, "main").String()
+	res := f.promote("stage", "")
+	if !res.Promoted || res.Commit != tip {
+		t.Fatalf("promotion from the unpinned dev: %+v, want %s promoted", res, tip)
 	}
 }

@@ -181,17 +181,23 @@ func (p *Promoter) evidence(ctx context.Context, cp *platform.ControlPlane, g Ga
 	return ev, err
 }
 
-// gitopsCommit reads the Promoted_Commit_Id of an environment's GitOps branch.
+// gitopsCommit reads the control-plane commit an environment's GitOps branch was rendered
+// from: its Promoted_Commit_Id when the environment is pinned, else what fleetform's state
+// records (an unpinned environment has no Promoted_Commit_Id, as in Kalypso).
 func (p *Promoter) gitopsCommit(ctx context.Context, cp *platform.ControlPlane, s *platform.Snapshot) (string, error) {
 	t := gitops.TargetFor(s, gitops.Target{}, cp.Locate)
 	if t.Repo == "" {
 		return "", nil
 	}
 	content, _, ok, err := p.Git.ReadFile(ctx, t.Repo, t.Branch, t.File(render.PromotedCommitFile))
+	if err != nil || ok {
+		return strings.TrimSpace(string(content)), err
+	}
+	index, _, ok, err := p.Git.ReadFile(ctx, t.Repo, t.Branch, t.File(gitops.IndexFile))
 	if err != nil || !ok {
 		return "", err
 	}
-	return strings.TrimSpace(string(content)), nil
+	return gitops.RenderedCommit(index)
 }
 
 // pin writes the commit into the environment's base-repo.yaml.

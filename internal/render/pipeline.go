@@ -35,10 +35,13 @@ type Output struct {
 	ClusterTypes []string
 	// Assignments are in schedule order; failed ones have Files == nil.
 	Assignments []Assignment
-	// PromotedCommit is the common-content commit, written to PromotedCommitFile; "" when
-	// the control plane is not a git repository.
+	// PromotedCommit is the pinned common-content commit, written to PromotedCommitFile; ""
+	// when no commit is pinned (Kalypso writes no such file then).
 	PromotedCommit string
-	Diagnostics    []platform.Diagnostic
+	// CommonCommit is the commit the common content was read at, pinned or not; "" when the
+	// control plane is not a git repository.
+	CommonCommit string
+	Diagnostics  []platform.Diagnostic
 }
 
 // Assignment is one scheduled assignment and what was rendered for it.
@@ -83,7 +86,7 @@ type Renderer struct {
 
 // NewRenderer parses the templates and prepares the output; nothing is composed yet.
 func NewRenderer(s *platform.Snapshot, sched *schedule.Result, opts Options) *Renderer {
-	out := &Output{Environment: s.Environment, PromotedCommit: promotedCommit(s)}
+	out := &Output{Environment: s.Environment, PromotedCommit: promotedCommit(s), CommonCommit: s.Revisions.Common}
 	for _, ct := range sched.ClusterTypes {
 		out.ClusterTypes = append(out.ClusterTypes, ct.Metadata.Name)
 	}
@@ -122,10 +125,13 @@ func (rr *Renderer) Render(selected func(*Assignment) bool) *Output {
 func (rr *Renderer) Output() *Output { return rr.out }
 
 func promotedCommit(s *platform.Snapshot) string {
-	if s.BaseRepo != nil && s.BaseRepo.Spec.Commit != "" && !s.Revisions.Pinned {
-		return s.BaseRepo.Spec.Commit
+	switch {
+	case s.Revisions.Pinned:
+		return s.Revisions.Common
+	case s.BaseRepo != nil && s.BaseRepo.Spec.Commit != "":
+		return s.BaseRepo.Spec.Commit // pinned, but read as it is (not a git repository)
 	}
-	return s.Revisions.Common
+	return "" // the environment follows the tip: nothing was promoted
 }
 
 // typeTemplates is a cluster type's resolved templates, or why it cannot render.
