@@ -37,6 +37,13 @@ const (
 	LabelWorkload = "workload"
 	// LabelWorkspace names the workspace (team) of a deployment target.
 	LabelWorkspace = "workspace"
+	// LabelFluxName and LabelFluxNamespace are the labels Flux puts on the objects a
+	// Kustomization applies. Kalypso applies a registered Workload with the Kustomization
+	// <environment>-<registration> in flux-system, so its deployment targets carry both.
+	LabelFluxName      = "kustomize.toolkit.fluxcd.io/name"
+	LabelFluxNamespace = "kustomize.toolkit.fluxcd.io/namespace"
+	// FluxNamespace is the namespace of Kalypso's Flux objects.
+	FluxNamespace = "flux-system"
 	// LabelClusterType restricts a ConfigMap or ConfigSchema to one cluster type by name.
 	LabelClusterType = "cluster-type"
 	// LabelDeploymentTarget restricts a ConfigMap or ConfigSchema to one deployment target by name.

@@ -77,7 +77,7 @@ func TestRegistrationMappedDirectory(t *testing.T) {
 	t.Parallel()
 	const url = "https://example.com/shop"
 	repo := newDir(t, map[string]string{
-		"workloads/shop.yaml": kindDoc("Workload", "shop", "  labels: {workspace: spoofed, tier: web}\nspec:\n  deploymentTargets:\n"+
+		"workloads/shop.yaml": kindDoc("Workload", "shop", "  labels: {workspace: spoofed, tier: web, kustomize.toolkit.fluxcd.io/name: spoofed}\nspec:\n  deploymentTargets:\n"+
 			"    - name: dev\n      environment: dev\n      manifests: {repo: r}\n"),
 		"other/ignored.yaml": workloadDoc("outside-path", "dev"),
 	})
@@ -100,6 +100,14 @@ func TestRegistrationMappedDirectory(t *testing.T) {
 	dt := snap.DeploymentTargets[0]
 	if dt.Labels["workspace"] != "team-a" || dt.Labels["tier"] != "web" || dt.Workspace != "team-a" || dt.Registration != "shop-team" {
 		t.Errorf("target = %+v", dt)
+	}
+	// The labels Kalypso's Flux gives the registered Workload (its Kustomization is
+	// <environment>-<registration> in flux-system), over the workload's own.
+	if got, want := dt.Labels["kustomize.toolkit.fluxcd.io/name"], "dev-shop-team"; got != want {
+		t.Errorf("flux name label %q, want %q", got, want)
+	}
+	if got := dt.Labels["kustomize.toolkit.fluxcd.io/namespace"]; got != "flux-system" {
+		t.Errorf("flux namespace label %q, want flux-system", got)
 	}
 }
 

@@ -3,6 +3,7 @@ package platform
 import (
 	"fmt"
 	"maps"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -59,9 +60,12 @@ func (b *builder) unfoldTarget(w *Workload, t v1alpha1.WorkloadTarget, path stri
 	if !ok {
 		return nil
 	}
-	labels := make(map[string]string, len(t.Labels)+len(w.Metadata.Labels)+2)
+	labels := make(map[string]string, len(t.Labels)+len(w.Metadata.Labels)+4)
 	maps.Copy(labels, t.Labels)
 	maps.Copy(labels, w.Metadata.Labels)
+	if w.Registration != "" {
+		b.addFluxLabels(labels, w, t, path)
+	}
 	labels[v1alpha1.LabelWorkload] = w.Metadata.Name
 	labels[v1alpha1.LabelWorkspace] = w.Workspace
 	schemas := make([]SchemaRef, 0, len(t.ConfigSchemas)+len(w.Spec.ConfigSchemas))
@@ -76,6 +80,20 @@ func (b *builder) unfoldTarget(w *Workload, t v1alpha1.WorkloadTarget, path stri
 		Manifests: t.Manifests, ConfigSchemas: schemas, Workload: w.Metadata.Name,
 		Workspace: w.Workspace, Registration: w.Registration, Source: src, Path: path,
 	}
+}
+
+// addFluxLabels adds the labels Flux gives a registered Workload in Kalypso, where the
+// registration's Kustomization <environment>-<registration> applies it into the
+// environment's namespace: they overwrite the workload's own, as Flux's do.
+func (b *builder) addFluxLabels(labels map[string]string, w *Workload, t v1alpha1.WorkloadTarget, path string) {
+	name := t.Environment + "-" + w.Registration
+	if errs := validation.IsValidLabelValue(name); len(errs) > 0 {
+		b.diag(w.Source.Warn(path+".environment", fmt.Sprintf("label %s is not set: %q is not a valid label value (%s)",
+			v1alpha1.LabelFluxName, name, strings.Join(errs, "; ")), "use a shorter registration or environment name"))
+	} else {
+		labels[v1alpha1.LabelFluxName] = name
+	}
+	labels[v1alpha1.LabelFluxNamespace] = v1alpha1.FluxNamespace
 }
 
 // addDeploymentTarget records a DeploymentTarget written directly in the control plane.
