@@ -184,14 +184,18 @@ func (b *builder) addGitOpsRepo(o *v1alpha1.GitOpsRepo, src Source) {
 	b.snap.GitOpsRepo = &GitOpsRepo{o, src}
 }
 
+// addBaseRepo records a BaseRepo: the one named main pins the common content, every other
+// one brings more common content of its own (read once the environment's content is known).
 func (b *builder) addBaseRepo(o *v1alpha1.BaseRepo, src Source) {
-	if o.Metadata.Name != v1alpha1.BaseRepoName {
-		b.diag(src.Warn("metadata.name", fmt.Sprintf("BaseRepo %q is ignored: only the one named %q pins common content",
-			o.Metadata.Name, v1alpha1.BaseRepoName), ""))
+	if !b.claim(v1alpha1.KindBaseRepo, o.Metadata.Name, src) {
 		return
 	}
-	if b.claim(v1alpha1.KindBaseRepo, o.Metadata.Name, src) {
+	if o.Metadata.Name == v1alpha1.BaseRepoName {
 		b.snap.BaseRepo = &BaseRepo{o, src}
+		return
+	}
+	if b.checkRepoRef(src, "spec", o.Spec.RepoRef) {
+		b.snap.ExtraBaseRepos = append(b.snap.ExtraBaseRepos, &BaseRepo{o, src})
 	}
 }
 

@@ -315,6 +315,7 @@ func (cp *ControlPlane) Load(ctx context.Context, env string) (*Snapshot, error)
 	if err != nil {
 		return nil, err
 	}
+	cp.loadBaseRepos(ctx, b)
 	cp.loadRegistrations(ctx, b)
 	return b.snap, nil
 }

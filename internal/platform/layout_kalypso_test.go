@@ -470,3 +470,72 @@ func TestKalypsoEnvironmentInContent(t *testing.T) {
 		has: []string{`Environment "prod" is ignored`, ".environments/"}})
 	checkLoaded(t, snap, "BaseRepo/main", "Template/a")
 }
+
+// TestKalypsoEveryBaseRepoContributes: besides main's pin, an environment branch may hold
+// other BaseRepos (a repository of values shared by every environment, say); each one's
+// content, read at its commit (or branch) through the repo map, is common content of the
+// environment, and provenance names its repository.
+func TestKalypsoEveryBaseRepoContributes(t *testing.T) {
+	t.Parallel()
+	const globalURL = "https://example.com/control-plane-global"
+	global := gittest.New(t)
+	v1 := global.Commit(t, "main", map[string]string{
+		"configs/global.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: global-config\n  labels: {platform-config: \"true\"}\ndata:\n  REGION: v1\n",
+	})
+	global.Commit(t, "main", map[string]string{ // the tip moves on; dev pins v1
+		"configs/global.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: global-config\n  labels: {platform-config: \"true\"}\ndata:\n  REGION: v2\n",
+	})
+	k := newKalypsoRepo(t, false)
+	k.repo.Commit(t, "dev", map[string]string{
+		"base-repo.yaml":     baseRepoDoc(k.main.String()),
+		"cluster-types.yaml": clusterTypeDoc("dev-ct"),
+		"global-repo.yaml":   kindDoc("BaseRepo", "global", "spec: {repo: "+globalURL+", branch: main, path: ./configs, commit: "+v1.String()+"}\n"),
+	})
+	k.repo.Commit(t, "stage", map[string]string{
+		"base-repo.yaml":     baseRepoDoc(k.main.String()),
+		"cluster-types.yaml": clusterTypeDoc("stage-ct"),
+		"global-repo.yaml":   kindDoc("BaseRepo", "global", "spec: {repo: "+globalURL+", branch: main, path: ./configs}\n"),
+	})
+	opts := platform.Options{RepoMap: platform.RepoMap{globalURL: global.Dir}}
+	for env, want := range map[string]string{"dev": "v1", "stage": "v2"} {
+		snap := load(t, k.repo.Dir, env, opts)
+		requireNoDiags(t, snap)
+		checkLoaded(t, snap, "BaseRepo/main", "ClusterType/"+env+"-ct", "ConfigMap/global-config", "Template/a")
+		cm := snap.ConfigMaps[0]
+		if cm.Data["REGION"] != want || cm.Source.Repo != globalURL || cm.Source.File != "configs/global.yaml" {
+			t.Errorf("%s: global-config %v from %+v, want REGION %s from %s", env, cm.Data, cm.Source, want, globalURL)
+		}
+		if snap.BaseRevisions["global"] == "" || snap.Revisions.Common != k.main.String() {
+			t.Errorf("%s: revisions %+v, base revisions %v", env, snap.Revisions, snap.BaseRevisions)
+		}
+	}
+	if got := load(t, k.repo.Dir, "dev", opts).BaseRevisions["global"]; got != v1.String() {
+		t.Errorf("dev read global at %s, want the pinned %s", got, v1)
+	}
+}
+
+// TestBaseRepoUnreadable: a BaseRepo whose repository or commit cannot be read is an error
+// located at the field, and every assignment is held back (its values would be missing).
+func TestBaseRepoUnreadable(t *testing.T) {
+	t.Parallel()
+	global := gittest.New(t)
+	global.Commit(t, "main", map[string]string{"c.yaml": configMapDoc("x")})
+	for name, tc := range map[string]struct {
+		spec string
+		line int
+		has  string
+	}{
+		"unmapped repository": {"spec: {repo: /no/such/repository, branch: main, path: .}\n", 5, "spec.repo"},
+		"unknown commit":      {"spec: {repo: " + global.Dir + ", branch: main, path: ., commit: 0123456789abcdef0123456789abcdef01234567}\n", 5, "spec.commit"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			snap := loadFolder(t, map[string]string{"environments/dev/global.yaml": kindDoc("BaseRepo", "global", tc.spec)})
+			checkDiags(t, snap.Diagnostics, want{file: "environments/dev/global.yaml", line: tc.line,
+				has: []string{"BaseRepo/global", tc.has, `cannot read the content of BaseRepo "global"`}})
+			if len(snap.Broken) != 1 || snap.Broken[0].LabelsKnown {
+				t.Errorf("broken = %+v, want the BaseRepo, applying to every assignment", snap.Broken)
+			}
+		})
+	}
+}

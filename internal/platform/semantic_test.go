@@ -130,9 +130,9 @@ func TestSemanticChecks(t *testing.T) {
 			want:  []want{{file: "t.yaml", line: 7, has: []string{"spec.manifests", "at least one manifest"}}},
 		},
 		{
-			name:  "BaseRepo not named main is ignored with a warning",
-			files: map[string]string{"environments/dev/base.yaml": kindDoc("BaseRepo", "other", "spec: {repo: r, branch: main, path: .}\n")},
-			want:  []want{{sev: platform.SeverityWarning, file: "environments/dev/base.yaml", line: 4, has: []string{`BaseRepo "other" is ignored`, `named "main"`}}},
+			name:  "BaseRepo without a repository",
+			files: map[string]string{"environments/dev/base.yaml": kindDoc("BaseRepo", "global", "spec: {repo: \"\", branch: main, path: .}\n")},
+			want:  []want{{file: "environments/dev/base.yaml", line: 5, has: []string{"BaseRepo/global", "spec.repo", "repo is required"}}},
 		},
 		{
 			name: "two GitOpsRepos: the first is kept",

@@ -26,7 +26,14 @@ type Snapshot struct {
 	// documents, for every environment (scheduling keeps only this one's).
 	DeploymentTargets []*DeploymentTarget
 	GitOpsRepo        *GitOpsRepo
-	BaseRepo          *BaseRepo
+	// BaseRepo is the BaseRepo named main: it pins the common content.
+	BaseRepo *BaseRepo
+	// ExtraBaseRepos are the environment's other BaseRepos, sorted by name: each brings
+	// more common content from its own repository (as every BaseRepo does in Kalypso).
+	ExtraBaseRepos []*BaseRepo
+	// BaseRevisions are the commits the ExtraBaseRepos were read at, by name ("" for a
+	// directory).
+	BaseRevisions map[string]string
 
 	// Revisions records which commits the content was read at.
 	Revisions Revisions
