@@ -36,6 +36,8 @@ func (e *exitError) Error() string {
 	return e.err.Error()
 }
 
+func (e *exitError) Unwrap() error { return e.err }
+
 // failed returns an error that makes Main exit with code after printing err (when not nil).
 func failed(code int, err error) error { return &exitError{code: code, err: err} }
 
@@ -48,17 +50,19 @@ type env struct {
 
 // Main runs the fleetform command line and returns the process exit code.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr,
+	out := &countingWriter{w: stdout}
+	e := &env{stdin: stdin, stdout: out, stderr: stderr,
 		logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	root := newRoot(e) //nolint:contextcheck // commands read ctx from cobra (ExecuteContext below)
 	root.SetArgs(args)
 	root.SetIn(stdin)
-	root.SetOut(stdout)
+	root.SetOut(out)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
 	}
+	printFailure(cmd, out, err)
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {

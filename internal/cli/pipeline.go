@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/render"
@@ -49,7 +48,7 @@ const (
 func runPipeline(ctx context.Context, cp *platform.ControlPlane, env string, upTo stage, opts render.Options) (*result, error) {
 	snap, err := cp.Load(ctx, env)
 	if err != nil {
-		return nil, failed(ExitFailed, fmt.Errorf("load environment %s: %w", env, err))
+		return nil, failed(ExitFailed, &envError{env: env, err: err})
 	}
 	r := &result{cp: cp, snap: snap, sched: schedule.Schedule(snap)}
 	if upTo >= upToRender {

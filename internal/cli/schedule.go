@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/schedule"
 )
 
@@ -43,6 +45,15 @@ func newScheduleCmd(e *env) *cobra.Command {
 				return err
 			}
 			r, err := o.cp.pipeline(cmd.Context(), e, upToSchedule)
+			var ee *envError
+			if errors.As(err, &ee) && o.out.format != "text" {
+				// The environment could not be read: its document says so, with no assignments.
+				doc := scheduleJSON{Environment: ee.env, Assignments: []assignmentJSON{},
+					diagnosticsJSON: splitDiagnostics(platform.AsDiagnostics(ee.err))}
+				if werr := o.out.write(e.stdout, doc, nil); werr != nil {
+					return failed(ExitFailed, werr)
+				}
+			}
 			if err != nil {
 				return err
 			}

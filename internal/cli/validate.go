@@ -57,7 +57,15 @@ func newValidateCmd(e *env) *cobra.Command {
 			for _, name := range envs {
 				r, err := runPipeline(cmd.Context(), cp, name, upToRender, renderDefaults())
 				if err != nil {
-					return err
+					if cmd.Context().Err() != nil {
+						return err
+					}
+					// One environment that cannot be read does not stop the others.
+					ds := failureDoc(err).Errors
+					all = append(all, ds...)
+					doc.Valid = false
+					doc.Environments = append(doc.Environments, validateEnvJSON{Environment: name, diagnosticsJSON: splitDiagnostics(ds)})
+					continue
 				}
 				ds := r.diagnostics()
 				all = append(all, ds...)

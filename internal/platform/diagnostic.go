@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -120,4 +121,27 @@ func HasErrors(ds []Diagnostic) bool {
 		}
 	}
 	return false
+}
+
+// DiagnosticError is an error located in the control plane: a problem that stops a whole
+// environment from loading (its pinned commit does not exist, say).
+type DiagnosticError struct{ Diagnostic Diagnostic }
+
+func (e *DiagnosticError) Error() string { return e.Diagnostic.Error() }
+
+// AsDiagnostics returns the diagnostics of an error: the located one it wraps (through any
+// number of wrappers), or else one diagnostic with its whole message.
+func AsDiagnostics(err error) []Diagnostic {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		switch d := e.(type) {
+		case *DiagnosticError:
+			return []Diagnostic{d.Diagnostic}
+		case Diagnostic:
+			return []Diagnostic{d}
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	return []Diagnostic{{Severity: SeverityError, Message: err.Error()}}
 }

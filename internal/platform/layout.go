@@ -400,7 +400,7 @@ func (cp *ControlPlane) addCommon(ctx context.Context, b *builder, base v1alpha1
 		if pinned && b.snap.BaseRepo != nil {
 			d := b.snap.BaseRepo.Source.Diag("spec.commit", fmt.Sprintf("pinned commit %s is not in %s", ref, repo.Location),
 				"fetch the commit into the repository, or promote an existing commit")
-			return fmt.Errorf("%s", d.Error())
+			return &DiagnosticError{Diagnostic: d}
 		}
 		return fmt.Errorf("common content at %q: %w", ref, err)
 	}
