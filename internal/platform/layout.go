@@ -303,6 +303,7 @@ func (cp *ControlPlane) Load(ctx context.Context, env string) (*Snapshot, error)
 	}
 	b := newBuilder(env, cp.layout)
 	b.snap.EnvironmentObject = info.Object
+	b.snap.DeclaredEnvironments = names
 	if cp.layout == LayoutKalypso {
 		// The folder layout reads the environment's own folder again, with its problems.
 		b.snap.Diagnostics = append(b.snap.Diagnostics, decodeDiags...)

@@ -14,6 +14,9 @@ type Snapshot struct {
 	Environment string
 	// EnvironmentObject is the Environment document, when there is one.
 	EnvironmentObject *Environment
+	// DeclaredEnvironments are the names of every environment the control plane declares,
+	// sorted.
+	DeclaredEnvironments []string
 
 	ClusterTypes       []*ClusterType
 	SchedulingPolicies []*SchedulingPolicy

@@ -86,6 +86,7 @@ func Schedule(s *platform.Snapshot) *Result {
 	}
 	r.assign()
 	r.applyPins(s)
+	r.warnLandsNowhere(s)
 	return r
 }
 

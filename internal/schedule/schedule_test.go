@@ -157,10 +157,11 @@ func TestSchedule(t *testing.T) {
 			if diff := cmp.Diff(tt.want, pairs(r)); diff != "" {
 				t.Errorf("assignments (-want +got):\n%s", diff)
 			}
-			if len(r.Diagnostics) != len(tt.wantErrors) {
-				t.Fatalf("diagnostics = %v, want %d", r.Diagnostics, len(tt.wantErrors))
+			errs := errorsOf(r.Diagnostics) // the warnings about unscheduled targets: TestLandsNowhere
+			if len(errs) != len(tt.wantErrors) {
+				t.Fatalf("errors = %v, want %d", errs, len(tt.wantErrors))
 			}
-			for i, d := range r.Diagnostics {
+			for i, d := range errs {
 				if !strings.Contains(d.Error(), tt.wantErrors[i]) {
 					t.Errorf("diagnostic %d = %q, want it to contain %q", i, d.Error(), tt.wantErrors[i])
 				}
@@ -239,4 +240,80 @@ func TestGoldenSchedule(t *testing.T) {
 		rows = append(rows, row{a.Workload, a.DeploymentTarget, a.ClusterType, a.Namespace, a.Policies})
 	}
 	golden.JSON(t, filepath.Join("testdata", "schedule.json"), rows, *update)
+}
+
+func errorsOf(ds []platform.Diagnostic) []platform.Diagnostic {
+	var out []platform.Diagnostic
+	for _, d := range ds {
+		if d.Severity == platform.SeverityError {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// TestLandsNowhere: a deployment target no assignment holds is a warning that says why (no
+// policy selects it, or the policies that do match no cluster type), and so is a target of
+// an environment that is not declared. With an invalid policy, what it selects is unknown.
+func TestLandsNowhere(t *testing.T) {
+	tests := []struct {
+		name     string
+		policies []*platform.SchedulingPolicy
+		want     []string
+	}{
+		{
+			name:     "selected and placed: no warning",
+			policies: []*platform.SchedulingPolicy{policy("all", "", &v1alpha1.LabelSelector{}, &v1alpha1.LabelSelector{})},
+			want:     []string{`deployment target stray-x lands nowhere: its environment "prd" is not declared (declared: dev, prod, stage)`},
+		},
+		{
+			name:     "no policy selects it",
+			policies: []*platform.SchedulingPolicy{policy("obs", "", match("stack", "observability"), &v1alpha1.LabelSelector{})},
+			want: []string{
+				"deployment target app-functional lands nowhere in dev: no scheduling policy selects it",
+				`deployment target stray-x lands nowhere: its environment "prd" is not declared`,
+			},
+		},
+		{
+			name: "selected, but no cluster type matches",
+			policies: []*platform.SchedulingPolicy{
+				policy("obs", "", match("stack", "observability"), &v1alpha1.LabelSelector{}),
+				policy("apps", "", match("workload", "app"), match("size", "huge")),
+				policy("apps-too", "", match("workload", "app"), match("gpu", "true")),
+			},
+			want: []string{
+				"deployment target app-functional lands nowhere in dev: apps, apps-too select it, but no cluster type matches their clusterTypeSelectors",
+				`deployment target stray-x lands nowhere: its environment "prd" is not declared`,
+			},
+		},
+		{
+			name: "an invalid policy: only the undeclared environment is certain",
+			policies: []*platform.SchedulingPolicy{
+				policy("broken", "", expr("stack", "Equals", "x"), &v1alpha1.LabelSelector{}),
+			},
+			want: []string{`deployment target stray-x lands nowhere: its environment "prd" is not declared`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := fleet(tt.policies...)
+			s.DeclaredEnvironments = []string{"dev", "prod", "stage"}
+			s.DeploymentTargets = append(s.DeploymentTargets, dt("stray-x", "prd", "", nil))
+			r := schedule.Schedule(s)
+			var got []string
+			for _, d := range r.Diagnostics {
+				if d.Severity == platform.SeverityWarning {
+					got = append(got, d.Message)
+				}
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("warnings = %q, want %d", got, len(tt.want))
+			}
+			for i := range got {
+				if !strings.HasPrefix(got[i], tt.want[i]) {
+					t.Errorf("warning %d = %q, want %q", i, got[i], tt.want[i])
+				}
+			}
+		})
+	}
 }
