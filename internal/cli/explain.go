@@ -41,17 +41,25 @@ func newExplainCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "explain [KEY]",
 		Short: "Explain a deployment target on a cluster type: why it is (not) scheduled, and where every config value comes from",
-		Args:  cobra.MaximumNArgs(1),
+		Long: "explain answers the scheduling and configuration questions of review:\n" +
+			"  --cluster-type CT --deployment-target DT [KEY]  is DT on CT, why (each policy's verdict),\n" +
+			"                                                  and where each config value comes from\n" +
+			"  --deployment-target DT                          where could DT go? every cluster type, and why\n" +
+			"  --cluster-type CT                               every deployment target, on CT or not, and why",
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.out.check(); err != nil {
+			if err := o.validate(args); err != nil {
 				return err
-			}
-			if o.clusterType == "" || o.deploymentTarget == "" {
-				return failed(ExitUsage, fmt.Errorf("--cluster-type and --deployment-target are required"))
 			}
 			r, err := o.cp.pipeline(cmd.Context(), e, upToSchedule)
 			if err != nil {
 				return err
+			}
+			switch {
+			case o.clusterType == "":
+				return o.printTarget(e, r)
+			case o.deploymentTarget == "":
+				return o.printType(e, r)
 			}
 			key := ""
 			if len(args) == 1 {
@@ -65,6 +73,19 @@ func newExplainCmd(e *env) *cobra.Command {
 	cmd.Flags().StringVar(&o.clusterType, "cluster-type", "", "cluster type name")
 	cmd.Flags().StringVar(&o.deploymentTarget, "deployment-target", "", "deployment target name (<workload>-<target>)")
 	return cmd
+}
+
+func (o *explainOptions) validate(args []string) error {
+	if err := o.out.check(); err != nil {
+		return err
+	}
+	switch {
+	case o.clusterType == "" && o.deploymentTarget == "":
+		return failed(ExitUsage, fmt.Errorf("--cluster-type, --deployment-target or both are required"))
+	case len(args) == 1 && (o.clusterType == "" || o.deploymentTarget == ""):
+		return failed(ExitUsage, fmt.Errorf("a KEY is explained for one pair: give both --cluster-type and --deployment-target"))
+	}
+	return nil
 }
 
 func (o *explainOptions) print(e *env, r *result, key string) error {

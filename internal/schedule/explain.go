@@ -28,16 +28,11 @@ type PolicyDecision struct {
 // Explain tells why deployment target dt is or is not on cluster type ct.
 func (r *Result) Explain(dt, ct string) Explanation {
 	ex := Explanation{Reasons: []string{}, Policies: []PolicyDecision{}}
-	di := sort.Search(len(r.Targets), func(i int) bool { return r.Targets[i].Name >= dt })
-	ci := sort.Search(len(r.ClusterTypes), func(i int) bool { return r.ClusterTypes[i].Metadata.Name >= ct })
-	if ci == len(r.ClusterTypes) || r.ClusterTypes[ci].Metadata.Name != ct {
-		ex.Reasons = append(ex.Reasons, fmt.Sprintf("cluster type %q does not exist in environment %s", ct, r.Environment))
-	}
-	if di == len(r.Targets) || r.Targets[di].Name != dt {
-		if env, ok := r.elsewhere[dt]; ok {
-			ex.Reasons = append(ex.Reasons, fmt.Sprintf("deployment target %q belongs to environment %s, not %s", dt, env, r.Environment))
-		} else {
-			ex.Reasons = append(ex.Reasons, fmt.Sprintf("deployment target %q does not exist", dt))
+	ci, ctProblem := r.findClusterType(ct)
+	di, dtProblem := r.findTarget(dt)
+	for _, p := range []string{ctProblem, dtProblem} {
+		if p != "" {
+			ex.Reasons = append(ex.Reasons, p)
 		}
 	}
 	if len(ex.Reasons) > 0 {
@@ -52,6 +47,37 @@ func (r *Result) Explain(dt, ct string) Explanation {
 		ex.Policies = append(ex.Policies, d)
 	}
 	return ex
+}
+
+// CheckTarget says why dt is not a deployment target of the environment, or "".
+func (r *Result) CheckTarget(dt string) string {
+	_, problem := r.findTarget(dt)
+	return problem
+}
+
+// CheckClusterType says why ct is not a cluster type of the environment, or "".
+func (r *Result) CheckClusterType(ct string) string {
+	_, problem := r.findClusterType(ct)
+	return problem
+}
+
+func (r *Result) findTarget(dt string) (int, string) {
+	di := sort.Search(len(r.Targets), func(i int) bool { return r.Targets[i].Name >= dt })
+	switch {
+	case di < len(r.Targets) && r.Targets[di].Name == dt:
+		return di, ""
+	case r.elsewhere[dt] != "":
+		return -1, fmt.Sprintf("deployment target %q belongs to environment %s, not %s", dt, r.elsewhere[dt], r.Environment)
+	}
+	return -1, fmt.Sprintf("deployment target %q does not exist", dt)
+}
+
+func (r *Result) findClusterType(ct string) (int, string) {
+	ci := sort.Search(len(r.ClusterTypes), func(i int) bool { return r.ClusterTypes[i].Metadata.Name >= ct })
+	if ci < len(r.ClusterTypes) && r.ClusterTypes[ci].Metadata.Name == ct {
+		return ci, ""
+	}
+	return -1, fmt.Sprintf("cluster type %q does not exist in environment %s", ct, r.Environment)
 }
 
 func (r *Result) decide(p *PolicyResult, di, ci int) PolicyDecision {
