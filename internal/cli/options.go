@@ -3,12 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/fleetform/fleetform/internal/platform"
 )
@@ -24,6 +23,9 @@ type controlPlaneOptions struct {
 	configFile   string
 	// trusted are the other repository or API URLs the command line names (see credentials).
 	trusted []string
+
+	resolved bool       // resolve ran
+	file     fileConfig // the config file, once resolved
 }
 
 func (o *controlPlaneOptions) bind(cmd *cobra.Command, envRequired bool) {
@@ -40,43 +42,23 @@ func (o *controlPlaneOptions) bind(cmd *cobra.Command, envRequired bool) {
 // bindRepo binds the flags that say how to read the control plane (not which environment).
 func (o *controlPlaneOptions) bindRepo(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&o.controlPlane, "control-plane", ".", "control plane: a directory, a git repository (path) or a git URL")
+	f.StringVar(&o.controlPlane, "control-plane", "", "control plane: a directory, a git repository (path) or a git URL (default: the config file's controlPlane, else .)")
 	f.StringVar(&o.ref, "ref", "", "ref to read: the tip in the folder layout, the main branch in the Kalypso layout")
 	f.StringVar(&o.layout, "layout", "", "repository layout: kalypso or folder (default: detected)")
 	f.StringArrayVar(&o.repoMap, "repo-map", nil, "map a repository URL to a local path or git repository: URL=PATH (repeatable)")
-	f.StringVar(&o.configFile, "config", os.Getenv("FLEETFORM_CONFIG"), "config file (repoMap, layout); default $FLEETFORM_CONFIG")
-}
-
-// fileConfig is the optional config file.
-type fileConfig struct {
-	// RepoMap maps repository URLs to local paths (relative to the config file).
-	RepoMap map[string]string `json:"repoMap,omitempty"`
-	// Layout forces the repository layout.
-	Layout string `json:"layout,omitempty"`
-	credentialsConfig
+	f.StringVar(&o.configFile, "config", os.Getenv("FLEETFORM_CONFIG"),
+		"config file (controlPlane, gitops, repoMap, layout, credentials); default $FLEETFORM_CONFIG, else fleetform.yaml or .fleetform.yaml in the working directory or a parent")
 }
 
 // platformOptions merges the config file and flags (flags win).
 func (o *controlPlaneOptions) platformOptions(e *env) (platform.Options, error) {
 	opts := platform.Options{RepoMap: platform.RepoMap{}, Ref: o.ref, CommonRef: o.commonRef, Logger: e.logger}
-	if o.configFile != "" {
-		data, err := os.ReadFile(o.configFile)
-		if err != nil {
-			return opts, fmt.Errorf("read config: %w", err)
-		}
-		var fc fileConfig
-		if err := yaml.UnmarshalStrict(data, &fc); err != nil {
-			return opts, fmt.Errorf("config %s: %w", o.configFile, err)
-		}
-		base := filepath.Dir(o.configFile)
-		for url, p := range fc.RepoMap {
-			if !filepath.IsAbs(p) && !strings.Contains(p, "://") {
-				p = filepath.Join(base, p)
-			}
-			opts.RepoMap[url] = p
-		}
-		opts.Layout = platform.Layout(fc.Layout)
+	if err := o.resolve(e); err != nil {
+		return opts, err
 	}
+	maps.Copy(opts.RepoMap, o.file.RepoMap)
+	opts.GitOps = o.file.GitOps
+	opts.Layout = platform.Layout(o.file.Layout)
 	for _, m := range o.repoMap {
 		url, p, ok := strings.Cut(m, "=")
 		if !ok || url == "" || p == "" {

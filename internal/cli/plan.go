@@ -117,6 +117,9 @@ func loadForGitops(cmd *cobra.Command, e *env, cp *controlPlaneOptions, g *gitop
 	if err != nil {
 		return nil, gitops.Target{}, err
 	}
+	if g.repo == "" {
+		g.repo = ctl.GitOpsOverride(envs[0]) // the config file's GitOps repository of the environment
+	}
 	t, err := g.target(r)
 	return r, t, err
 }

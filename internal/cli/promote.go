@@ -274,7 +274,7 @@ func (o *promoteOptions) applyAfterPromotion(ctx context.Context, e *env, p *pro
 	if err != nil {
 		return err
 	}
-	t := gitops.TargetFor(r.snap, gitops.Target{}, cp.Locate)
+	t := gitops.TargetFor(r.snap, gitops.Target{Repo: cp.GitOpsOverride(env)}, cp.Locate)
 	if t.Repo == "" {
 		return fmt.Errorf("environment %s has no GitOpsRepo", env)
 	}

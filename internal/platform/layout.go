@@ -50,6 +50,9 @@ type Options struct {
 	Ref string
 	// CommonRef, when set, overrides the BaseRepo pin: common content is read at this ref.
 	CommonRef string
+	// GitOps names, per environment, the GitOps repository (a path or URL) to use instead of
+	// the environment's GitOpsRepo (the operator's config file).
+	GitOps map[string]string
 	// Logger receives progress messages; nil discards them.
 	Logger *slog.Logger
 	// Credentials choose what goes with each HTTP(S) fetch (see Credentials); nil sends none.
@@ -80,6 +83,9 @@ func Open(ctx context.Context, location string, opts Options) (*ControlPlane, er
 	}
 	return cp, nil
 }
+
+// GitOpsOverride returns the GitOps repository the options name for env, or "".
+func (cp *ControlPlane) GitOpsOverride(env string) string { return cp.opts.GitOps[env] }
 
 // Layout returns the layout in use.
 func (cp *ControlPlane) Layout() Layout { return cp.layout }

@@ -185,7 +185,7 @@ func (p *Promoter) evidence(ctx context.Context, cp *platform.ControlPlane, g Ga
 // from: its Promoted_Commit_Id when the environment is pinned, else what fleetform's state
 // records (an unpinned environment has no Promoted_Commit_Id, as in Kalypso).
 func (p *Promoter) gitopsCommit(ctx context.Context, cp *platform.ControlPlane, s *platform.Snapshot) (string, error) {
-	t := gitops.TargetFor(s, gitops.Target{}, cp.Locate)
+	t := gitops.TargetFor(s, gitops.Target{Repo: cp.GitOpsOverride(s.Environment)}, cp.Locate)
 	if t.Repo == "" {
 		return "", nil
 	}
