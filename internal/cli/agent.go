@@ -74,7 +74,9 @@ func (o *agentHubOptions) poster() (*agent.HTTPPoster, error) {
 
 func newAgentCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "agent",
+		Use: "agent",
+		Example: "  fleetform agent kubernetes --hub https://hub.example.com --cluster edge-munich-1 --token-file /var/run/fleetform/token\n" +
+			"  fleetform agent host --hub https://hub.example.com --cluster line-7 --gitops https://git.example.com/platform-gitops --branch prod --cluster-type vm-line",
 		Short: "Report what a cluster or host reconciled to the hub",
 		Long: "agent runs next to a reconciler and reports its state to the hub: `agent kubernetes` in a\n" +
 			"cluster running Flux or Argo CD, `agent host` on a VM or edge box that applies the Ansible\n" +
@@ -98,7 +100,11 @@ type agentKubeOptions struct {
 func newAgentKubernetesCmd(e *env) *cobra.Command {
 	var o agentKubeOptions
 	cmd := &cobra.Command{
-		Use:   "kubernetes",
+		Use: "kubernetes",
+		Example: "  # in the cluster (deploy/agent): report Flux and Argo CD state every minute\n" +
+			"  fleetform agent kubernetes --hub https://hub.example.com --cluster edge-munich-1 --token-file /var/run/fleetform/token\n" +
+			"  # from a workstation, with a kubeconfig\n" +
+			"  FLEETFORM_HUB_TOKEN=... fleetform agent kubernetes --hub http://127.0.0.1:8080 --cluster dev-1 --kubeconfig ~/.kube/config",
 		Short: "Watch the cluster's Flux and Argo CD objects and report them to the hub",
 		Long: "agent kubernetes watches the Flux GitRepository and Kustomization objects and the Argo CD\n" +
 			"Application objects of the cluster (read-only: get, list, watch), maps them to deployment\n" +
@@ -200,7 +206,11 @@ type agentHostOptions struct {
 func newAgentHostCmd(e *env) *cobra.Command {
 	var o agentHostOptions
 	cmd := &cobra.Command{
-		Use:   "host",
+		Use: "host",
+		Example: "  # on a VM: apply the cluster type's playbooks from the GitOps branch and report\n" +
+			"  fleetform agent host --hub https://hub.example.com --cluster line-7 --gitops https://git.example.com/platform-gitops --branch prod --cluster-type vm-line\n" +
+			"  # once, in check mode (nothing changed on the host)\n" +
+			"  fleetform agent host --hub https://hub.example.com --cluster line-7 --gitops ./gitops --branch prod --cluster-type vm-line --check --once",
 		Short: "Apply this host's Ansible playbooks from the GitOps repository and report them to the hub",
 		Long: "agent host fetches the cluster type's folder of the GitOps branch, runs each deployment\n" +
 			"target's namespace.yaml then reconciler.yaml with ansible-playbook (on localhost), cleans up\n" +

@@ -48,7 +48,12 @@ type pullRequestJSON struct {
 func newApplyCmd(e *env) *cobra.Command {
 	var o applyOptions
 	cmd := &cobra.Command{
-		Use:   "apply",
+		Use: "apply",
+		Example: "  fleetform apply --control-plane . --env dev\n" +
+			"  # into a local repository, and post the desired state to the hub\n" +
+			"  fleetform apply --env dev --gitops ../platform-gitops --hub http://127.0.0.1:8080\n" +
+			"  # open a pull request instead of pushing to the branch\n" +
+			"  fleetform apply --env prod --pr",
 		Short: "Write the environment's tree to the GitOps repository as one commit",
 		Long: "apply plans (see plan) and writes the change as one commit on the GitOps branch: only what\n" +
 			"changed is rendered and written; nothing changed means no commit. When someone else wrote\n" +
@@ -105,7 +110,7 @@ func newApplyCmd(e *env) *cobra.Command {
 			return failed(ExitFailed, fmt.Errorf("the commit is written, but: %w", hubErr))
 		},
 	}
-	o.cp.bind(cmd, true)
+	o.cp.bind(cmd, e, true)
 	o.out.bind(cmd)
 	o.g.bind(cmd)
 	o.hub.bind(cmd)

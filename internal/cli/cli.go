@@ -93,7 +93,11 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 func newRoot(e *env) *cobra.Command {
 	var logLevel, logFormat string
 	root := &cobra.Command{
-		Use:   "fleetform",
+		Use: "fleetform",
+		Example: "  fleetform validate --control-plane ./platform\n" +
+			"  fleetform schedule --control-plane ./platform --env dev\n" +
+			"  fleetform explain --control-plane ./platform --env dev --deployment-target shop-web\n" +
+			"  fleetform apply --control-plane ./platform --env dev --gitops ../platform-gitops",
 		Short: "Fleet workload and configuration management, the GitOps way",
 		Long: "fleetform turns a control plane kept in git (environments, cluster types, workloads,\n" +
 			"scheduling policies, config values, templates) into the GitOps tree every cluster type\n" +

@@ -14,10 +14,11 @@ import (
 // operating a fleet. It is hidden from the command list.
 func newDevCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:    "dev",
-		Short:  "Developer tooling: synthetic fleets for benchmarks and tests",
-		Hidden: true,
-		Args:   cobra.NoArgs,
+		Use:     "dev",
+		Example: "  fleetform dev gen-fleet --out /tmp/fleet",
+		Short:   "Developer tooling: synthetic fleets for benchmarks and tests",
+		Hidden:  true,
+		Args:    cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			return failed(ExitUsage, fmt.Errorf("dev needs a subcommand: gen-fleet"))
 		},

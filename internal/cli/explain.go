@@ -39,7 +39,15 @@ type explainJSON struct {
 func newExplainCmd(e *env) *cobra.Command {
 	var o explainOptions
 	cmd := &cobra.Command{
-		Use:   "explain [KEY]",
+		Use: "explain [KEY]",
+		Example: "  # why is shop-web (not) on large, and where does each value come from?\n" +
+			"  fleetform explain --env dev --cluster-type large --deployment-target shop-web\n" +
+			"  # one value, as JSON\n" +
+			"  fleetform explain --env dev --cluster-type large --deployment-target shop-web REGION -o json\n" +
+			"  # where could shop-web go? every cluster type, and why\n" +
+			"  fleetform explain --env dev --deployment-target shop-web\n" +
+			"  # every deployment target on large, and why\n" +
+			"  fleetform explain --env dev --cluster-type large",
 		Short: "Explain a deployment target on a cluster type: why it is (not) scheduled, and where every config value comes from",
 		Long: "explain answers the scheduling and configuration questions of review:\n" +
 			"  --cluster-type CT --deployment-target DT [KEY]  is DT on CT, why (each policy's verdict),\n" +
@@ -68,10 +76,12 @@ func newExplainCmd(e *env) *cobra.Command {
 			return o.print(e, r, key)
 		},
 	}
-	o.cp.bind(cmd, true)
+	o.cp.bind(cmd, e, true)
 	o.out.bind(cmd)
 	cmd.Flags().StringVar(&o.clusterType, "cluster-type", "", "cluster type name")
 	cmd.Flags().StringVar(&o.deploymentTarget, "deployment-target", "", "deployment target name (<workload>-<target>)")
+	_ = cmd.RegisterFlagCompletionFunc("cluster-type", o.cp.completeFromSnapshot(e, clusterTypeNames))
+	_ = cmd.RegisterFlagCompletionFunc("deployment-target", o.cp.completeFromSnapshot(e, targetNames))
 	return cmd
 }
 

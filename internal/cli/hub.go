@@ -27,7 +27,9 @@ const hubAdminTokenEnv = "FLEETFORM_HUB_ADMIN_TOKEN"
 
 func newHubCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "hub",
+		Use: "hub",
+		Example: "  FLEETFORM_HUB_ADMIN_TOKEN=... fleetform hub serve --db sqlite:hub.db\n" +
+			"  FLEETFORM_HUB_TOKEN=... fleetform hub register edge-1 --hub http://127.0.0.1:8080 --env dev --cluster-type edge",
 		Short: "Run the deployment observability hub, and register clusters and tokens on it",
 		Long: "The hub records what fleetform scheduled (apply --hub posts it) and what every cluster\n" +
 			"reports, and answers what runs where: rollout, history, environment diff and drift.",
@@ -50,7 +52,11 @@ type hubServeOptions struct {
 func newHubServeCmd(e *env) *cobra.Command {
 	var o hubServeOptions
 	cmd := &cobra.Command{
-		Use:   "serve",
+		Use: "serve",
+		Example: "  # on one machine, SQLite\n" +
+			"  FLEETFORM_HUB_ADMIN_TOKEN=\"$(cat admin-token)\" fleetform hub serve --db sqlite:/var/lib/fleetform/hub.db\n" +
+			"  # several replicas on PostgreSQL, behind TLS\n" +
+			"  fleetform hub serve --db postgres://hub@db.example.com/hub --addr :8443 --tls-cert hub.crt --tls-key hub.key",
 		Short: "Serve the hub's HTTP API",
 		Long: "serve runs the hub on --db: sqlite:PATH (embedded, one process) or postgres://... (several\n" +
 			"replicas behind a load balancer). The admin token is " + hubAdminTokenEnv + "; a new one\n" +
@@ -228,7 +234,10 @@ type hubRegisterOptions struct {
 func newHubRegisterCmd(e *env) *cobra.Command {
 	var o hubRegisterOptions
 	cmd := &cobra.Command{
-		Use:   "register NAME",
+		Use: "register NAME",
+		Example: "  FLEETFORM_HUB_TOKEN=... fleetform hub register edge-munich-1 --hub https://hub.example.com --env prod --cluster-type edge --label site=munich\n" +
+			"  # a new token for a cluster that exists (the old one stops working)\n" +
+			"  FLEETFORM_HUB_TOKEN=... fleetform hub register edge-munich-1 --hub https://hub.example.com --env prod --cluster-type edge --rotate",
 		Short: "Register a cluster and print its token",
 		Long: "register adds a cluster to the hub and prints the token its reporter posts with (shown\n" +
 			"once: the hub keeps only its hash). --rotate issues a new token for a registered cluster;\n" +

@@ -67,8 +67,9 @@ type loadSample struct{ at, took time.Duration }
 func newHubLoadtestCmd(e *env) *cobra.Command {
 	var o hubLoadtestOptions
 	cmd := &cobra.Command{
-		Use:   "loadtest",
-		Short: "Load a hub with cluster reports and check that every acknowledged one is counted",
+		Use:     "loadtest",
+		Example: "  FLEETFORM_HUB_TOKEN=... fleetform hub loadtest --hub http://127.0.0.1:8080 --clusters 10000 --duration 30s --concurrency 64",
+		Short:   "Load a hub with cluster reports and check that every acknowledged one is counted",
 		Long: "loadtest registers --clusters clusters in --env (rotating the tokens of those already\n" +
 			"registered), posts a desired state, then posts reports from --concurrency workers as fast as\n" +
 			"the hub acknowledges them for --duration. Every --change-every'th report of a cluster changes\n" +

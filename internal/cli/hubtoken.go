@@ -16,7 +16,9 @@ import (
 
 func newHubTokenCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "token",
+		Use: "token",
+		Example: "  FLEETFORM_HUB_TOKEN=... fleetform hub token list --hub https://hub.example.com\n" +
+			"  FLEETFORM_HUB_TOKEN=... fleetform hub token create grafana --hub https://hub.example.com --kind read --expires-in 720h",
 		Short: "Issue, list, revoke and rotate hub tokens",
 		Long: "token manages the hub's tokens: admin and read-only ones, and the clusters' (issued by\n" +
 			"hub register). The hub keeps only their hashes; a token is named by its ID in listings.\n" +
@@ -54,7 +56,11 @@ type hubTokenCreateOptions struct {
 func newHubTokenCreateCmd(e *env) *cobra.Command {
 	var o hubTokenCreateOptions
 	cmd := &cobra.Command{
-		Use:   "create NAME",
+		Use: "create NAME",
+		Example: "  # a read-only token for dashboards, valid 30 days\n" +
+			"  FLEETFORM_HUB_TOKEN=... fleetform hub token create grafana --hub https://hub.example.com --kind read --expires-in 720h\n" +
+			"  # a second admin token\n" +
+			"  FLEETFORM_HUB_TOKEN=... fleetform hub token create ci --hub https://hub.example.com --kind admin",
 		Short: "Issue a read-only (or admin) token and print it",
 		Long: "create issues a token labelled NAME and prints it once: read-only by default (for\n" +
 			"dashboards, status and CI), or --kind admin.",
@@ -90,7 +96,9 @@ type hubTokenListOptions struct {
 func newHubTokenListCmd(e *env) *cobra.Command {
 	var o hubTokenListOptions
 	cmd := &cobra.Command{
-		Use:   "list",
+		Use: "list",
+		Example: "  FLEETFORM_HUB_TOKEN=... fleetform hub token list --hub https://hub.example.com\n" +
+			"  FLEETFORM_HUB_TOKEN=... fleetform hub token list --hub https://hub.example.com --kind cluster --cluster edge-munich-1 -o json",
 		Short: "List the hub's tokens (never their secrets)",
 		Long: "list prints every token's ID, kind, name or cluster, creation and expiry times and state\n" +
 			"(active, expired or revoked); never a secret.",
@@ -136,8 +144,9 @@ func dashIfEmpty(s string) string {
 func newHubTokenRevokeCmd(e *env) *cobra.Command {
 	var o hubOutputOptions
 	cmd := &cobra.Command{
-		Use:   "revoke ID",
-		Short: "Revoke a token",
+		Use:     "revoke ID",
+		Example: "  FLEETFORM_HUB_TOKEN=... fleetform hub token revoke 3f9c2a7d1e4b5a60 --hub https://hub.example.com",
+		Short:   "Revoke a token",
 		Long: "revoke makes the token with this ID (hub token list shows them) stop working: at once on\n" +
 			"the hub that answers, within 30 s on the other replicas. The last active admin token\n" +
 			"cannot be revoked: rotate it.",
@@ -170,8 +179,9 @@ type hubTokenRotateOptions struct {
 func newHubTokenRotateCmd(e *env) *cobra.Command {
 	var o hubTokenRotateOptions
 	cmd := &cobra.Command{
-		Use:   "rotate ID",
-		Short: "Replace a token by a new one and print it",
+		Use:     "rotate ID",
+		Example: "  FLEETFORM_HUB_TOKEN=... fleetform hub token rotate 3f9c2a7d1e4b5a60 --hub https://hub.example.com --expires-in 720h",
+		Short:   "Replace a token by a new one and print it",
 		Long: "rotate issues a token of the same kind, name and cluster as the token with this ID and\n" +
 			"prints it once; the old one is revoked (a cluster's is deleted, as by register --rotate).",
 		Args: cobra.ExactArgs(1),

@@ -28,7 +28,7 @@ type controlPlaneOptions struct {
 	file     fileConfig // the config file, once resolved
 }
 
-func (o *controlPlaneOptions) bind(cmd *cobra.Command, envRequired bool) {
+func (o *controlPlaneOptions) bind(cmd *cobra.Command, e *env, envRequired bool) {
 	o.bindRepo(cmd)
 	f := cmd.Flags()
 	usage := "environment"
@@ -37,6 +37,7 @@ func (o *controlPlaneOptions) bind(cmd *cobra.Command, envRequired bool) {
 	}
 	f.StringVar(&o.env, "env", "", usage)
 	f.StringVar(&o.commonRef, "common-ref", "", "read common content at this ref instead of the BaseRepo pin (what-if)")
+	_ = cmd.RegisterFlagCompletionFunc("env", o.completeEnvironments(e)) // the flag exists
 }
 
 // bindRepo binds the flags that say how to read the control plane (not which environment).

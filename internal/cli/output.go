@@ -18,6 +18,7 @@ type outputOption struct{ format string }
 
 func (o *outputOption) bind(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&o.format, "output", "o", "text", "output format: text, json or yaml")
+	_ = cmd.RegisterFlagCompletionFunc("output", completeOutputFormats) // the flag exists
 }
 
 func (o *outputOption) check() error {

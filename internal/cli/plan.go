@@ -59,7 +59,12 @@ type changeJSON struct {
 func newPlanCmd(e *env) *cobra.Command {
 	var o planOptions
 	cmd := &cobra.Command{
-		Use:   "plan",
+		Use: "plan",
+		Example: "  fleetform plan --control-plane . --env dev\n" +
+			"  # what would change in a local GitOps repository, with the diff of every file\n" +
+			"  fleetform plan --env prod --gitops ../platform-gitops --diff\n" +
+			"  # the blast radius of a change, as JSON for CI\n" +
+			"  fleetform plan --env prod -o json",
 		Short: "Show exactly what apply would change in the GitOps repository",
 		Long: "plan renders the environment (only what changed since the branch was last written) and\n" +
 			"compares it with the GitOps branch: files added, modified and removed, assignments gained\n" +
@@ -95,7 +100,7 @@ func newPlanCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	o.cp.bind(cmd, true)
+	o.cp.bind(cmd, e, true)
 	o.out.bind(cmd)
 	o.g.bind(cmd)
 	cmd.Flags().BoolVar(&o.g.diff, "diff", false, "show the unified diff of every changed file")

@@ -46,7 +46,13 @@ type promoteJSON struct {
 func newPromoteCmd(e *env) *cobra.Command {
 	var o promoteOptions
 	cmd := &cobra.Command{
-		Use:   "promote",
+		Use: "promote",
+		Example: "  # promote what dev verified into stage (refused, exit 3, with the reason, when a gate is not met)\n" +
+			"  fleetform promote --control-plane . --to stage --hub https://hub.example.com\n" +
+			"  # an emergency override, recorded\n" +
+			"  fleetform promote --to prod --commit 1a2b3c4 --override --reason \"CVE-2026-1234 hotfix\"\n" +
+			"  # promote automatically along the chain, and apply\n" +
+			"  fleetform promote --watch --interval 1m --hub https://hub.example.com",
 		Short: "Pin a control-plane commit into an environment once it succeeded in the one before",
 		Long: "promote checks the gates of --to (its source environment pinned to the commit, applied, and\n" +
 			"compliant on the hub for the soak time; the approval; the freeze windows) and writes the pin\n" +
@@ -73,6 +79,7 @@ func newPromoteCmd(e *env) *cobra.Command {
 	o.hub.bind(cmd)
 	f := cmd.Flags()
 	f.StringVar(&o.to, "to", "", "environment to promote into (required unless --watch)")
+	_ = cmd.RegisterFlagCompletionFunc("to", o.cp.completeEnvironments(e))
 	f.StringVar(&o.commit, "commit", "", "control-plane commit to promote; default: the source environment's pin (the tip for a first environment)")
 	f.BoolVar(&o.override, "override", false, "promote despite unmet gates (emergencies; needs --reason, recorded)")
 	f.StringVar(&o.reason, "reason", "", "why the gates are overridden (recorded in the hub's history and the commit message)")

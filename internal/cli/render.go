@@ -45,7 +45,10 @@ type failedJSON struct {
 func newRenderCmd(e *env) *cobra.Command {
 	var o renderOptions
 	cmd := &cobra.Command{
-		Use:   "render",
+		Use: "render",
+		Example: "  fleetform render --control-plane ./platform --env dev --out out/dev\n" +
+			"  # a Kalypso control plane, with its workload repository cloned next to it\n" +
+			"  fleetform render --control-plane ./kalypso-control-plane --env dev --out /tmp/dev --repo-map https://github.com/org/kalypso-svc-src=../kalypso-svc-src",
 		Short: "Render an environment's GitOps tree into a folder",
 		Long: "render writes the environment's GitOps tree into --out, which stands for the GitOpsRepo's\n" +
 			"path: <clusterType>/README.md, <clusterType>/<deploymentTarget>/{reconciler,namespace,\n" +
@@ -67,7 +70,7 @@ func newRenderCmd(e *env) *cobra.Command {
 			return o.write(e, r)
 		},
 	}
-	o.cp.bind(cmd, true)
+	o.cp.bind(cmd, e, true)
 	o.out.bind(cmd)
 	cmd.Flags().StringVar(&o.dir, "out", "", "folder to write the tree into (stands for the GitOpsRepo path)")
 	return cmd

@@ -37,7 +37,11 @@ type assignmentJSON struct {
 func newScheduleCmd(e *env) *cobra.Command {
 	var o scheduleOptions
 	cmd := &cobra.Command{
-		Use:   "schedule",
+		Use: "schedule",
+		Example: "  fleetform schedule --control-plane ./platform --env dev\n" +
+			"  fleetform schedule --env prod -o json\n" +
+			"  # what if this commit of the common content were promoted?\n" +
+			"  fleetform schedule --env prod --common-ref main",
 		Short: "Show which deployment targets are scheduled on which cluster types",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -60,7 +64,7 @@ func newScheduleCmd(e *env) *cobra.Command {
 			return o.print(e, r)
 		},
 	}
-	o.cp.bind(cmd, true)
+	o.cp.bind(cmd, e, true)
 	o.out.bind(cmd)
 	return cmd
 }

@@ -52,7 +52,9 @@ type simJSON struct {
 func newSimCmd(e *env) *cobra.Command {
 	var o simOptions
 	cmd := &cobra.Command{
-		Use:   "sim",
+		Use: "sim",
+		Example: "  # 25 simulated clusters per cluster type report what dev's GitOps branch holds, 10% failing\n" +
+			"  FLEETFORM_HUB_TOKEN=... fleetform sim --hub http://127.0.0.1:8080 --gitops ./gitops.git --env dev --clusters-per-type 25 --fail-rate 0.1 --once",
 		Short: "Simulate a fleet reporting an environment's GitOps revision to the hub",
 		Long: "sim registers --clusters-per-type clusters for every cluster type folder of the environment's\n" +
 			"GitOps branch (named sim-<clusterType>-<i>, see --name-prefix; the tokens of those already registered are\n" +

@@ -29,7 +29,9 @@ type statusOptions struct {
 func newStatusCmd(e *env) *cobra.Command {
 	var o statusOptions
 	cmd := &cobra.Command{
-		Use:   "status",
+		Use: "status",
+		Example: "  FLEETFORM_HUB_TOKEN=... fleetform status --hub https://hub.example.com --env prod\n" +
+			"  FLEETFORM_HUB_TOKEN=... fleetform status --hub https://hub.example.com --env prod --workload shop -o json",
 		Short: "Show how far an environment's latest GitOps revision has reached its clusters",
 		Long: "status prints, for every deployment target of the environment's latest desired revision,\n" +
 			"how many clusters of its cluster type are compliant, failed, progressing (or at another\n" +
@@ -85,8 +87,9 @@ type hubOutputOptions struct {
 func newDiffCmd(e *env) *cobra.Command {
 	var o hubOutputOptions
 	cmd := &cobra.Command{
-		Use:   "diff ENV1 ENV2",
-		Short: "Compare two environments workload by workload",
+		Use:     "diff ENV1 ENV2",
+		Example: "  FLEETFORM_HUB_TOKEN=... fleetform diff --hub https://hub.example.com stage prod",
+		Short:   "Compare two environments workload by workload",
 		Long: "diff compares the latest desired states of two environments on the hub: per workload, the\n" +
 			"deployment targets, cluster types, versions reported by application CI and the composed\n" +
 			"configuration values that differ.",
@@ -166,7 +169,9 @@ type historyOptions struct {
 func newHistoryCmd(e *env) *cobra.Command {
 	var o historyOptions
 	cmd := &cobra.Command{
-		Use:   "history",
+		Use: "history",
+		Example: "  FLEETFORM_HUB_TOKEN=... fleetform history --hub https://hub.example.com --env prod --since 24h\n" +
+			"  FLEETFORM_HUB_TOKEN=... fleetform history --hub https://hub.example.com --cluster edge-munich-1 --kind state --limit 20",
 		Short: "Show the hub's history: desired revisions, status transitions, promotions",
 		Long: "history prints the hub's events, newest first: desired revisions posted by apply, every\n" +
 			"cluster and deployment status transition, registrations, promotions and approvals.",
@@ -259,8 +264,9 @@ type driftOptions struct {
 func newDriftCmd(e *env) *cobra.Command {
 	var o driftOptions
 	cmd := &cobra.Command{
-		Use:   "drift",
-		Short: "List an environment's clusters that do not match what was scheduled",
+		Use:     "drift",
+		Example: "  FLEETFORM_HUB_TOKEN=... fleetform drift --hub https://hub.example.com --env prod --behind 30m",
+		Short:   "List an environment's clusters that do not match what was scheduled",
 		Long: "drift lists the clusters still at another revision longer than --behind after the desired\n" +
 			"one was posted, failing deployments and clusters, silent clusters (never reported, or not\n" +
 			"within the hub's --stale-after) and clusters reconciling another cluster type's folder.",
@@ -328,8 +334,9 @@ var fullSHA = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
 func newApproveCmd(e *env) *cobra.Command {
 	var o approveOptions
 	cmd := &cobra.Command{
-		Use:   "approve",
-		Short: "Approve a control-plane commit for promotion into an environment",
+		Use:     "approve",
+		Example: "  FLEETFORM_HUB_TOKEN=... fleetform approve --hub https://hub.example.com --env prod --commit 1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b --by alice",
+		Short:   "Approve a control-plane commit for promotion into an environment",
 		Long: "approve records on the hub that --commit may be promoted into --env (for environments whose\n" +
 			"promotion requires an approval), with who approved and when. Needs the admin token.",
 		Args: cobra.NoArgs,

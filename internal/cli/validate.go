@@ -30,7 +30,9 @@ type validateEnvJSON struct {
 func newValidateCmd(e *env) *cobra.Command {
 	var o validateOptions
 	cmd := &cobra.Command{
-		Use:   "validate",
+		Use: "validate",
+		Example: "  fleetform validate --control-plane ./platform\n" +
+			"  fleetform validate --control-plane https://github.com/org/kalypso-control-plane --env dev -o json",
 		Short: "Check the control plane: every document, selector, template, schema and reference",
 		Long: "validate runs the whole pipeline (load, schedule, compose, render) for every environment,\n" +
 			"or for --env, without writing anything, and reports every problem it finds, the promotion\n" +
@@ -95,7 +97,7 @@ func newValidateCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	o.cp.bind(cmd, false)
+	o.cp.bind(cmd, e, false)
 	o.out.bind(cmd)
 	return cmd
 }

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"io"
+	"runtime"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
@@ -21,13 +23,50 @@ func Version() string {
 	return "(devel)"
 }
 
+// versionJSON is `version -o json`.
+type versionJSON struct {
+	Version string `json:"version"`
+	// Commit is the VCS revision the binary was built from, when the build recorded it.
+	Commit    string `json:"commit,omitempty"`
+	Modified  bool   `json:"modified,omitempty"`
+	GoVersion string `json:"goVersion"`
+	Platform  string `json:"platform"`
+}
+
+func buildVersion() versionJSON {
+	v := versionJSON{Version: Version(), GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				v.Commit = s.Value
+			case "vcs.modified":
+				v.Modified = s.Value == "true"
+			}
+		}
+	}
+	return v
+}
+
 func newVersionCmd(e *env) *cobra.Command {
-	return &cobra.Command{
+	var out outputOption
+	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
-		Args:  cobra.NoArgs,
-		Run: func(*cobra.Command, []string) {
-			fmt.Fprintln(e.stdout, "fleetform", Version())
+		Example: "  fleetform version\n" +
+			"  fleetform version -o json",
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if err := out.check(); err != nil {
+				return err
+			}
+			v := buildVersion()
+			return out.write(e.stdout, v, func(w io.Writer) error {
+				_, err := fmt.Fprintln(w, "fleetform", v.Version)
+				return err
+			})
 		},
 	}
+	out.bind(cmd)
+	return cmd
 }

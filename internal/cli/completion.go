@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"context"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fleetform/fleetform/internal/platform"
+)
+
+// Shell completion: cobra's `completion` command prints the script for bash, zsh, fish or
+// PowerShell; these functions complete flag values from the control plane the command line
+// names (--control-plane, --config, --env as typed so far).
+
+// noFiles ends a completion without falling back to file names.
+const noFiles = cobra.ShellCompDirectiveNoFileComp
+
+// completeOutputFormats completes -o.
+func completeOutputFormats(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	return []cobra.Completion{"text", "json", "yaml"}, noFiles
+}
+
+// completeEnvironments completes an environment name.
+func (o *controlPlaneOptions) completeEnvironments(e *env) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		cp, err := o.open(completionContext(cmd), e)
+		if err != nil {
+			return nil, noFiles
+		}
+		envs, _, err := cp.Environments()
+		if err != nil {
+			return nil, noFiles
+		}
+		out := make([]cobra.Completion, 0, len(envs))
+		for _, env := range envs {
+			out = append(out, env.Name)
+		}
+		return out, noFiles
+	}
+}
+
+// completeFromSnapshot completes names listed by names from the environment's snapshot.
+func (o *controlPlaneOptions) completeFromSnapshot(e *env, names func(*platform.Snapshot) []string) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		ctx := completionContext(cmd)
+		cp, err := o.open(ctx, e)
+		if err != nil {
+			return nil, noFiles
+		}
+		envs, err := o.environments(cp, false)
+		if err != nil {
+			return nil, noFiles
+		}
+		snap, err := cp.Load(ctx, envs[0])
+		if err != nil {
+			return nil, noFiles
+		}
+		out := names(snap)
+		slices.Sort(out)
+		return slices.Compact(out), noFiles
+	}
+}
+
+// clusterTypeNames lists the environment's cluster types.
+func clusterTypeNames(s *platform.Snapshot) []string {
+	out := make([]string, 0, len(s.ClusterTypes))
+	for _, ct := range s.ClusterTypes {
+		out = append(out, ct.Metadata.Name)
+	}
+	return out
+}
+
+// targetNames lists the environment's deployment targets.
+func targetNames(s *platform.Snapshot) []string {
+	var out []string
+	for _, dt := range s.DeploymentTargets {
+		if dt.Environment == s.Environment {
+			out = append(out, dt.Name)
+		}
+	}
+	return out
+}
+
+func completionContext(cmd *cobra.Command) context.Context {
+	if ctx := cmd.Context(); ctx != nil {
+		return ctx
+	}
+	return context.Background()
+}
