@@ -1,0 +1,26 @@
+package gitops
+
+import (
+	"fmt"
+
+	"github.com/fleetform/fleetform/internal/platform"
+)
+
+// checkTarget refuses a GitOps path git cannot check out, or that leaves the repository
+// (an override such as --path is not checked when the control plane loads).
+func checkTarget(t Target) error {
+	if err := platform.CheckGitOpsPath(t.Path); err != nil {
+		return fmt.Errorf("GitOps %w", err)
+	}
+	return nil
+}
+
+// checkNewEntry refuses to add to a tree an entry git would refuse (a .git folder in any
+// form, an empty name, "." or ".."): whatever the path came from, the writer never makes
+// a commit that git fsck rejects or that cannot be checked out.
+func checkNewEntry(p, name string) error {
+	if err := platform.CheckTreeName(name); err != nil {
+		return fmt.Errorf("refusing to write %q: %w", p, err)
+	}
+	return nil
+}
