@@ -2,7 +2,6 @@ package gitops_test
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -83,7 +82,7 @@ func TestWriterRefusesEntriesGitRefuses(t *testing.T) {
 	if tip := repo.Tip(t, "dev"); tip != base {
 		t.Errorf("dev moved to %s", tip)
 	}
-	if tmp, _ := os.ReadDir(filepath.Join(repo.Dir, "objects", "fleetform-tmp")); len(tmp) > 0 {
+	if tmp := tmpNames(t, filepath.Join(repo.Dir, "objects", gitops.TemporaryDir)); len(tmp) > 0 {
 		t.Errorf("temporary files left: %v", tmp)
 	}
 }
