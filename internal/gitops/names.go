@@ -6,10 +6,15 @@ import (
 	"github.com/fleetform/fleetform/internal/platform"
 )
 
-// checkTarget refuses a GitOps path git cannot check out, or that leaves the repository
-// (an override such as --path is not checked when the control plane loads).
-func checkTarget(t Target) error {
-	if err := platform.CheckGitOpsPath(t.Path); err != nil {
+// checkTarget refuses a GitOps path git cannot check out, or that leaves the repository:
+// the GitOpsRepo's, with the error located in its file, or an override such as --path.
+func checkTarget(in Input) error {
+	if g := in.Snapshot.GitOpsRepo; g != nil && in.Target.Path == g.Spec.Path {
+		if d := g.CheckPath(); d != nil {
+			return d
+		}
+	}
+	if err := platform.CheckGitOpsPath(in.Target.Path); err != nil {
 		return fmt.Errorf("GitOps %w", err)
 	}
 	return nil

@@ -21,7 +21,7 @@ func TestApplyRefusesPathsGitRefuses(t *testing.T) {
 	for _, path := range []string{".git", ".GIT", "x/.git./y", "git~1", "../escape", "a/../../b", "/abs", "a//b"} {
 		t.Run("--path "+path, func(t *testing.T) {
 			in := f.input(gitops.Target{Repo: repo.Dir, Branch: "dev", Path: path})
-			checkRefused(t, w, in, repo, path)
+			checkRefused(t, w, in, repo, `GitOps path "`+path+`"`)
 		})
 	}
 	t.Run("GitOpsRepo", func(t *testing.T) {
@@ -36,19 +36,19 @@ spec: {repo: "https://github.com/org/gitops", branch: dev, path: .git}
 			t.Errorf("the GitOpsRepo's path is not reported: %v", in.Snapshot.Diagnostics)
 		}
 		in.Target = gitops.TargetFor(in.Snapshot, gitops.Target{}, func(string) string { return repo.Dir })
-		checkRefused(t, w, in, repo, ".git")
+		checkRefused(t, w, in, repo, `environments/dev/gitops-repo.yaml:4: GitOpsRepo/dev: spec.path: path ".git"`)
 	})
 }
 
-// checkRefused requires plan and apply to fail on the path, and the repository to be as it
-// was: no branch, no pack.
-func checkRefused(t *testing.T, w *gitops.Writer, in gitops.Input, repo *gittest.Repo, path string) {
+// checkRefused requires plan and apply to fail with an error that says msg, and the
+// repository to be as it was: no branch, no pack.
+func checkRefused(t *testing.T, w *gitops.Writer, in gitops.Input, repo *gittest.Repo, msg string) {
 	t.Helper()
-	if _, err := w.Plan(t.Context(), in); err == nil || !strings.Contains(err.Error(), `GitOps path "`+path+`"`) {
+	if _, err := w.Plan(t.Context(), in); err == nil || !strings.Contains(err.Error(), msg) {
 		t.Errorf("plan: %v, want the path refused", err)
 	}
 	res, err := w.Apply(t.Context(), in, gitops.CommitOptions{})
-	if err == nil || !strings.Contains(err.Error(), `GitOps path "`+path+`"`) {
+	if err == nil || !strings.Contains(err.Error(), msg) {
 		t.Errorf("apply: %v, want the path refused", err)
 	}
 	if res != nil && !res.Commit.IsZero() {

@@ -15,9 +15,19 @@ const gitOpsPathHint = "give a folder relative to the repository's root, such as
 // checkGitOpsPath reports a GitOpsRepo whose spec.path cannot be written to. The GitOpsRepo
 // is kept: apply refuses the path too, so nothing is written anywhere else instead.
 func (b *builder) checkGitOpsPath(o *v1alpha1.GitOpsRepo, src Source) {
-	if err := CheckGitOpsPath(o.Spec.Path); err != nil {
-		b.diag(src.Diag("spec.path", err.Error(), gitOpsPathHint))
+	if d := (&GitOpsRepo{o, src}).CheckPath(); d != nil {
+		b.diag(*d)
 	}
+}
+
+// CheckPath returns the error, located on the line of spec.path, that makes the
+// GitOpsRepo's path unusable (see CheckGitOpsPath), or nil.
+func (g *GitOpsRepo) CheckPath() *Diagnostic {
+	if err := CheckGitOpsPath(g.Spec.Path); err != nil {
+		d := g.Source.Diag("spec.path", err.Error(), gitOpsPathHint)
+		return &d
+	}
+	return nil
 }
 
 // CheckGitOpsPath returns why p cannot be the folder of a git repository an environment's
