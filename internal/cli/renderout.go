@@ -100,7 +100,7 @@ func (o *outFolder) check(w io.Writer, tree map[string][]byte) error {
 	for _, p := range c.problems {
 		fmt.Fprintln(w, "error:", p)
 	}
-	return fmt.Errorf("nothing written into %s", o.dir)
+	return fmt.Errorf("nothing written into %s: in the way: %s", o.dir, strings.Join(c.paths, ", "))
 }
 
 // checker is one check of --out.
@@ -109,6 +109,7 @@ type checker struct {
 	kinds    map[string]entryKind              // folder -> what is there
 	listings map[string]map[string]fs.FileMode // folder -> its entries' types
 	problems []error
+	paths    []string // where the problems are
 }
 
 // entryKind is what is at a path inside --out.
@@ -158,6 +159,7 @@ func (c *checker) problem(rel string, typ fs.FileMode, dir bool) entryKind {
 	default:
 		return isOK
 	}
+	c.paths = append(c.paths, c.o.show(rel))
 	return isBlocked
 }
 

@@ -11,7 +11,7 @@ import (
 func checkTarget(in Input) error {
 	if g := in.Snapshot.GitOpsRepo; g != nil && in.Target.Path == g.Spec.Path {
 		if d := g.CheckPath(); d != nil {
-			return d
+			return *d // a platform.Diagnostic: the CLI reports it with its location
 		}
 	}
 	if err := platform.CheckGitOpsPath(in.Target.Path); err != nil {
