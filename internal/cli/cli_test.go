@@ -20,6 +20,7 @@ func TestMain(m *testing.M) {
 		"fleetform": func() {
 			os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 		},
+		"fleetform-stall-at-pack": stallAtPackMain,
 	})
 }
 

@@ -1,17 +1,9 @@
 package cli
 
 import (
-	"bytes"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path"
-	"path/filepath"
-	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
@@ -54,7 +46,8 @@ func newRenderCmd(e *env) *cobra.Command {
 			"path: <clusterType>/README.md, <clusterType>/<deploymentTarget>/{reconciler,namespace,\n" +
 			"platform-config}.yaml and .github/tracking/Promoted_Commit_Id. Inside the cluster-type\n" +
 			"folders it renders, files it no longer renders are removed, except those of assignments\n" +
-			"that failed, which keep their previous files. Anything else in --out is left alone.",
+			"that failed, which keep their previous files. Anything else in --out is left alone. It\n" +
+			"never writes through a symbolic link inside --out: it stops first, naming the link.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.out.check(); err != nil {
@@ -95,11 +88,18 @@ func (o *renderOptions) write(e *env, r *result) error {
 		}
 	}
 	tree := r.output.Tree()
-	var err error
-	if doc.Removed, err = removeStale(o.dir, r.output.ClusterTypes, tree, keep, current); err != nil {
+	out, err := openOut(o.dir)
+	if err != nil {
 		return failed(ExitFailed, err)
 	}
-	if doc.Written, doc.Unchanged, err = writeTree(o.dir, tree); err != nil {
+	defer out.close()
+	if err := out.check(e.stderr, tree); err != nil {
+		return failed(ExitFailed, err)
+	}
+	if doc.Removed, err = out.removeStale(r.output.ClusterTypes, tree, keep, current); err != nil {
+		return failed(ExitFailed, err)
+	}
+	if doc.Written, doc.Unchanged, err = out.write(tree); err != nil {
 		return failed(ExitFailed, err)
 	}
 	printDiagnostics(e.stderr, r.diagnostics())
@@ -149,143 +149,4 @@ func perClusterType(w io.Writer, r *result, written []string) error {
 		t.row(ct, fmt.Sprint(assigned[ct]), fmt.Sprint(failedN[ct]), fmt.Sprint(writes[ct]))
 	}
 	return t.flush()
-}
-
-// writeWorkers is how many files are written at once: creating files is mostly kernel
-// time, which a few writers overlap.
-const writeWorkers = 4
-
-// writeTree writes every file whose content differs, and returns the written paths. Folders
-// are created once; files in folders that did not exist are written without reading first.
-func writeTree(dir string, tree map[string][]byte) (written []string, unchanged int, err error) {
-	paths := make([]string, 0, len(tree))
-	for p := range tree {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	fresh, err := makeDirs(dir, paths)
-	if err != nil {
-		return nil, 0, err
-	}
-	wrote := make([]bool, len(paths))
-	errs := make(chan error, writeWorkers)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range writeWorkers {
-		wg.Go(func() {
-			for i := int(next.Add(1)) - 1; i < len(paths); i = int(next.Add(1)) - 1 {
-				p := paths[i]
-				full := filepath.Join(dir, filepath.FromSlash(p))
-				if !fresh[path.Dir(p)] {
-					if old, err := os.ReadFile(full); err == nil && bytes.Equal(old, tree[p]) {
-						continue
-					}
-				}
-				if err := os.WriteFile(full, tree[p], 0o644); err != nil {
-					errs <- err
-					return
-				}
-				wrote[i] = true
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		return nil, 0, err
-	}
-	written = []string{}
-	for i, w := range wrote {
-		if w {
-			written = append(written, paths[i])
-		} else {
-			unchanged++
-		}
-	}
-	return written, unchanged, nil
-}
-
-// makeDirs creates the folders of paths under dir and returns the ones it created.
-func makeDirs(dir string, paths []string) (map[string]bool, error) {
-	fresh := map[string]bool{}
-	seen := map[string]bool{}
-	for _, p := range paths {
-		d := path.Dir(p)
-		if seen[d] {
-			continue
-		}
-		seen[d] = true
-		full := filepath.Join(dir, filepath.FromSlash(d))
-		if _, err := os.Stat(full); err == nil {
-			continue
-		}
-		if err := os.MkdirAll(full, 0o755); err != nil {
-			return nil, err
-		}
-		fresh[d] = true
-	}
-	return fresh, nil
-}
-
-// removeStale removes files inside the rendered cluster-type folders that are not in the
-// tree, except under the folders in keep and, when current is not nil, under folders of
-// targets that are not in current.
-func removeStale(dir string, clusterTypes []string, tree map[string][]byte, keep, current map[string]bool) ([]string, error) {
-	removed := []string{}
-	for _, ct := range clusterTypes {
-		root := filepath.Join(dir, ct)
-		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if os.IsNotExist(err) {
-					return nil
-				}
-				return err
-			}
-			if d.IsDir() {
-				return nil
-			}
-			rel, _ := filepath.Rel(dir, p)
-			rel = filepath.ToSlash(rel)
-			if _, ok := tree[rel]; ok || keptBy(rel, keep) || (current != nil && targetDir(rel) != "" && !current[targetDir(rel)]) {
-				return nil
-			}
-			removed = append(removed, rel)
-			return os.Remove(p)
-		})
-		if err != nil {
-			return nil, err
-		}
-		removeEmptyDirs(root)
-	}
-	sort.Strings(removed)
-	return removed, nil
-}
-
-// targetDir returns the <clusterType>/<deploymentTarget>/ folder of a path, or "".
-func targetDir(p string) string {
-	parts := strings.SplitN(p, "/", 3)
-	if len(parts) < 3 {
-		return ""
-	}
-	return parts[0] + "/" + parts[1] + "/"
-}
-
-// keptBy reports whether p is inside one of the <clusterType>/<deploymentTarget>/ folders
-// in keep.
-func keptBy(p string, keep map[string]bool) bool {
-	d := targetDir(p)
-	return d != "" && keep[d]
-}
-
-func removeEmptyDirs(root string) {
-	var dirs []string
-	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			dirs = append(dirs, p)
-		}
-		return nil
-	})
-	for i := len(dirs) - 1; i >= 0; i-- {
-		_ = os.Remove(dirs[i]) // fails, harmlessly, when not empty
-	}
 }

@@ -85,6 +85,7 @@ func (w *Writer) Apply(ctx context.Context, in Input, co CommitOptions) (*Result
 	if err != nil {
 		return nil, err
 	}
+	repo.removeStaleTmp(time.Now())
 	if co.MaxAttempts <= 0 {
 		co.MaxAttempts = DefaultMaxAttempts
 	}
@@ -158,7 +159,7 @@ func commitEdits(repo *repository, objects storer.EncodedObjectStorer, ed *treeE
 		return plumbing.ZeroHash, fmt.Errorf("encode commit: %w", err)
 	}
 	h := pk.add(plumbing.CommitObject, data)
-	if _, err := pk.write(filepath.Join(repo.gitDir, "objects")); err != nil {
+	if _, err := pk.write(filepath.Join(repo.gitDir, "objects"), repo.logger); err != nil {
 		return plumbing.ZeroHash, err
 	}
 	return h, nil

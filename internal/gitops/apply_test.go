@@ -40,7 +40,7 @@ func gitCLI(t *testing.T, dir string, args ...string) string {
 
 func TestApplyKalypsoIntoEmptyRepository(t *testing.T) {
 	in := loadKalypso(t)
-	repo := gittest.NewBare(t)
+	repo := gittest.NewBare(t).Checked(t)
 	in.Target = gitops.Target{Repo: repo.Dir, Branch: "dev", Path: "."}
 	w := gitops.NewWriter(gitops.Options{CacheDir: t.TempDir()})
 	res, err := w.Apply(t.Context(), in, gitops.CommitOptions{})

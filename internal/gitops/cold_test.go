@@ -22,6 +22,7 @@ func TestColdApplyIntoEmptyRepository(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			repo.Checked(t)
 			loc := map[string]string{"path": repo.Dir, "file": repo.URL()}[transport]
 			if transport == "http" {
 				loc = gittest.ServeRepo(t, repo)
@@ -79,7 +80,7 @@ func TestApplyCreatesMissingBranch(t *testing.T) {
 	for _, transport := range []string{"file", "http"} {
 		t.Run(transport, func(t *testing.T) {
 			f := newFleet(t)
-			repo := gittest.NewBare(t)
+			repo := gittest.NewBare(t).Checked(t)
 			main := repo.Commit(t, "main", map[string]string{"README.md": "GitOps repository\n"})
 			loc := repo.URL()
 			if transport == "http" {
@@ -114,7 +115,7 @@ kind: GitOpsRepo
 metadata: {name: dev}
 spec: {repo: "https://github.com/org/gitops", branch: dev, path: clusters/dev}
 `
-			repo := gittest.NewBare(t)
+			repo := gittest.NewBare(t).Checked(t)
 			outside := map[string]string{
 				"README.md":                   "GitOps repository\n",
 				"clusters/prod/big/README.md": "prod, written by someone else\n",

@@ -15,7 +15,7 @@ import (
 // commit and summarises the change, with trailers; the promoted commit is recorded.
 func TestCommitDefaults(t *testing.T) {
 	f := newFleet(t)
-	repo := gittest.NewBare(t)
+	repo := gittest.NewBare(t).Checked(t)
 	in := f.input(gitops.Target{Repo: repo.URL(), Branch: "dev"})
 	cpCommit := in.Snapshot.Revisions.Environment
 	if len(cpCommit) != 40 || cpCommit != f.repo.Tip(t, "main").String() {
@@ -88,7 +88,7 @@ func checkRenderedCommit(t *testing.T, dir, common string) {
 // the commit options; the summary and trailers stay.
 func TestCommitAuthorAndMessageConfigurable(t *testing.T) {
 	f := newFleet(t)
-	repo := gittest.NewBare(t)
+	repo := gittest.NewBare(t).Checked(t)
 	in := f.input(gitops.Target{Repo: repo.Dir, Branch: "dev"})
 	when := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	apply(t, newWriter(t, gitops.Options{}), in, gitops.CommitOptions{

@@ -56,7 +56,7 @@ func TestRetryAfterSomeoneElseWrote(t *testing.T) {
 	for _, transport := range []string{"file", "http"} {
 		t.Run(transport, func(t *testing.T) {
 			f := newFleet(t)
-			repo := gittest.NewBare(t)
+			repo := gittest.NewBare(t).Checked(t)
 			target := gitops.Target{Repo: location(t, repo, transport), Branch: "dev"}
 			apply(t, newWriter(t, gitops.Options{}), f.input(target), gitops.CommitOptions{})
 			f.setNodeCount("north", "11")
@@ -107,7 +107,7 @@ func TestRetriesAreBounded(t *testing.T) {
 	for _, transport := range []string{"file", "http"} {
 		t.Run(transport, func(t *testing.T) {
 			f := newFleet(t)
-			repo := gittest.NewBare(t)
+			repo := gittest.NewBare(t).Checked(t)
 			target := gitops.Target{Repo: location(t, repo, transport), Branch: "dev"}
 			apply(t, newWriter(t, gitops.Options{}), f.input(target), gitops.CommitOptions{})
 			f.setNodeCount("north", "11")
@@ -137,7 +137,7 @@ func TestConcurrentWriters(t *testing.T) {
 	const writers = 3
 	for _, transport := range []string{"file", "http"} {
 		t.Run(transport, func(t *testing.T) {
-			repo := gittest.NewBare(t)
+			repo := gittest.NewBare(t).Checked(t)
 			loc := location(t, repo, transport)
 			var inputs []gitops.Input
 			for i := range writers {

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -23,6 +24,7 @@ func (w *Writer) WriteFiles(ctx context.Context, location, branch string, files 
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
+	repo.removeStaleTmp(time.Now())
 	if co.MaxAttempts <= 0 {
 		co.MaxAttempts = DefaultMaxAttempts
 	}

@@ -31,7 +31,7 @@ var (
 
 func newFleet(t *testing.T) *fleet {
 	t.Helper()
-	f := &fleet{t: t, repo: gittest.NewBare(t), files: map[string]string{
+	f := &fleet{t: t, repo: gittest.NewBare(t).Checked(t), files: map[string]string{
 		"environments/dev/environment.yaml": `apiVersion: scheduler.kalypso.io/v1alpha1
 kind: Environment
 metadata: {name: dev}

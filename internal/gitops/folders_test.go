@@ -9,7 +9,7 @@ import (
 )
 
 func TestFolders(t *testing.T) {
-	repo := gittest.NewBare(t)
+	repo := gittest.NewBare(t).Checked(t)
 	tip := repo.Commit(t, "dev", map[string]string{
 		"README.md":                           "notes",
 		"clusters/.github/tracking/x":         "hidden",

@@ -32,7 +32,7 @@ func checkCommitPaths(t *testing.T, dir, commit string, want map[string]string) 
 // in the same writer and in a fresh one (which reads the state from the repository).
 func TestNoChangeNoCommit(t *testing.T) {
 	f := newFleet(t)
-	repo := gittest.NewBare(t)
+	repo := gittest.NewBare(t).Checked(t)
 	target := gitops.Target{Repo: repo.URL(), Branch: "dev"}
 	w := newWriter(t, gitops.Options{})
 	first := apply(t, w, f.input(target), gitops.CommitOptions{})
@@ -58,7 +58,7 @@ func TestNoChangeNoCommit(t *testing.T) {
 // commit touches exactly their files and the state of their cluster types.
 func TestIncremental(t *testing.T) {
 	f := newFleet(t)
-	repo := gittest.NewBare(t)
+	repo := gittest.NewBare(t).Checked(t)
 	target := gitops.Target{Repo: repo.URL(), Branch: "dev"}
 	apply(t, newWriter(t, gitops.Options{}), f.input(target), gitops.CommitOptions{})
 
@@ -115,7 +115,7 @@ func TestIncremental(t *testing.T) {
 // in full and restored, and only that cluster type is rendered.
 func TestIncrementalRestoresHandEdits(t *testing.T) {
 	f := newFleet(t)
-	repo := gittest.NewBare(t)
+	repo := gittest.NewBare(t).Checked(t)
 	target := gitops.Target{Repo: repo.URL(), Branch: "dev"}
 	apply(t, newWriter(t, gitops.Options{}), f.input(target), gitops.CommitOptions{})
 	before := repo.Files(t, "dev")
@@ -149,7 +149,7 @@ func TestIncrementalRestoresHandEdits(t *testing.T) {
 // written again.
 func TestIncrementalWithoutState(t *testing.T) {
 	f := newFleet(t)
-	repo := gittest.NewBare(t)
+	repo := gittest.NewBare(t).Checked(t)
 	target := gitops.Target{Repo: repo.URL(), Branch: "dev"}
 	apply(t, newWriter(t, gitops.Options{}), f.input(target), gitops.CommitOptions{})
 	files := repo.Files(t, "dev")

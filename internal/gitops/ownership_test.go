@@ -66,7 +66,7 @@ func checkFleetTree(t *testing.T, got map[string]string, types, targets []string
 // type or a deployment target that disappeared has its folder removed.
 func TestOwnership(t *testing.T) {
 	f := newFleet(t)
-	repo := gittest.NewBare(t)
+	repo := gittest.NewBare(t).Checked(t)
 	repo.Commit(t, "dev", humanFiles)
 	w := newWriter(t, gitops.Options{})
 	target := gitops.Target{Repo: repo.URL(), Branch: "dev", Path: "."}
@@ -177,7 +177,7 @@ func kalypsoRepository(t *testing.T, extra map[string]string) *gittest.Repo {
 	}
 	maps.Copy(files, humanFiles)
 	maps.Copy(files, extra)
-	repo := gittest.NewBare(t)
+	repo := gittest.NewBare(t).Checked(t)
 	repo.Commit(t, "dev", files)
 	return repo
 }

@@ -10,6 +10,7 @@ import (
 	"hash"
 	"hash/crc32"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -80,8 +81,9 @@ const tmpDirName = "fleetform-tmp"
 // Both are written under temporary names, then the index is renamed in, then the pack:
 // git finds packs by their index and skips an index whose pack is not there yet, and
 // go-git finds them by the pack and needs its index, so a concurrent reader of either never
-// sees half a pack. On failure the temporary files are removed.
-func (p *pack) write(objectsDir string) (name string, err error) {
+// sees half a pack. On failure the temporary files are removed; a writer killed before it
+// finished leaves them, for a later write to remove (removeStaleTmp).
+func (p *pack) write(objectsDir string, logger *slog.Logger) (name string, err error) {
 	if len(p.objects) == 0 {
 		return "", nil
 	}
@@ -96,11 +98,17 @@ func (p *pack) write(objectsDir string) (name string, err error) {
 	if err := os.MkdirAll(tmpDir, 0o755); err != nil {
 		return "", err
 	}
-	tmpPack, err := os.CreateTemp(tmpDir, "tmp_pack_")
+	unlock, err := lockTmpShared(tmpDir) // held until the temporary files are renamed or removed
+	if err != nil {
+		return "", fmt.Errorf("lock %s: %w", tmpDir, err)
+	}
+	defer unlock()
+	tmpPack, err := os.CreateTemp(tmpDir, tmpPrefixes[0])
 	if err != nil {
 		return "", err
 	}
 	defer func() { err = removeOnError(err, tmpPack.Name()) }()
+	logger.Debug("writing pack", "file", tmpPack.Name(), "objects", len(p.objects))
 	checksum, idx, err := p.encode(tmpPack, compressed)
 	if cerr := tmpPack.Close(); err == nil {
 		err = cerr
@@ -109,7 +117,7 @@ func (p *pack) write(objectsDir string) (name string, err error) {
 		return "", fmt.Errorf("write pack: %w", err)
 	}
 	name = "pack-" + checksum.String()
-	tmpIdx, err := os.CreateTemp(tmpDir, "tmp_idx_")
+	tmpIdx, err := os.CreateTemp(tmpDir, tmpPrefixes[1])
 	if err != nil {
 		return "", err
 	}

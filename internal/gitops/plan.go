@@ -139,6 +139,9 @@ type planner struct {
 
 // makePlan reads the branch and plans the change.
 func makePlan(ctx context.Context, repo *repository, in Input, opts *Options) (*Plan, error) {
+	if err := checkTarget(in); err != nil {
+		return nil, err
+	}
 	tip, err := repo.tip(ctx, in.Target.Branch)
 	if err != nil {
 		return nil, err

@@ -17,7 +17,7 @@ import (
 func appliedFleet(t *testing.T) (*fleet, *gittest.Repo, gitops.Target) {
 	t.Helper()
 	f := newFleet(t)
-	repo := gittest.NewBare(t)
+	repo := gittest.NewBare(t).Checked(t)
 	target := gitops.Target{Repo: repo.URL(), Branch: "dev"}
 	apply(t, newWriter(t, gitops.Options{}), f.input(target), gitops.CommitOptions{})
 	return f, repo, target
@@ -155,7 +155,7 @@ func TestNothingRemovedWhileInputHasErrors(t *testing.T) {
 // cannot be read, its targets vanish from the schedule, but their folders stay.
 func TestUnreachableWorkloadSourceKeepsTheFleet(t *testing.T) {
 	k := gittest.NewKalypso(t)
-	repo := gittest.NewBare(t)
+	repo := gittest.NewBare(t).Checked(t)
 	load := func(repoMap map[string]string) gitops.Input {
 		cp, err := platform.Open(t.Context(), k.ControlPlane.Dir, platform.Options{RepoMap: repoMap})
 		if err != nil {

@@ -89,6 +89,9 @@ func (t *treeEditor) walk(p string, create bool) ([]*dir, error) {
 			if !create {
 				return nil, nil
 			}
+			if err := checkNewEntry(p, name); err != nil {
+				return nil, err
+			}
 			e = &entry{mode: filemode.Dir, sub: &dir{loaded: true, entries: map[string]*entry{}}}
 			d.entries[name] = e
 		}
@@ -132,6 +135,10 @@ func (t *treeEditor) setFile(p string, blob plumbing.Hash) (fileAction, plumbing
 		return actionNone, old.hash, nil
 	case ok && old.isDir():
 		return actionNone, plumbing.ZeroHash, fmt.Errorf("%s is a folder, not a file", p)
+	case !ok:
+		if err := checkNewEntry(p, name); err != nil {
+			return actionNone, plumbing.ZeroHash, err
+		}
 	}
 	d.entries[name] = &entry{mode: filemode.Regular, hash: blob}
 	markChanged(chain)

@@ -176,6 +176,7 @@ func (b *builder) addGitOpsRepo(o *v1alpha1.GitOpsRepo, src Source) {
 	if !b.checkRepoRef(src, "spec", o.Spec) {
 		return
 	}
+	b.checkGitOpsPath(o, src)
 	if prev := b.snap.GitOpsRepo; prev != nil {
 		b.diag(src.Diag("metadata.name", fmt.Sprintf("an environment has one GitOpsRepo; %q is already defined at %s",
 			prev.Metadata.Name, where(prev.Source)), "remove one of them"))

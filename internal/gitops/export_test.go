@@ -1,0 +1,8 @@
+package gitops
+
+// LockTemporaryFiles holds the writers' lock of a repository's objects/fleetform-tmp as a
+// writer at work does, until the returned function is called.
+func LockTemporaryFiles(dir string) (func(), error) { return lockTmpShared(dir) }
+
+// TemporaryDir is the folder, under objects/, of the pack writer's temporary files.
+const TemporaryDir = tmpDirName

@@ -1,0 +1,31 @@
+package gitops
+
+import (
+	"fmt"
+
+	"github.com/fleetform/fleetform/internal/platform"
+)
+
+// checkTarget refuses a GitOps path git cannot check out, or that leaves the repository:
+// the GitOpsRepo's, with the error located in its file, or an override such as --path.
+func checkTarget(in Input) error {
+	if g := in.Snapshot.GitOpsRepo; g != nil && in.Target.Path == g.Spec.Path {
+		if d := g.CheckPath(); d != nil {
+			return *d // a platform.Diagnostic: the CLI reports it with its location
+		}
+	}
+	if err := platform.CheckGitOpsPath(in.Target.Path); err != nil {
+		return fmt.Errorf("GitOps %w", err)
+	}
+	return nil
+}
+
+// checkNewEntry refuses to add to a tree an entry git would refuse (a .git folder in any
+// form, an empty name, "." or ".."): whatever the path came from, the writer never makes
+// a commit that git fsck rejects or that cannot be checked out.
+func checkNewEntry(p, name string) error {
+	if err := platform.CheckTreeName(name); err != nil {
+		return fmt.Errorf("refusing to write %q: %w", p, err)
+	}
+	return nil
+}
