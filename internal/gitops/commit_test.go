@@ -110,7 +110,7 @@ func TestCommitAuthorAndMessageConfigurable(t *testing.T) {
 // environment follows the tip again: nothing promoted any more).
 func TestPromotedCommitOnlyWhenPinned(t *testing.T) {
 	f := newFleet(t)
-	repo := gittest.NewBare(t)
+	repo := gittest.NewBare(t).Checked(t)
 	target := gitops.Target{Repo: repo.Dir, Branch: "dev"}
 	first := f.input(target).Snapshot.Revisions.Common
 	f.files["environments/dev/base-repo.yaml"] = `apiVersion: scheduler.kalypso.io/v1alpha1
