@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -48,6 +51,41 @@ type env struct {
 	logger         *slog.Logger
 }
 
+// Interrupted is the cause of a command's context ending on a signal (SIGINT, SIGTERM).
+type Interrupted struct{ Signal os.Signal }
+
+func (i Interrupted) Error() string { return "interrupted by " + i.Signal.String() }
+
+// ExitCode is the shell's code for a process ended by the signal: 128 + its number (130 for
+// SIGINT, 143 for SIGTERM).
+func (i Interrupted) ExitCode() int {
+	if s, ok := i.Signal.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 128 + int(syscall.SIGINT)
+}
+
+// Run runs the command line until it ends or a SIGINT or SIGTERM stops it: the first signal
+// cancels the command's context (it stops promptly, writes nothing half-way and exits with
+// 128 + the signal's number; a server stops cleanly and exits 0), a second one ends the
+// process at once.
+func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		select {
+		case s := <-sigs:
+			signal.Stop(sigs) // the next one takes the default action: the process ends
+			cancel(Interrupted{Signal: s})
+		case <-ctx.Done():
+		}
+	}()
+	return Main(ctx, args, stdin, stdout, stderr)
+}
+
 // Main runs the fleetform command line and returns the process exit code.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	out := &countingWriter{w: stdout}
@@ -59,6 +97,13 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	root.SetOut(out)
 	root.SetErr(stderr)
 	cmd, err := root.ExecuteContextC(ctx)
+	var stopped Interrupted
+	if err != nil && errors.As(context.Cause(ctx), &stopped) {
+		// Stopped part way (a server that stops on the signal returns nil: its normal end).
+		printFailure(cmd, out, stopped)
+		fmt.Fprintln(stderr, "error:", stopped)
+		return stopped.ExitCode()
+	}
 	if err == nil {
 		return ExitOK
 	}

@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"context"
 	"flag"
 	"os"
 	"path/filepath"
@@ -18,7 +17,7 @@ var update = flag.Bool("update", false, "rewrite the expected output in test scr
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"fleetform": func() {
-			os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+			os.Exit(cli.Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 		},
 		"fleetform-stall-at-pack": stallAtPackMain,
 	})

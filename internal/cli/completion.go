@@ -28,7 +28,7 @@ func (o *controlPlaneOptions) completeEnvironments(e *env) cobra.CompletionFunc 
 		if err != nil {
 			return nil, noFiles
 		}
-		envs, _, err := cp.Environments()
+		envs, _, err := cp.Environments(completionContext(cmd))
 		if err != nil {
 			return nil, noFiles
 		}
@@ -48,7 +48,7 @@ func (o *controlPlaneOptions) completeFromSnapshot(e *env, names func(*platform.
 		if err != nil {
 			return nil, noFiles
 		}
-		envs, err := o.environments(cp, false)
+		envs, err := o.environments(ctx, cp, false)
 		if err != nil {
 			return nil, noFiles
 		}

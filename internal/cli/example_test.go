@@ -30,7 +30,7 @@ func TestExampleControlPlane(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	envs, diags, err := cp.Environments()
+	envs, diags, err := cp.Environments(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -101,7 +101,7 @@ func (o *controlPlaneOptions) pipeline(ctx context.Context, e *env, upTo stage) 
 	if err != nil {
 		return nil, err
 	}
-	envs, err := o.environments(cp, false)
+	envs, err := o.environments(ctx, cp, false)
 	if err != nil {
 		return nil, err
 	}
@@ -110,11 +110,11 @@ func (o *controlPlaneOptions) pipeline(ctx context.Context, e *env, upTo stage) 
 
 // environments returns the environments to work on: --env, or every one (all=true), or the
 // only one there is.
-func (o *controlPlaneOptions) environments(cp *platform.ControlPlane, all bool) ([]string, error) {
+func (o *controlPlaneOptions) environments(ctx context.Context, cp *platform.ControlPlane, all bool) ([]string, error) {
 	if o.env != "" {
 		return []string{o.env}, nil
 	}
-	envs, _, err := cp.Environments()
+	envs, _, err := cp.Environments(ctx)
 	if err != nil {
 		return nil, failed(ExitFailed, err)
 	}

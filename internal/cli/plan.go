@@ -114,7 +114,7 @@ func loadForGitops(cmd *cobra.Command, e *env, cp *controlPlaneOptions, g *gitop
 	if err != nil {
 		return nil, gitops.Target{}, err
 	}
-	envs, err := cp.environments(ctl, false)
+	envs, err := cp.environments(cmd.Context(), ctl, false)
 	if err != nil {
 		return nil, gitops.Target{}, err
 	}

@@ -194,7 +194,7 @@ func (o *promoteOptions) promoteOnce(ctx context.Context, e *env, p *promote.Pro
 
 // pullRequester opens the pin's pull request into the branch the pin is written on.
 func (o *promoteOptions) pullRequester(ctx context.Context, e *env, cp *platform.ControlPlane) (*pullRequester, error) {
-	envs, _, err := cp.Environments()
+	envs, _, err := cp.Environments(ctx)
 	if err != nil {
 		return nil, failed(ExitFailed, err)
 	}

@@ -46,13 +46,13 @@ func newValidateCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			envs, err := o.cp.environments(cp, true)
+			envs, err := o.cp.environments(cmd.Context(), cp, true)
 			if err != nil {
 				return err
 			}
 			doc := validateJSON{Environments: []validateEnvJSON{}, Valid: true}
 			var all []platform.Diagnostic
-			if infos, envDiags, err := cp.Environments(); err == nil && o.cp.env == "" {
+			if infos, envDiags, err := cp.Environments(cmd.Context()); err == nil && o.cp.env == "" {
 				_, chainDiags := promote.NewChain(infos)
 				all = append(append(all, envDiags...), chainDiags...)
 			}

@@ -44,7 +44,7 @@ func (cp *ControlPlane) loadBaseRepos(ctx context.Context, b *builder) {
 			b.snap.BaseRevisions = map[string]string{}
 		}
 		b.snap.BaseRevisions[br.Metadata.Name] = tree.Revision()
-		docs, diags, err := section{tree: tree, root: spec.Path, repo: redact.URL(spec.Repo)}.read()
+		docs, diags, err := section{tree: tree, root: spec.Path, repo: redact.URL(spec.Repo)}.read(ctx)
 		if err != nil {
 			fail("spec.repo", err)
 			continue

@@ -69,6 +69,9 @@ type ControlPlane struct {
 
 // Open opens the control plane at location (a directory, a local git repository or a URL).
 func Open(ctx context.Context, location string, opts Options) (*ControlPlane, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
 	repos := NewRepos(opts.RepoMap, opts.Credentials, opts.Logger)
 	repo, err := repos.Open(ctx, location)
 	if err != nil {
@@ -147,15 +150,15 @@ type EnvironmentInfo struct {
 
 // Environments lists the environments declared at the tip, sorted by name, with the problems
 // found in their declarations.
-func (cp *ControlPlane) Environments() ([]EnvironmentInfo, []Diagnostic, error) {
-	envs, decodeDiags, checkDiags, err := cp.environments()
+func (cp *ControlPlane) Environments(ctx context.Context) ([]EnvironmentInfo, []Diagnostic, error) {
+	envs, decodeDiags, checkDiags, err := cp.environments(ctx)
 	return envs, append(decodeDiags, checkDiags...), err
 }
 
 // environments lists the environments declared at the tip. decodeDiags are the problems of
 // the files read (in the folder layout, only those of Environment documents), checkDiags
 // those of the declarations themselves (misplaced or duplicate Environments).
-func (cp *ControlPlane) environments() (envs []EnvironmentInfo, decodeDiags, checkDiags []Diagnostic, err error) {
+func (cp *ControlPlane) environments(ctx context.Context) (envs []EnvironmentInfo, decodeDiags, checkDiags []Diagnostic, err error) {
 	tip, err := cp.repo.Tree(cp.tipRef())
 	if err != nil {
 		return nil, nil, nil, err
@@ -164,7 +167,7 @@ func (cp *ControlPlane) environments() (envs []EnvironmentInfo, decodeDiags, che
 	if cp.layout == LayoutKalypso {
 		root = kalypsoEnvironmentsDir
 	}
-	docs, diags, err := section{tree: tip, root: root, rootExempt: true}.read()
+	docs, diags, err := section{tree: tip, root: root, rootExempt: true}.read(ctx)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -192,7 +195,7 @@ func (cp *ControlPlane) environments() (envs []EnvironmentInfo, decodeDiags, che
 	if cp.layout == LayoutFolder {
 		// Environments may also be declared anywhere in the common content (the folder-layout
 		// twin of Kalypso's .environments/): read at the tip too, after the folders' own.
-		common, diags, err := section{tree: tip, exclude: []string{environmentsDir}, mentions: v1alpha1.KindEnvironment}.read()
+		common, diags, err := section{tree: tip, exclude: []string{environmentsDir}, mentions: v1alpha1.KindEnvironment}.read(ctx)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -282,7 +285,7 @@ func (cp *ControlPlane) declare(d document, byName map[string]*EnvironmentInfo) 
 
 // Load reads everything environment env is rendered from.
 func (cp *ControlPlane) Load(ctx context.Context, env string) (*Snapshot, error) {
-	envs, decodeDiags, checkDiags, err := cp.environments()
+	envs, decodeDiags, checkDiags, err := cp.environments(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list environments: %w", err)
 	}
@@ -307,6 +310,10 @@ func (cp *ControlPlane) Load(ctx context.Context, env string) (*Snapshot, error)
 		}
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cp.opts.Logger.DebugContext(ctx, "loading environment", "environment", env, "layout", string(cp.layout))
 	b := newBuilder(env, cp.layout)
 	b.snap.EnvironmentObject = info.Object
 	b.snap.DeclaredEnvironments = names
@@ -324,6 +331,9 @@ func (cp *ControlPlane) Load(ctx context.Context, env string) (*Snapshot, error)
 	}
 	cp.loadBaseRepos(ctx, b)
 	cp.loadRegistrations(ctx, b)
+	if err := ctx.Err(); err != nil {
+		return nil, err // stopped: what was read is incomplete
+	}
 	return b.snap, nil
 }
 
@@ -349,7 +359,7 @@ func (cp *ControlPlane) loadKalypso(ctx context.Context, b *builder, info *Envir
 		return fmt.Errorf("environment %s: branch %q: %w", info.Name, ref.Branch, err)
 	}
 	b.snap.Revisions.Environment = envTree.Revision()
-	if err := cp.addSection(b, section{tree: envTree, root: ref.Path}, fromEnvironment); err != nil {
+	if err := cp.addSection(ctx, b, section{tree: envTree, root: ref.Path}, fromEnvironment); err != nil {
 		return err
 	}
 	base := v1alpha1.BaseRepoSpec{RepoRef: v1alpha1.RepoRef{Branch: cp.mainRef(), Path: "."}}
@@ -370,7 +380,7 @@ func (cp *ControlPlane) loadFolder(ctx context.Context, b *builder, info *Enviro
 	}
 	b.snap.Revisions.Environment = tip.Revision()
 	envDir := environmentsDir + info.Name + "/"
-	if err := cp.addSection(b, section{tree: tip, root: envDir}, fromEnvironment); err != nil {
+	if err := cp.addSection(ctx, b, section{tree: tip, root: envDir}, fromEnvironment); err != nil {
 		return err
 	}
 	base := v1alpha1.BaseRepoSpec{RepoRef: v1alpha1.RepoRef{Path: "."}}
@@ -416,7 +426,7 @@ func (cp *ControlPlane) addCommon(ctx context.Context, b *builder, base v1alpha1
 		b.diag(b.snap.BaseRepo.Source.Warn("spec.commit", fmt.Sprintf("pin %s ignored: %s is not a git repository", base.Commit, repo.Location),
 			"common content is read as it is"))
 	}
-	return cp.addSection(b, section{tree: tree, root: base.Path, exclude: exclude}, fromCommon)
+	return cp.addSection(ctx, b, section{tree: tree, root: base.Path, exclude: exclude}, fromCommon)
 }
 
 // contentRepo opens the repository a control-plane reference names: the mapped location
@@ -428,8 +438,8 @@ func (cp *ControlPlane) contentRepo(ctx context.Context, url string) (*Repo, err
 	return cp.repo, nil
 }
 
-func (cp *ControlPlane) addSection(b *builder, s section, from origin) error {
-	docs, diags, err := s.read()
+func (cp *ControlPlane) addSection(ctx context.Context, b *builder, s section, from origin) error {
+	docs, diags, err := s.read(ctx)
 	if err != nil {
 		return err
 	}
@@ -446,6 +456,9 @@ func (cp *ControlPlane) loadRegistrations(ctx context.Context, b *builder) {
 	regs := append([]*WorkloadRegistration(nil), b.snap.Registrations...)
 	sort.Slice(regs, func(i, j int) bool { return regs[i].Metadata.Name < regs[j].Metadata.Name })
 	for _, reg := range regs {
+		if ctx.Err() != nil {
+			return // the caller sees ctx.Err()
+		}
 		ref := reg.Spec.Workload
 		fail := func(err error) {
 			b.diag(reg.Source.Diag("spec.workload.repo", fmt.Sprintf("cannot read workloads from %s: %v", redact.URL(ref.Repo), err),
@@ -463,7 +476,7 @@ func (cp *ControlPlane) loadRegistrations(ctx context.Context, b *builder) {
 			continue
 		}
 		shown := redact.URL(ref.Repo) // credentials never reach a source or a message
-		docs, diags, err := section{tree: tree, root: ref.Path, repo: shown}.read()
+		docs, diags, err := section{tree: tree, root: ref.Path, repo: shown}.read(ctx)
 		if err != nil {
 			fail(err)
 			continue

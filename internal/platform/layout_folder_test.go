@@ -40,7 +40,7 @@ func TestFolderDirectory(t *testing.T) {
 	if cp.Layout() != platform.LayoutFolder || cp.Repo().IsGit() {
 		t.Fatalf("layout = %q, git = %v", cp.Layout(), cp.Repo().IsGit())
 	}
-	envs, diags, err := cp.Environments()
+	envs, diags, err := cp.Environments(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestFolderGitHead(t *testing.T) {
 	})
 	setHead(t, f.repo, "feature")
 	cp := open(t, f.repo.Dir, platform.Options{})
-	envs, _, err := cp.Environments()
+	envs, _, err := cp.Environments(t.Context())
 	if err != nil || len(envs) != 1 || envs[0].Name != "qa" {
 		t.Fatalf("environments = %+v, %v", envs, err)
 	}
@@ -254,7 +254,7 @@ func TestFolderEnvironmentPlacement(t *testing.T) {
 		"common/other.yaml":              clusterTypeDoc("not-an-environment"),
 	})
 	cp := open(t, dir, platform.Options{})
-	envs, diags, err := cp.Environments()
+	envs, diags, err := cp.Environments(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +304,7 @@ func TestFolderEnvironmentNames(t *testing.T) {
 		"environments/dev/env.yaml":     envDoc("Dev"),
 	})
 	cp := open(t, dir, platform.Options{})
-	envs, diags, err := cp.Environments()
+	envs, diags, err := cp.Environments(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +331,7 @@ func TestKalypsoEnvironmentNames(t *testing.T) {
 		".environments/dev.yaml":  envBranchDoc("dev", "dev"),
 		".environments/prod.yaml": envBranchDoc("Prod", "prod"),
 	})
-	envs, diags, err := open(t, k.repo.Dir, platform.Options{}).Environments()
+	envs, diags, err := open(t, k.repo.Dir, platform.Options{}).Environments(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ func TestKalypsoFixtureEnvironments(t *testing.T) {
 	t.Parallel()
 	k := gittest.NewKalypso(t)
 	cp := open(t, k.ControlPlane.Dir, platform.Options{RepoMap: k.RepoMap})
-	envs, diags, err := cp.Environments()
+	envs, diags, err := cp.Environments(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +328,7 @@ func TestKalypsoRef(t *testing.T) {
 	})
 	k.repo.Commit(t, "prod", map[string]string{"cts.yaml": clusterTypeDoc("prod-ct")})
 	cp := open(t, k.repo.Dir, platform.Options{Ref: "release", Layout: platform.LayoutKalypso})
-	envs, _, err := cp.Environments()
+	envs, _, err := cp.Environments(t.Context())
 	if err != nil || len(envs) != 1 || envs[0].Name != "prod" {
 		t.Fatalf("environments = %+v, %v", envs, err)
 	}
@@ -354,7 +354,7 @@ func TestKalypsoBrokenEnvironmentDeclaration(t *testing.T) {
 		".environments/notes.yaml": templateDoc("stray"),
 	})
 	cp := open(t, k.repo.Dir, platform.Options{})
-	_, diags, err := cp.Environments()
+	_, diags, err := cp.Environments(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,7 +395,7 @@ func TestKalypsoEnvironmentsFolderHoldsOtherFiles(t *testing.T) {
 		".environments/provider.yaml":          "apiVersion: azconfig.io/v1\nkind: AzureAppConfigurationProvider\nmetadata: {name: p}\nspec: {}\n",
 	})
 	cp := open(t, k.repo.Dir, platform.Options{})
-	envs, diags, err := cp.Environments()
+	envs, diags, err := cp.Environments(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package platform
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -233,7 +234,7 @@ func (s section) files() ([]string, error) {
 
 // read decodes every document of the section. Files that cannot be read or parsed are
 // reported; everything else is returned.
-func (s section) read() ([]document, []Diagnostic, error) {
+func (s section) read(ctx context.Context) ([]document, []Diagnostic, error) {
 	files, err := s.files()
 	if err != nil {
 		return nil, nil, err
@@ -241,6 +242,9 @@ func (s section) read() ([]document, []Diagnostic, error) {
 	var docs []document
 	var diags []Diagnostic
 	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
 		data, err := s.tree.ReadFile(f)
 		src := Source{Repo: s.repo, Commit: s.tree.Revision(), File: f}
 		if err != nil {

@@ -92,7 +92,7 @@ type Promoter struct {
 // overridden), pins the commit in the control plane. Refusals change nothing.
 func (p *Promoter) Promote(ctx context.Context, req Request) (Result, error) {
 	cp := req.ControlPlane
-	envs, _, err := cp.Environments()
+	envs, _, err := cp.Environments(ctx)
 	if err != nil {
 		return Result{}, err
 	}

@@ -36,7 +36,7 @@ func (w *Watcher) Round(ctx context.Context) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	envs, _, err := cp.Environments()
+	envs, _, err := cp.Environments(ctx)
 	if err != nil {
 		return nil, err
 	}

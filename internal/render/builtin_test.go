@@ -209,7 +209,7 @@ func renderAll(t *testing.T, dir string, repoMap platform.RepoMap) map[string]*r
 	if err != nil {
 		t.Fatal(err)
 	}
-	envs, diags, err := cp.Environments()
+	envs, diags, err := cp.Environments(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
