@@ -102,9 +102,15 @@ func (w *Writer) Apply(ctx context.Context, in Input, co CommitOptions) (*Result
 		if p.MassDelete != nil && !w.opts.AllowMassDelete {
 			return res, fmt.Errorf("%w: %w", ErrRefused, p.MassDelete)
 		}
+		if err := ctx.Err(); err != nil {
+			return nil, err // stopped: nothing is written
+		}
 		commit, err := p.writeCommit(in, co)
 		if err != nil {
 			return nil, err
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err // stopped: the objects stay unreferenced, the branch does not move
 		}
 		branch, old := in.Target.Branch, p.Base
 		if co.HeadBranch != "" {

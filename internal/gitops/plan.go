@@ -159,6 +159,9 @@ func makePlan(ctx context.Context, repo *repository, in Input, opts *Options) (*
 	if err := pl.build(in); err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // stopped while rendering: the plan is incomplete
+	}
 	slices.SortFunc(p.Changes, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
 	return p, nil
 }
