@@ -26,6 +26,8 @@ type Template struct {
 	// Source locates the Template document; zero for built-in templates.
 	Source    platform.Source
 	manifests []*template.Template
+	// marks are the engine's print markers (see rewrite.go).
+	marks map[*byte]*mark
 	// mutates is set when a manifest calls a function that changes dicts in place.
 	mutates bool
 	// digest identifies the template's text and settings.
@@ -39,6 +41,7 @@ type Engine struct {
 	templates map[string]*Template
 	funcs     template.FuncMap
 	memo      *configMemo
+	rw        *rewriter
 	// Diagnostics are template parse errors; a broken template is left out.
 	Diagnostics []platform.Diagnostic
 }
@@ -47,6 +50,7 @@ type Engine struct {
 func NewEngine(s *platform.Snapshot) *Engine {
 	e := &Engine{templates: map[string]*Template{}, memo: &configMemo{}}
 	e.funcs = funcMap(e.memo)
+	e.rw = &rewriter{funcs: e.funcs, marks: map[*byte]*mark{}}
 	for _, b := range builtins() {
 		if t, err := e.compile(b, platform.Source{}); err == nil {
 			e.templates[t.Name] = t
@@ -82,12 +86,12 @@ func (e *Engine) Names() []string {
 }
 
 func (e *Engine) compile(t *v1alpha1.Template, src platform.Source) (*Template, error) {
-	out := &Template{Name: t.Metadata.Name, Type: t.Spec.Type, ContentType: t.Spec.ContentType, Source: src}
+	out := &Template{Name: t.Metadata.Name, Type: t.Spec.Type, ContentType: t.Spec.ContentType, Source: src, marks: e.rw.marks}
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", t.Metadata.Name, t.Spec.Type, t.Spec.ContentType)
 	for i, text := range t.Spec.Manifests {
 		fmt.Fprintf(h, "%d\x00%s\x00", len(text), text)
-		tt, err := template.New(manifestName(t.Metadata.Name, i)).Option("missingkey=error").Funcs(e.funcs).Parse(text)
+		tt, err := template.New(manifestName(t.Metadata.Name, i)).Funcs(e.funcs).Parse(text)
 		if err != nil {
 			return nil, err
 		}
@@ -95,6 +99,11 @@ func (e *Engine) compile(t *v1alpha1.Template, src platform.Source) (*Template, 
 			out.mutates = out.mutates || usesAny(sub.Root, mutating)
 		}
 		out.manifests = append(out.manifests, tt)
+	}
+	// The manifests of a template share the data they run on: one that changes it changes
+	// it for the next ones.
+	for _, tt := range out.manifests {
+		e.rw.rewrite(tt, out.mutates)
 	}
 	copy(out.digest[:], h.Sum(nil))
 	return out, nil

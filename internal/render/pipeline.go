@@ -23,7 +23,7 @@ import (
 
 // Version is folded into every input digest: bump it when rendering changes, so that an
 // incremental apply re-renders everything once.
-const Version = "fleetform-render/1"
+const Version = "fleetform-render/2"
 
 // maxErrorsPerTemplate bounds the diagnostics reported for one failing template.
 const maxErrorsPerTemplate = 10

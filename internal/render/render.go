@@ -7,9 +7,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"strings"
+	"text/template"
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
 	"github.com/fleetform/fleetform/internal/compose"
@@ -125,12 +125,9 @@ func execute(t *Template, data *Data) ([]byte, error) {
 			out.WriteString("---\n")
 		}
 		body := out.Len()
-		w := &limitedWriter{w: out, left: maxManifestBytes}
+		w := &output{out: out, left: maxManifestBytes, marks: t.marks, data: data}
 		if err := m.Execute(w, data); err != nil {
-			if errors.Is(err, errTooLarge) {
-				err = fmt.Errorf("%s: output larger than %d MiB", m.Name(), maxManifestBytes>>20)
-			}
-			return nil, &TemplateError{Template: t, Err: err}
+			return nil, &TemplateError{Template: t, Err: executionError(m, data, err)}
 		}
 		item := out.Bytes()[body:]
 		switch {
@@ -173,19 +170,56 @@ func deepCopyValue(v any) any {
 	}
 }
 
-var errTooLarge = errors.New("output too large")
-
-type limitedWriter struct {
-	w    io.Writer
-	left int
+// executionError is the error of a manifest's execution, as users read it.
+func executionError(m *template.Template, data *Data, err error) error {
+	var nv *noValueError
+	if errors.As(err, &nv) {
+		if nv.reason == "" && nv.site.chain != nil {
+			nv.reason = diagnose(data, nv.site.chain)
+		}
+		return nv
+	}
+	if errors.Is(err, errTooLarge) {
+		return fmt.Errorf("%s: output larger than %d MiB", m.Name(), maxManifestBytes>>20)
+	}
+	return err
 }
 
-func (l *limitedWriter) Write(p []byte) (int, error) {
-	if len(p) > l.left {
+var errTooLarge = errors.New("output too large")
+
+// output is the writer of a manifest's execution: it bounds the output, and looks at what
+// the actions after a print marker write (see rewrite.go).
+type output struct {
+	out   *bytes.Buffer
+	left  int
+	marks map[*byte]*mark
+	// data is what the manifest runs on; printing is the action whose output comes next.
+	data     *Data
+	printing *printSite
+}
+
+func (o *output) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		if cap(p) > 0 {
+			if m := o.marks[&p[:1][0]]; m != nil {
+				o.printing = m.site
+			}
+		}
+		return 0, nil
+	}
+	if site := o.printing; site != nil {
+		o.printing = nil
+		if string(p) == "<no value>" { // what text/template prints for an invalid value
+			if reason := diagnose(o.data, site.chain); reason != "" {
+				return 0, &noValueError{site: site, reason: reason}
+			}
+		}
+	}
+	if len(p) > o.left {
 		return 0, errTooLarge
 	}
-	l.left -= len(p)
-	return l.w.Write(p)
+	o.left -= len(p)
+	return o.out.Write(p)
 }
 
 // ClusterTypeTemplates are the three templates a cluster type renders with.
