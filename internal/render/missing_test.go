@@ -26,8 +26,8 @@ var missingConfig = map[string]any{
 var missingManifests = map[string]string{"repo": "https://example.com/x.git", "branch": "main"}
 
 // renderText renders one manifest (as the reconciler template) for the assignment of
-// renderOne.
-func renderText(t *testing.T, text string, config map[string]any) (string, error) {
+// renderOne, with the given limits.
+func renderText(t *testing.T, lim render.Limits, text string, config map[string]any) (string, error) {
 	t.Helper()
 	snap := &platform.Snapshot{Templates: []*platform.Template{
 		{Template: benchTemplate("r", v1alpha1.TemplateReconciler, text)},
@@ -38,6 +38,7 @@ func renderText(t *testing.T, text string, config map[string]any) (string, error
 	if len(e.Diagnostics) > 0 {
 		t.Fatalf("parse: %v", e.Diagnostics)
 	}
+	e.Limits = lim
 	files, err := renderOne(t, e, v1alpha1.ClusterTypeSpec{Reconciler: "r", NamespaceService: "n", ConfigType: "c"}, missingManifests, config)
 	if err != nil {
 		return "", err
@@ -88,7 +89,7 @@ func TestAbsentKeysInGuards(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := renderText(t, tc.text, missingConfig)
+			got, err := renderText(t, render.Limits{}, tc.text, missingConfig)
 			if err != nil {
 				t.Fatalf("%s: %v", tc.text, err)
 			}
@@ -133,7 +134,7 @@ func TestPrintingAbsentValuesFails(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			out, err := renderText(t, tc.text, missingConfig)
+			out, err := renderText(t, render.Limits{}, tc.text, missingConfig)
 			if err == nil {
 				t.Fatalf("%s rendered %q, want an error", tc.text, out)
 			}
@@ -159,7 +160,7 @@ func TestAbsentKeysErrors(t *testing.T) {
 		"{{ .ConfigData.missing | upper }}": "invalid value; expected string",
 		"{{ if .Namepsace }}x{{ end }}":     "can't evaluate field Namepsace in type *render.Data",
 	} {
-		_, err := renderText(t, text, missingConfig)
+		_, err := renderText(t, render.Limits{}, text, missingConfig)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want it to contain %q", text, err, want)
 		}

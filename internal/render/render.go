@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"strings"
 	"text/template"
@@ -15,9 +16,6 @@ import (
 	"github.com/fleetform/fleetform/internal/compose"
 	"github.com/fleetform/fleetform/internal/schedule"
 )
-
-// maxManifestBytes bounds the output of one manifest execution.
-const maxManifestBytes = 4 << 20
 
 // Data is what a template sees: exactly Kalypso's fields.
 type Data struct {
@@ -91,15 +89,18 @@ func (e *Engine) RenderAssignment(env string, a *schedule.Assignment, cfg *compo
 	if data.Manifests == nil {
 		data.Manifests = map[string]string{}
 	}
+	c := e.acquire()
+	defer e.release(c)
+	c.st.start(e.Limits.withDefaults())
 	var f Files
 	var err error
-	if f.Reconciler, err = execute(ts.Reconciler, data); err != nil {
+	if f.Reconciler, err = c.execute(ts.Reconciler, data); err != nil {
 		return nil, err
 	}
-	if f.Namespace, err = execute(ts.Namespace, data); err != nil {
+	if f.Namespace, err = c.execute(ts.Namespace, data); err != nil {
 		return nil, err
 	}
-	if f.Config, err = execute(ts.Config, data); err != nil {
+	if f.Config, err = c.execute(ts.Config, data); err != nil {
 		return nil, err
 	}
 	if len(f.Config) == 0 {
@@ -114,19 +115,19 @@ func (e *Engine) RenderAssignment(env string, a *schedule.Assignment, cfg *compo
 
 // execute runs every manifest of t and joins the non-empty outputs with "---". Manifests
 // write straight into the file's buffer, sized from the template's previous outputs.
-func execute(t *Template, data *Data) ([]byte, error) {
+func (c *execContext) execute(t *Template, data *Data) ([]byte, error) {
 	if t.mutates {
 		data = data.deepCopy()
 	}
 	out := bytes.NewBuffer(make([]byte, 0, t.sizeHint.Load()+64))
-	for _, m := range t.manifests {
+	for _, m := range c.manifests(t) {
 		start := out.Len()
 		if start > 0 {
 			out.WriteString("---\n")
 		}
 		body := out.Len()
-		w := &output{out: out, left: maxManifestBytes, marks: t.marks, data: data}
-		if err := m.Execute(w, data); err != nil {
+		c.st.startManifest(out, data)
+		if err := m.Execute(c.st, data); err != nil {
 			return nil, &TemplateError{Template: t, Err: executionError(m, data, err)}
 		}
 		item := out.Bytes()[body:]
@@ -170,7 +171,8 @@ func deepCopyValue(v any) any {
 	}
 }
 
-// executionError is the error of a manifest's execution, as users read it.
+// executionError is the error of a manifest's execution, as users read it: always with
+// the manifest's name and, where known, the line, column and action.
 func executionError(m *template.Template, data *Data, err error) error {
 	var nv *noValueError
 	if errors.As(err, &nv) {
@@ -179,47 +181,35 @@ func executionError(m *template.Template, data *Data, err error) error {
 		}
 		return nv
 	}
-	if errors.Is(err, errTooLarge) {
-		return fmt.Errorf("%s: output larger than %d MiB", m.Name(), maxManifestBytes>>20)
+	var le *LimitError
+	if errors.As(err, &le) {
+		if le.Where != "" {
+			return le // a marker's or a print check's, located by the engine
+		}
+		var ee template.ExecError
+		if !errors.As(err, &ee) {
+			return fmt.Errorf("template: %s: %w", m.Name(), le) // the output limit, from the writer
+		}
 	}
-	return err
+	return err // located by text/template (the limits of functions)
 }
 
 var errTooLarge = errors.New("output too large")
 
-// output is the writer of a manifest's execution: it bounds the output, and looks at what
-// the actions after a print marker write (see rewrite.go).
-type output struct {
-	out   *bytes.Buffer
-	left  int
-	marks map[*byte]*mark
-	// data is what the manifest runs on; printing is the action whose output comes next.
-	data     *Data
-	printing *printSite
+// limitedWriter writes at most left bytes; over reports that a write went past them.
+type limitedWriter struct {
+	w    io.Writer
+	left int
+	over bool
 }
 
-func (o *output) Write(p []byte) (int, error) {
-	if len(p) == 0 {
-		if cap(p) > 0 {
-			if m := o.marks[&p[:1][0]]; m != nil {
-				o.printing = m.site
-			}
-		}
-		return 0, nil
-	}
-	if site := o.printing; site != nil {
-		o.printing = nil
-		if string(p) == "<no value>" { // what text/template prints for an invalid value
-			if reason := diagnose(o.data, site.chain); reason != "" {
-				return 0, &noValueError{site: site, reason: reason}
-			}
-		}
-	}
-	if len(p) > o.left {
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	if len(p) > l.left {
+		l.over = true
 		return 0, errTooLarge
 	}
-	o.left -= len(p)
-	return o.out.Write(p)
+	l.left -= len(p)
+	return l.w.Write(p)
 }
 
 // ClusterTypeTemplates are the three templates a cluster type renders with.

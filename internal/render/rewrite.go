@@ -11,14 +11,18 @@ import (
 // Templates run with text/template's default missingkey option, as in Kalypso: an absent
 // map key (or a null value) is an invalid value, false in if and with, nil to functions.
 // Printing one is what must not happen: text/template would write "<no value>" into the
-// manifest. So the engine rewrites every parsed manifest once: a printing action (not a declaration or assignment) whose value may be absent or
-// null gets one more command, a check function made for that action, which fails with the
-// action's location and text. An action that prints a field chain of the data
-// (.Manifests.repo, $.ConfigData.x) in a template that does not change the data gets a
-// marker instead, which costs no function call: an empty text node before the action,
-// whose write tells the output writer that the action's output comes next; when that is
-// "<no value>", the writer resolves the chain in the data to tell an absent or null value
-// from that very text.
+// manifest. So the engine rewrites every parsed manifest once:
+//
+//   - a printing action (not a declaration or assignment) whose value may be absent or
+//     null, or too large to format, gets one more command, a check function made for that
+//     action, which fails with the action's location and text. An action that prints a
+//     field chain of the data (.Manifests.repo, $.ConfigData.x) in a template that does
+//     not change the data gets a marker instead, which costs no function call: the output
+//     writer then looks at what the action writes, and when it is "<no value>" resolves
+//     the chain in the data to tell an absent or null value from that very text;
+//   - the body of every range loop starts with a marker, and every template starts and ends
+//     with one: an empty text node whose writes the execState counts (deadline checks,
+//     template call depth). text/template has no other hook into loops that call nothing.
 
 // printSite is a printing action with a check.
 type printSite struct {
@@ -50,9 +54,9 @@ type scope struct {
 	dotData, dollarData bool
 }
 
-// rewrite rewrites a parsed manifest and adds its print checks to its functions; mutates
-// says whether the template changes the data (see mutating).
-func (r *rewriter) rewrite(tt *template.Template, mutates bool) {
+// rewrite rewrites a parsed manifest and returns its print checks; mutates says whether
+// the template changes the data (see mutating).
+func (r *rewriter) rewrite(tt *template.Template, mutates bool) []*printSite {
 	r.mutates = mutates
 	var sites []*printSite
 	for _, t := range tt.Templates() {
@@ -66,12 +70,13 @@ func (r *rewriter) rewrite(tt *template.Template, mutates bool) {
 		}
 		r.inferScalars(tree.Root, sc)
 		sites = r.list(tree, tree.Root, sc, t.Name(), sites)
+		where, _ := tree.ErrorContext(tree.Root)
+		nodes := make([]parse.Node, 0, len(tree.Root.Nodes)+2)
+		nodes = append(nodes, r.marker(&mark{kind: markEnter, where: where}, tree.Root.Pos))
+		nodes = append(nodes, tree.Root.Nodes...)
+		tree.Root.Nodes = append(nodes, r.marker(&mark{kind: markExit, where: where}, tree.Root.Pos))
 	}
-	checks := template.FuncMap{}
-	for _, site := range sites {
-		checks[site.name] = printCheck(site)
-	}
-	tt.Funcs(checks)
+	return sites
 }
 
 // redefinesData reports whether $ or the main template of a manifest may not be the
@@ -140,7 +145,7 @@ func (r *rewriter) list(tree *parse.Tree, l *parse.ListNode, sc scope, tmpl stri
 			}
 			site := r.site(tree, n, sc, tmpl)
 			if site.chain != nil && !r.mutates {
-				nodes = append(nodes, r.marker(site, n.Pos))
+				nodes = append(nodes, r.marker(&mark{kind: markPrint, where: site.where, site: site}, n.Pos))
 				break
 			}
 			id := parse.NewIdentifier(site.name).SetTree(tree).SetPos(n.Pos)
@@ -155,6 +160,8 @@ func (r *rewriter) list(tree *parse.Tree, l *parse.ListNode, sc scope, tmpl stri
 		case *parse.RangeNode:
 			sites = r.list(tree, n.List, inner, tmpl, sites)
 			sites = r.list(tree, n.ElseList, sc, tmpl, sites)
+			where, _ := tree.ErrorContext(n)
+			n.List.Nodes = append([]parse.Node{r.marker(&mark{kind: markIter, where: where}, n.Pos)}, n.List.Nodes...)
 		}
 		nodes = append(nodes, n)
 	}
@@ -185,21 +192,16 @@ func (r *rewriter) site(tree *parse.Tree, a *parse.ActionNode, sc scope, tmpl st
 	return site
 }
 
-// mark is a print marker: text/template writes its empty text to the output writer, which
-// finds it by the address of its one byte of capacity.
-type mark struct {
-	site *printSite
-}
-
-// marker makes the print marker of a site.
-func (r *rewriter) marker(site *printSite, pos parse.Pos) *parse.TextNode {
+// marker makes the node of a marker: an empty text whose one byte of capacity is the
+// marker's own, by which the output writer finds it.
+func (r *rewriter) marker(m *mark, pos parse.Pos) *parse.TextNode {
 	b := make([]byte, 0, 1)
-	r.marks[&b[:1][0]] = &mark{site: site}
+	r.marks[&b[:1][0]] = m
 	return &parse.TextNode{NodeType: parse.NodeText, Pos: pos, Text: b}
 }
 
-// safe reports whether a pipeline's value is always a string, a bool or a number, never
-// absent: its action needs no check.
+// safe reports whether a pipeline's value is always a string, a bool or a number: never
+// absent, and bounded by the other limits when printed. Its action needs no check.
 func (r *rewriter) safe(p *parse.PipeNode, sc scope) bool {
 	if len(p.Cmds) == 0 {
 		return false
@@ -339,13 +341,22 @@ func (e *noValueError) Error() string {
 		e.site.where, e.site.template, e.site.expr, reason)
 }
 
-// printCheck is the check function of a print site. It reports a failure by panicking, as
-// sprig's functions do (text/template reports a function's panic as its error), so that its
-// one result costs one allocation per call.
-func printCheck(site *printSite) func(reflect.Value) reflect.Value {
+// printCheck is the check function of a print site, bound to st.
+func (st *execState) printCheck(site *printSite) func(reflect.Value) reflect.Value {
 	return func(v reflect.Value) reflect.Value {
 		if !v.IsValid() {
 			panic(&noValueError{site: site})
+		}
+		if scalarKind(v.Kind()) || !v.CanInterface() {
+			return v
+		}
+		if z, ok := sizeOf(v.Interface(), st.left); !ok {
+			err := manifestError(st.lim)
+			if z.tooDeep {
+				err = depthError()
+			}
+			err.Where = site.where
+			panic(err)
 		}
 		return v
 	}
