@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"text/template"
 	"text/template/parse"
@@ -26,6 +27,8 @@ type Template struct {
 	// Source locates the Template document; zero for built-in templates.
 	Source    platform.Source
 	manifests []*template.Template
+	// checks are the print checks of the manifests (see rewrite.go), per manifest.
+	checks [][]*printSite
 	// mutates is set when a manifest calls a function that changes dicts in place.
 	mutates bool
 	// digest identifies the template's text and settings.
@@ -36,17 +39,27 @@ type Template struct {
 
 // Engine holds the parsed templates of a snapshot and the built-in ones.
 type Engine struct {
-	templates map[string]*Template
-	funcs     template.FuncMap
-	memo      *configMemo
+	// Limits bound every assignment's rendering; set them before rendering. Zero fields
+	// take their defaults.
+	Limits Limits
 	// Diagnostics are template parse errors; a broken template is left out.
 	Diagnostics []platform.Diagnostic
+
+	templates map[string]*Template
+	funcs     template.FuncMap // to parse with
+	memo      *configMemo
+	regex     *regexCache
+	rw        *rewriter
+
+	mu   sync.Mutex
+	free []*execContext
 }
 
 // NewEngine parses every template of the snapshot, and the built-in templates, once.
 func NewEngine(s *platform.Snapshot) *Engine {
-	e := &Engine{templates: map[string]*Template{}, memo: &configMemo{}}
-	e.funcs = funcMap(e.memo)
+	e := &Engine{templates: map[string]*Template{}, memo: &configMemo{}, regex: &regexCache{}}
+	e.funcs = allFuncs(&execState{}, e.memo, e.regex)
+	e.rw = &rewriter{funcs: e.funcs, marks: map[*byte]*mark{}}
 	for _, b := range builtins() {
 		if t, err := e.compile(b, platform.Source{}); err == nil {
 			e.templates[t.Name] = t
@@ -87,7 +100,7 @@ func (e *Engine) compile(t *v1alpha1.Template, src platform.Source) (*Template, 
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", t.Metadata.Name, t.Spec.Type, t.Spec.ContentType)
 	for i, text := range t.Spec.Manifests {
 		fmt.Fprintf(h, "%d\x00%s\x00", len(text), text)
-		tt, err := template.New(manifestName(t.Metadata.Name, i)).Option("missingkey=error").Funcs(e.funcs).Parse(text)
+		tt, err := template.New(manifestName(t.Metadata.Name, i)).Funcs(e.funcs).Parse(text)
 		if err != nil {
 			return nil, err
 		}
@@ -96,8 +109,59 @@ func (e *Engine) compile(t *v1alpha1.Template, src platform.Source) (*Template, 
 		}
 		out.manifests = append(out.manifests, tt)
 	}
+	// The manifests of a template share the data they run on: one that changes it changes
+	// it for the next ones.
+	for _, tt := range out.manifests {
+		out.checks = append(out.checks, e.rw.rewrite(tt, out.mutates))
+	}
 	copy(out.digest[:], h.Sum(nil))
 	return out, nil
+}
+
+// execContext runs templates for one assignment at a time: its state, and clones of the
+// templates whose functions are bound to the state.
+type execContext struct {
+	st     *execState
+	funcs  template.FuncMap
+	clones map[*Template][]*template.Template
+}
+
+// acquire returns a context to render an assignment with.
+func (e *Engine) acquire() *execContext {
+	e.mu.Lock()
+	if n := len(e.free); n > 0 {
+		c := e.free[n-1]
+		e.free = e.free[:n-1]
+		e.mu.Unlock()
+		return c
+	}
+	e.mu.Unlock()
+	st := &execState{marks: e.rw.marks}
+	return &execContext{st: st, funcs: allFuncs(st, e.memo, e.regex), clones: map[*Template][]*template.Template{}}
+}
+
+func (e *Engine) release(c *execContext) {
+	e.mu.Lock()
+	e.free = append(e.free, c)
+	e.mu.Unlock()
+}
+
+// manifests returns the context's clones of a template's manifests.
+func (c *execContext) manifests(t *Template) []*template.Template {
+	if ms, ok := c.clones[t]; ok {
+		return ms
+	}
+	ms := make([]*template.Template, len(t.manifests))
+	for i, m := range t.manifests {
+		clone, _ := m.Clone() // never fails
+		checks := template.FuncMap{}
+		for _, site := range t.checks[i] {
+			checks[site.name] = c.st.printCheck(site)
+		}
+		ms[i] = clone.Funcs(c.funcs).Funcs(checks)
+	}
+	c.clones[t] = ms
+	return ms
 }
 
 func manifestName(template string, i int) string { return fmt.Sprintf("%s[%d]", template, i) }

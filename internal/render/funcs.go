@@ -2,23 +2,17 @@ package render
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"text/template"
 
-	"github.com/Masterminds/sprig/v3"
 	"github.com/mitchellh/hashstructure"
 	yaml "go.yaml.in/yaml/v3"
-)
-
-// Limits that keep a template from exhausting memory.
-const (
-	maxRepeatBytes = 1 << 20
-	maxListLen     = 100_000
 )
 
 // denied are the sprig functions a template may not call: they read the environment or
@@ -37,92 +31,66 @@ var mutating = map[string]bool{
 	"set": true, "unset": true, "merge": true, "mergeOverwrite": true, "mustMerge": true, "mustMergeOverwrite": true,
 }
 
-// FuncMap returns the hardened function set templates run with: sprig v3 without the
-// denied functions and with bounded list builders, plus Kalypso's toYaml, stringify, hash
-// and unquote, and fleetform's shquote.
-func FuncMap() template.FuncMap { return funcMap(nil) }
-
-// funcMap is FuncMap with the pure functions of a config memoized for the configs
-// registered in memo.
-func funcMap(memo *configMemo) template.FuncMap {
-	fm := sprig.TxtFuncMap()
-	for _, name := range denied {
-		delete(fm, name)
-	}
-	fm["repeat"] = boundedRepeat
-	fm["until"] = func(n int) ([]int, error) { return boundedSeq(0, n, 1) }
-	fm["untilStep"] = boundedSeq
-	fm["seq"] = func(...int) (string, error) { return "", fmt.Errorf("seq is not available; use until") }
-	(&regexCache{}).install(fm)
-	fm["quote"] = quote
-	fm["toYaml"] = toYaml
-	fm["stringify"] = stringify
-	fm["invalidConfigMapKeys"] = invalidConfigMapKeys
-	fm["fleetformLabels"] = fleetformLabels
-	if memo != nil {
-		fm["toYaml"] = wrap(memo, "toYaml", toYaml)
-		fm["stringify"] = wrap(memo, "stringify", stringify)
-		fm["invalidConfigMapKeys"] = wrap(memo, "invalidConfigMapKeys", invalidConfigMapKeys)
-	}
-	fm["hash"] = hashValue
-	fm["unquote"] = unquote
-	fm["shquote"] = shquote
-	return fm
-}
-
-func boundedRepeat(count int, s string) (string, error) {
-	if count < 0 || count*len(s) > maxRepeatBytes {
-		return "", fmt.Errorf("repeat: result larger than %d bytes", maxRepeatBytes)
-	}
-	return strings.Repeat(s, count), nil
-}
-
-func boundedSeq(start, stop, step int) ([]int, error) {
-	if step == 0 {
-		return nil, nil
-	}
-	n := (stop - start) / step
-	if n > maxListLen {
-		return nil, fmt.Errorf("list longer than %d elements", maxListLen)
-	}
-	out := make([]int, 0, max(n, 0))
-	for i := start; (step > 0 && i < stop) || (step < 0 && i > stop); i += step {
-		out = append(out, i)
-	}
-	return out, nil
-}
-
-// toYaml marshals v as YAML with 4-space indentation and sorted keys, without the final
-// newline; on error it returns "" (Kalypso's behaviour).
-func toYaml(v any) string {
+// yamlText is Kalypso's toYaml: v as YAML with 4-space indentation and sorted keys,
+// without the final newline, and "" on error; its output is bounded by limit bytes (none
+// when limit < 0), and over reports that the YAML is longer.
+func yamlText(v any, limit int) (s string, over bool) {
 	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
+	w := io.Writer(&buf)
+	lw := &limitedWriter{w: &buf, left: limit}
+	if limit >= 0 {
+		w = lw
+	}
+	enc := yaml.NewEncoder(w)
 	enc.SetIndent(4)
 	if err := enc.Encode(v); err != nil {
-		return ""
+		return "", errors.Is(err, errTooLarge) || lw.over
 	}
 	if err := enc.Close(); err != nil {
-		return ""
+		return "", lw.over
 	}
-	return strings.TrimSuffix(buf.String(), "\n")
+	return strings.TrimSuffix(buf.String(), "\n"), false
 }
 
-// stringify renders a map as YAML whose top-level list and map values are turned into YAML
-// strings, so that structured config fits in a ConfigMap's string data. (Kalypso misses
-// nested maps; fleetform stringifies both.)
-func stringify(v any) string {
+// stringifyText is Kalypso's stringify: a map as YAML whose top-level list and map values
+// are turned into YAML strings, so that structured config fits in a ConfigMap's string
+// data (Kalypso misses nested maps; fleetform stringifies both). Its output is bounded as
+// yamlText's.
+func stringifyText(v any, limit int) (string, bool) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return toYaml(v)
+		return yamlText(v, limit)
 	}
 	out := maps.Clone(m)
 	for k, e := range out {
 		switch e.(type) {
 		case map[string]any, []any:
-			out[k] = toYaml(e) + "\n"
+			s, over := yamlText(e, limit)
+			if over {
+				return "", true
+			}
+			out[k] = s + "\n"
 		}
 	}
-	return toYaml(out)
+	return yamlText(out, limit)
+}
+
+// toYaml and stringify of a template: their output is bounded by MaxValueBytes (the value
+// was walked before).
+func (st *execState) toYaml(v any) string {
+	s, over := yamlText(v, st.lim.MaxValueBytes)
+	if over {
+		panic(valueError(st.lim, 0))
+	}
+	return s
+}
+
+func (st *execState) stringify(v any) string {
+	s, over := stringifyText(v, st.lim.MaxValueBytes)
+	if over {
+		panic(valueError(st.lim, 0))
+	}
+	return s
 }
 
 // fleetformLabels returns the labels every built-in template puts on its objects, one per

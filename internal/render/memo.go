@@ -27,8 +27,9 @@ func (m *configMemo) share(data map[string]any) {
 	}
 }
 
-// wrap returns fn memoized under name for registered configs.
-func wrap[T any](m *configMemo, name string, fn func(any) T) func(any) T {
+// memoize returns fn memoized under name for registered configs. A call that panics (a
+// limit) is not remembered.
+func memoize[T any](m *configMemo, name string, fn func(any) T) func(any) T {
 	return func(v any) T {
 		data, ok := v.(map[string]any)
 		if !ok || data == nil {

@@ -23,7 +23,7 @@ import (
 
 // Version is folded into every input digest: bump it when rendering changes, so that an
 // incremental apply re-renders everything once.
-const Version = "fleetform-render/1"
+const Version = "fleetform-render/3"
 
 // maxErrorsPerTemplate bounds the diagnostics reported for one failing template.
 const maxErrorsPerTemplate = 10
@@ -66,6 +66,8 @@ type Options struct {
 	// Progress, when set, is called (from several goroutines) with the number of
 	// assignments done so far and the total.
 	Progress func(done, total int)
+	// Limits bound each assignment's rendering; zero fields take their defaults.
+	Limits Limits
 }
 
 // Render composes, validates and renders every assignment. An assignment whose config is
@@ -91,6 +93,7 @@ func NewRenderer(s *platform.Snapshot, sched *schedule.Result, opts Options) *Re
 		out.ClusterTypes = append(out.ClusterTypes, ct.Metadata.Name)
 	}
 	engine := NewEngine(s)
+	engine.Limits = opts.Limits
 	out.Diagnostics = append(out.Diagnostics, engine.Diagnostics...)
 	types, diags := resolveTypes(engine, sched)
 	out.Diagnostics = append(out.Diagnostics, diags...)

@@ -10,14 +10,12 @@ import (
 	"io"
 	"maps"
 	"strings"
+	"text/template"
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
 	"github.com/fleetform/fleetform/internal/compose"
 	"github.com/fleetform/fleetform/internal/schedule"
 )
-
-// maxManifestBytes bounds the output of one manifest execution.
-const maxManifestBytes = 4 << 20
 
 // Data is what a template sees: exactly Kalypso's fields.
 type Data struct {
@@ -91,15 +89,18 @@ func (e *Engine) RenderAssignment(env string, a *schedule.Assignment, cfg *compo
 	if data.Manifests == nil {
 		data.Manifests = map[string]string{}
 	}
+	c := e.acquire()
+	defer e.release(c)
+	c.st.start(e.Limits.withDefaults())
 	var f Files
 	var err error
-	if f.Reconciler, err = execute(ts.Reconciler, data); err != nil {
+	if f.Reconciler, err = c.execute(ts.Reconciler, data); err != nil {
 		return nil, err
 	}
-	if f.Namespace, err = execute(ts.Namespace, data); err != nil {
+	if f.Namespace, err = c.execute(ts.Namespace, data); err != nil {
 		return nil, err
 	}
-	if f.Config, err = execute(ts.Config, data); err != nil {
+	if f.Config, err = c.execute(ts.Config, data); err != nil {
 		return nil, err
 	}
 	if len(f.Config) == 0 {
@@ -114,23 +115,20 @@ func (e *Engine) RenderAssignment(env string, a *schedule.Assignment, cfg *compo
 
 // execute runs every manifest of t and joins the non-empty outputs with "---". Manifests
 // write straight into the file's buffer, sized from the template's previous outputs.
-func execute(t *Template, data *Data) ([]byte, error) {
+func (c *execContext) execute(t *Template, data *Data) ([]byte, error) {
 	if t.mutates {
 		data = data.deepCopy()
 	}
 	out := bytes.NewBuffer(make([]byte, 0, t.sizeHint.Load()+64))
-	for _, m := range t.manifests {
+	for _, m := range c.manifests(t) {
 		start := out.Len()
 		if start > 0 {
 			out.WriteString("---\n")
 		}
 		body := out.Len()
-		w := &limitedWriter{w: out, left: maxManifestBytes}
-		if err := m.Execute(w, data); err != nil {
-			if errors.Is(err, errTooLarge) {
-				err = fmt.Errorf("%s: output larger than %d MiB", m.Name(), maxManifestBytes>>20)
-			}
-			return nil, &TemplateError{Template: t, Err: err}
+		c.st.startManifest(out, data)
+		if err := m.Execute(c.st, data); err != nil {
+			return nil, &TemplateError{Template: t, Err: executionError(m, data, err)}
 		}
 		item := out.Bytes()[body:]
 		switch {
@@ -173,15 +171,41 @@ func deepCopyValue(v any) any {
 	}
 }
 
+// executionError is the error of a manifest's execution, as users read it: always with
+// the manifest's name and, where known, the line, column and action.
+func executionError(m *template.Template, data *Data, err error) error {
+	var nv *noValueError
+	if errors.As(err, &nv) {
+		if nv.reason == "" && nv.site.chain != nil {
+			nv.reason = diagnose(data, nv.site.chain)
+		}
+		return nv
+	}
+	var le *LimitError
+	if errors.As(err, &le) {
+		if le.Where != "" {
+			return le // a marker's or a print check's, located by the engine
+		}
+		var ee template.ExecError
+		if !errors.As(err, &ee) {
+			return fmt.Errorf("template: %s: %w", m.Name(), le) // the output limit, from the writer
+		}
+	}
+	return err // located by text/template (the limits of functions)
+}
+
 var errTooLarge = errors.New("output too large")
 
+// limitedWriter writes at most left bytes; over reports that a write went past them.
 type limitedWriter struct {
 	w    io.Writer
 	left int
+	over bool
 }
 
 func (l *limitedWriter) Write(p []byte) (int, error) {
 	if len(p) > l.left {
+		l.over = true
 		return 0, errTooLarge
 	}
 	l.left -= len(p)
