@@ -52,7 +52,12 @@ func runPipeline(ctx context.Context, cp *platform.ControlPlane, env string, upT
 	}
 	r := &result{cp: cp, snap: snap, sched: schedule.Schedule(snap)}
 	if upTo >= upToRender {
+		opts.Stop = ctx.Done()
+		cp.Logger().DebugContext(ctx, "rendering", "environment", env, "assignments", len(r.sched.Assignments))
 		r.output = render.Render(snap, r.sched, opts)
+		if r.output.Stopped {
+			return nil, failed(ExitFailed, &envError{env: env, err: ctx.Err()})
+		}
 	}
 	return r, nil
 }

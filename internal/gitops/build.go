@@ -1,6 +1,7 @@
 package gitops
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -11,6 +12,9 @@ import (
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/render"
 )
+
+// errStopped ends a plan whose render was stopped: its output is incomplete.
+var errStopped = errors.New("stopped while rendering")
 
 // typePlan is the work on one cluster type's folder.
 type typePlan struct {
@@ -23,12 +27,13 @@ type typePlan struct {
 // build computes every input digest, renders only what changed and edits the tree.
 func (pl *planner) build(in Input) error {
 	p := pl.p
-	rr := render.NewRenderer(in.Snapshot, in.Schedule, render.Options{Workers: pl.opts.Workers, Progress: pl.opts.Progress})
+	rr := render.NewRenderer(in.Snapshot, in.Schedule, render.Options{Workers: pl.opts.Workers, Progress: pl.opts.Progress, Stop: pl.stop})
 	rr.Prepare()
 	types, err := pl.classify(rr.Output())
 	if err != nil {
 		return err
 	}
+	pl.logger().Debug("rendering", "environment", p.Environment, "assignments", len(rr.Output().Assignments))
 	p.Output = rr.Render(func(a *render.Assignment) bool {
 		tp := types[a.ClusterType]
 		if !tp.changed {
@@ -37,6 +42,9 @@ func (pl *planner) build(in Input) error {
 		e, ok := tp.old[a.DeploymentTarget]
 		return tp.old == nil || !ok || e.digest != a.InputDigest
 	})
+	if p.Output.Stopped {
+		return errStopped
+	}
 	owned, err := pl.ownedClusterTypes(p.Output.ClusterTypes)
 	if err != nil {
 		return err

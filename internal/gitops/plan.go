@@ -6,6 +6,7 @@ package gitops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -135,6 +136,8 @@ type planner struct {
 	// index and shards are the state as the branch has it (nil: no state).
 	index  *index
 	shards map[string]plumbing.Hash // cluster type -> shard blob
+	// stop ends the render early when closed (the command was stopped).
+	stop <-chan struct{}
 }
 
 // makePlan reads the branch and plans the change.
@@ -152,11 +155,14 @@ func makePlan(ctx context.Context, repo *repository, in Input, opts *Options) (*
 	}
 	p := &Plan{Environment: in.Snapshot.Environment, Target: in.Target, Base: tip, repo: repo, git: g,
 		editor: newTreeEditor(g.Storer, root), pack: newPack(), base: cleanPath(in.Target.Path)}
-	pl := &planner{p: p, opts: opts}
+	pl := &planner{p: p, opts: opts, stop: ctx.Done()}
 	if err := pl.readState(); err != nil {
 		return nil, err
 	}
 	if err := pl.build(in); err != nil {
+		if errors.Is(err, errStopped) && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {

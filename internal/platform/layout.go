@@ -90,6 +90,9 @@ func Open(ctx context.Context, location string, opts Options) (*ControlPlane, er
 // GitOpsOverride returns the GitOps repository the options name for env, or "".
 func (cp *ControlPlane) GitOpsOverride(env string) string { return cp.opts.GitOps[env] }
 
+// Logger returns the logger the control plane was opened with.
+func (cp *ControlPlane) Logger() *slog.Logger { return cp.opts.Logger }
+
 // Layout returns the layout in use.
 func (cp *ControlPlane) Layout() Layout { return cp.layout }
 

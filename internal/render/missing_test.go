@@ -267,3 +267,23 @@ spec:
 		t.Error("the assignment with the key was not rendered")
 	}
 }
+
+// TestStopEndsTheRender: with Options.Stop closed, no assignment is rendered and the output
+// says it is incomplete; open, everything is rendered.
+func TestStopEndsTheRender(t *testing.T) {
+	snap, sched := loadDev(t, filepath.Join("testdata", "bootstrap", "controlplane"))
+	stop := make(chan struct{})
+	if out := render.Render(snap, sched, render.Options{Stop: stop}); out.Stopped || len(out.Failed()) > 0 {
+		t.Fatalf("open stop: stopped %v, %d failed", out.Stopped, len(out.Failed()))
+	}
+	close(stop)
+	out := render.Render(snap, sched, render.Options{Stop: stop})
+	if !out.Stopped {
+		t.Error("the output of a stopped render is not marked Stopped")
+	}
+	for _, a := range out.Assignments {
+		if a.Files != nil {
+			t.Errorf("%s/%s rendered after the stop", a.ClusterType, a.DeploymentTarget)
+		}
+	}
+}

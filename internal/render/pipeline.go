@@ -42,6 +42,9 @@ type Output struct {
 	// control plane is not a git repository.
 	CommonCommit string
 	Diagnostics  []platform.Diagnostic
+	// Stopped is set when Options.Stop ended the work early: the output is incomplete and
+	// must not be written.
+	Stopped bool
 }
 
 // Assignment is one scheduled assignment and what was rendered for it.
@@ -68,6 +71,9 @@ type Options struct {
 	Progress func(done, total int)
 	// Limits bound each assignment's rendering; zero fields take their defaults.
 	Limits Limits
+	// Stop, when closed, stops the work: no assignment is started after it (the output is
+	// then incomplete and Output.Stopped is set). A context's Done channel fits.
+	Stop <-chan struct{}
 }
 
 // Render composes, validates and renders every assignment. An assignment whose config is
@@ -121,6 +127,7 @@ func (rr *Renderer) Render(selected func(*Assignment) bool) *Output {
 		}
 	})
 	rr.out.Diagnostics = append(rr.out.Diagnostics, rr.r.diagnostics(rr.out.Assignments)...)
+	rr.out.Stopped = rr.r.stopped()
 	return rr.out
 }
 
@@ -208,6 +215,16 @@ type renderer struct {
 	targets map[*platform.DeploymentTarget][]byte // per-target digest cache
 }
 
+// stopped reports whether Options.Stop is closed.
+func (r *renderer) stopped() bool {
+	select {
+	case <-r.opts.Stop:
+		return true
+	default:
+		return false
+	}
+}
+
 func (r *renderer) run(as []Assignment, progress func(done, total int), fn func(*Assignment)) {
 	workers := r.opts.Workers
 	if workers <= 0 {
@@ -220,7 +237,7 @@ func (r *renderer) run(as []Assignment, progress func(done, total int), fn func(
 		wg.Go(func() {
 			for {
 				start := int(next.Add(chunk)) - chunk
-				if start >= len(as) {
+				if start >= len(as) || r.stopped() {
 					return
 				}
 				end := min(start+chunk, len(as))
