@@ -40,6 +40,9 @@ type repository struct {
 // openRepository opens location; remote repositories are cloned (bare) into cacheDir and
 // reached with the credential creds choose for their URL (nil creds: none).
 func openRepository(ctx context.Context, location, cacheDir string, creds Credentials, logger *slog.Logger) (*repository, error) {
+	if strings.HasPrefix(location, "-") { // the git CLI would read it as an option (--upload-pack=...)
+		return nil, fmt.Errorf("repository %q: a repository URL or path cannot start with -", redact.URL(location))
+	}
 	if p, ok := platform.LocalPath(location); ok {
 		gitDir, err := findGitDir(p)
 		if err != nil {
