@@ -11,6 +11,7 @@ import (
 	"hash/crc32"
 	"io/fs"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -166,15 +167,19 @@ func (p *pack) encode(f *os.File, compressed [][]byte) (plumbing.Hash, *idxfile.
 		_, err := w.Write(b)
 		return err
 	}
+	n := len(p.objects)
+	if n > math.MaxUint32 { // the pack header and its index count objects in 32 bits
+		return plumbing.ZeroHash, nil, fmt.Errorf("%d objects: more than a pack holds", n)
+	}
 	var header [12]byte
 	copy(header[:], "PACK")
 	binary.BigEndian.PutUint32(header[4:], 2)
-	binary.BigEndian.PutUint32(header[8:], uint32(len(p.objects)))
+	binary.BigEndian.PutUint32(header[8:], uint32(n))
 	if err := out(header[:]); err != nil {
 		return plumbing.ZeroHash, nil, err
 	}
 	iw := new(idxfile.Writer)
-	if err := iw.OnHeader(uint32(len(p.objects))); err != nil {
+	if err := iw.OnHeader(uint32(n)); err != nil {
 		return plumbing.ZeroHash, nil, err
 	}
 	offset := int64(len(header))
