@@ -93,10 +93,10 @@ func (p *pack) write(objectsDir string, logger *slog.Logger) (name string, err e
 		return "", fmt.Errorf("write pack: %w", err)
 	}
 	dir, tmpDir := filepath.Join(objectsDir, "pack"), filepath.Join(objectsDir, tmpDirName)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // objects/pack: git's own mode for the folders of a repository
 		return "", err
 	}
-	if err := os.MkdirAll(tmpDir, 0o755); err != nil {
+	if err := os.MkdirAll(tmpDir, 0o755); err != nil { //nolint:gosec // a folder of objects/, git's own mode for it
 		return "", err
 	}
 	unlock, err := lockTmpShared(tmpDir) // held until the temporary files are renamed or removed
@@ -216,7 +216,7 @@ func (p *pack) encode(f *os.File, compressed [][]byte) (plumbing.Hash, *idxfile.
 // entryHeader is a pack entry's type and size: 3 bits of type and 4 bits of size in the
 // first byte, then 7 bits of size per byte, lowest first, high bit set while more follow.
 func entryHeader(b []byte, typ plumbing.ObjectType, size int) []byte {
-	c := byte(typ)<<4 | byte(size&0x0f)
+	c := byte(typ)<<4 | byte(size&0x0f) //nolint:gosec // typ is a commit, tree or blob (1 to 3): the objects this writer adds
 	size >>= 4
 	for size > 0 {
 		b = append(b, c|0x80)
