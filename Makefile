@@ -1,4 +1,10 @@
 # fleetform — every entry point. CI runs `make test` through .ci/run.
+
+# Go 1.27.3 builds, tests and lints fleetform: the go command fetches it through the module
+# proxy on first use (GOTOOLCHAIN=local machines ignore a toolchain line in go.mod). Go 1.26.8's
+# standard library has known vulnerabilities (govulncheck). `make GOTOOLCHAIN=local ...`
+# uses the installed Go instead.
+export GOTOOLCHAIN ?= go1.27.3
 GO        ?= go
 BIN       := bin/fleetform
 PKGS      := ./...
