@@ -22,7 +22,7 @@ var binaryMagic = map[string][]byte{
 // TestNoBuildOutputsCommitted: no binary or other build output is in git (a stale binary at
 // the root once answered "unknown command" to a new user's ./fleetform status).
 func TestNoBuildOutputsCommitted(t *testing.T) {
-	out, err := exec.Command("git", "ls-files", "-z").Output()
+	out, err := exec.CommandContext(t.Context(), "git", "ls-files", "-z").Output()
 	if err != nil {
 		t.Skipf("not a git checkout (%v)", err)
 	}

@@ -7,6 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
+export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3} # the Makefile's Go (see there)
 
 # targets prints "package-dir FuzzName" for every fuzz target, sorted.
 targets() {

@@ -52,7 +52,7 @@ func (o SenderOptions) withDefaults() SenderOptions {
 		o.Clock = RealClock{}
 	}
 	if o.Jitter == nil {
-		o.Jitter = func(limit time.Duration) time.Duration { return rand.N(limit + 1) }
+		o.Jitter = func(limit time.Duration) time.Duration { return rand.N(limit + 1) } //nolint:gosec // jitter that spreads reports over time; nothing secret depends on it
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -341,7 +341,7 @@ func deliverWithRetries(ctx context.Context, p agent.Poster, r hub.Report, attem
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(time.Duration(rand.N(int64(time.Second) << i))):
+		case <-time.After(time.Duration(rand.N(int64(time.Second) << i))): //nolint:gosec // retry backoff jitter; nothing secret depends on it
 		}
 	}
 	return err

@@ -166,6 +166,7 @@ func (s *hostileStep) parseWant(text string) error {
 }
 
 func (c *hostileCPCase) run(t *testing.T) {
+	t.Helper()
 	work := t.TempDir()
 	vars := map[string]string{
 		"$CP": filepath.Join(work, "cp"), "$OUT": filepath.Join(work, "out"),

@@ -23,7 +23,7 @@ import (
 )
 
 // hubAdminTokenEnv is the environment variable hub serve reads the admin token from.
-const hubAdminTokenEnv = "FLEETFORM_HUB_ADMIN_TOKEN"
+const hubAdminTokenEnv = "FLEETFORM_HUB_ADMIN_TOKEN" //nolint:gosec // the variable's name, not a token
 
 func newHubCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{

@@ -16,7 +16,7 @@ import (
 )
 
 // hubTokenEnv is the environment variable the hub's token is read from.
-const hubTokenEnv = "FLEETFORM_HUB_TOKEN"
+const hubTokenEnv = "FLEETFORM_HUB_TOKEN" //nolint:gosec // the variable's name, not a token
 
 // hubOptions are the flags of the commands that talk to a hub: --hub URL, and the token
 // from FLEETFORM_HUB_TOKEN.

@@ -38,7 +38,7 @@ type outDir struct {
 
 // openOut creates --out if needed and opens it.
 func openOut(dir string) (*outFolder, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // the rendered GitOps tree is meant to be read and committed, like the files written into it (0644)
 		return nil, err
 	}
 	root, err := os.OpenRoot(dir)

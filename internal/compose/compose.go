@@ -211,7 +211,7 @@ func digest(data map[string]any) uint64 {
 func signature(idx []int) string {
 	b := make([]byte, 4*len(idx))
 	for i, v := range idx {
-		binary.LittleEndian.PutUint32(b[4*i:], uint32(v))
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(v)) //nolint:gosec // v indexes the composer's contributions, far fewer than 2^32
 	}
 	return string(b)
 }

@@ -163,12 +163,12 @@ func WriteFiles(dir string, files map[string][]byte) error {
 	for _, p := range paths {
 		full := filepath.Join(dir, filepath.FromSlash(p))
 		if d := filepath.Dir(full); !made[d] {
-			if err := os.MkdirAll(d, 0o755); err != nil {
+			if err := os.MkdirAll(d, 0o755); err != nil { //nolint:gosec // a synthetic control plane for benchmarks, nothing secret
 				return err
 			}
 			made[d] = true
 		}
-		if err := os.WriteFile(full, files[p], 0o644); err != nil {
+		if err := os.WriteFile(full, files[p], 0o644); err != nil { //nolint:gosec // a synthetic control plane for benchmarks, nothing secret
 			return err
 		}
 	}

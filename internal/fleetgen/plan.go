@@ -78,7 +78,7 @@ type clusterType struct {
 
 func newPlan(spec Spec) *plan {
 	// One stream, consumed in a fixed order: cluster types, then workloads and targets.
-	rng := rand.New(rand.NewPCG(uint64(spec.Seed), 0x666c656574666f72)) // "fleetfor"
+	rng := rand.New(rand.NewPCG(uint64(spec.Seed), 0x666c656574666f72)) //nolint:gosec // seeded on purpose: the same --seed gives the same fleet ("fleetfor")
 	p := &plan{spec: spec}
 
 	usedRegion := make([]bool, len(regions))

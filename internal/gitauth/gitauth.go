@@ -28,12 +28,12 @@ import (
 const (
 	// TokenEnv holds a token sent, over HTTPS only, to the hosts TokenHostsEnv lists or,
 	// without it, to the hosts of the repositories named on the command line.
-	TokenEnv = "FLEETFORM_GIT_TOKEN"
+	TokenEnv = "FLEETFORM_GIT_TOKEN" //nolint:gosec // the variable's name, not a token
 	// UsernameEnv is the user name sent with TokenEnv's token (default "git").
 	UsernameEnv = "FLEETFORM_GIT_USERNAME"
 	// TokenHostsEnv lists, separated by commas or spaces, the HTTPS hosts or URL prefixes
 	// TokenEnv's token is sent to ("github.com", "https://git.example.com/team/").
-	TokenHostsEnv = "FLEETFORM_GIT_TOKEN_HOSTS"
+	TokenHostsEnv = "FLEETFORM_GIT_TOKEN_HOSTS" //nolint:gosec // the variable's name, not a token
 )
 
 // defaultUsername is the user name sent with a token when none is configured (servers

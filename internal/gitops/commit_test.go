@@ -1,7 +1,6 @@
 package gitops_test
 
 import (
-	"github.com/fleetform/fleetform/internal/render"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/gittest"
+	"github.com/fleetform/fleetform/internal/render"
 )
 
 // TestCommitDefaults: one commit, by fleetform, whose message names the control-plane

@@ -11,6 +11,7 @@ import (
 	"hash/crc32"
 	"io/fs"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -92,10 +93,10 @@ func (p *pack) write(objectsDir string, logger *slog.Logger) (name string, err e
 		return "", fmt.Errorf("write pack: %w", err)
 	}
 	dir, tmpDir := filepath.Join(objectsDir, "pack"), filepath.Join(objectsDir, tmpDirName)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // objects/pack: git's own mode for the folders of a repository
 		return "", err
 	}
-	if err := os.MkdirAll(tmpDir, 0o755); err != nil {
+	if err := os.MkdirAll(tmpDir, 0o755); err != nil { //nolint:gosec // a folder of objects/, git's own mode for it
 		return "", err
 	}
 	unlock, err := lockTmpShared(tmpDir) // held until the temporary files are renamed or removed
@@ -166,15 +167,19 @@ func (p *pack) encode(f *os.File, compressed [][]byte) (plumbing.Hash, *idxfile.
 		_, err := w.Write(b)
 		return err
 	}
+	n := len(p.objects)
+	if n > math.MaxUint32 { // the pack header and its index count objects in 32 bits
+		return plumbing.ZeroHash, nil, fmt.Errorf("%d objects: more than a pack holds", n)
+	}
 	var header [12]byte
 	copy(header[:], "PACK")
 	binary.BigEndian.PutUint32(header[4:], 2)
-	binary.BigEndian.PutUint32(header[8:], uint32(len(p.objects)))
+	binary.BigEndian.PutUint32(header[8:], uint32(n))
 	if err := out(header[:]); err != nil {
 		return plumbing.ZeroHash, nil, err
 	}
 	iw := new(idxfile.Writer)
-	if err := iw.OnHeader(uint32(len(p.objects))); err != nil {
+	if err := iw.OnHeader(uint32(n)); err != nil {
 		return plumbing.ZeroHash, nil, err
 	}
 	offset := int64(len(header))
@@ -211,7 +216,7 @@ func (p *pack) encode(f *os.File, compressed [][]byte) (plumbing.Hash, *idxfile.
 // entryHeader is a pack entry's type and size: 3 bits of type and 4 bits of size in the
 // first byte, then 7 bits of size per byte, lowest first, high bit set while more follow.
 func entryHeader(b []byte, typ plumbing.ObjectType, size int) []byte {
-	c := byte(typ)<<4 | byte(size&0x0f)
+	c := byte(typ)<<4 | byte(size&0x0f) //nolint:gosec // typ is a commit, tree or blob (1 to 3): the objects this writer adds
 	size >>= 4
 	for size > 0 {
 		b = append(b, c|0x80)

@@ -40,6 +40,9 @@ type repository struct {
 // openRepository opens location; remote repositories are cloned (bare) into cacheDir and
 // reached with the credential creds choose for their URL (nil creds: none).
 func openRepository(ctx context.Context, location, cacheDir string, creds Credentials, logger *slog.Logger) (*repository, error) {
+	if strings.HasPrefix(location, "-") { // the git CLI would read it as an option (--upload-pack=...)
+		return nil, fmt.Errorf("repository %q: a repository URL or path cannot start with -", redact.URL(location))
+	}
 	if p, ok := platform.LocalPath(location); ok {
 		gitDir, err := findGitDir(p)
 		if err != nil {
@@ -220,7 +223,7 @@ func (r *repository) deleteBranch(ctx context.Context, branch string) error {
 // git sends to that URL only, passed through the environment, never on the command line);
 // URLs in errors are redacted.
 func (r *repository) git(ctx context.Context, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir", r.gitDir}, args...)...)
+	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir", r.gitDir}, args...)...) //nolint:gosec // git with fixed subcommands; a remote starting with - is refused in openRepository, branches go behind refs/heads/
 	cmd.Env = gitauth.GitEnv(append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C"), r.remote, r.cred)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

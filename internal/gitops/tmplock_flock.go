@@ -43,7 +43,7 @@ func tryLockTmpExclusive(dir string) (unlock func(), ok bool, err error) {
 }
 
 func openTmpLock(dir string) (*os.File, error) {
-	return os.OpenFile(filepath.Join(dir, tmpLockName), os.O_RDWR|os.O_CREATE, 0o644)
+	return os.OpenFile(filepath.Join(dir, tmpLockName), os.O_RDWR|os.O_CREATE, 0o644) //nolint:gosec // an empty lock file in objects/, git's own mode for files there
 }
 
 func flock(f *os.File, how int) error {

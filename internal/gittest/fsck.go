@@ -40,7 +40,7 @@ func gitCommand(ctx context.Context, dir string, args ...string) ([]byte, error)
 	if st, err := os.Stat(filepath.Join(dir, ".git")); err == nil && st.IsDir() {
 		gitDir = filepath.Join(dir, ".git")
 	}
-	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir", gitDir}, args...)...)
+	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir", gitDir}, args...)...) //nolint:gosec // a test helper running git with the test's arguments
 	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
 	return cmd.CombinedOutput()
 }

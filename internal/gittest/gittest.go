@@ -94,7 +94,7 @@ func readDir(dir string) (map[string]string, error) {
 		if err != nil || !e.Type().IsRegular() {
 			return err
 		}
-		data, err := os.ReadFile(p)
+		data, err := os.ReadFile(p) //nolint:gosec // a test helper reading a test's temporary folder
 		if err != nil {
 			return err
 		}

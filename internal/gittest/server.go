@@ -4,7 +4,7 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/cgi"
+	"net/http/cgi" //nolint:gosec // serves git http-backend to tests; httpoxy is fixed since Go 1.6.3
 	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
@@ -32,7 +32,7 @@ func GitHandler(tb testing.TB, root string) http.Handler {
 	if err != nil {
 		tb.Skip("git CLI not installed: the HTTP git server needs git http-backend")
 	}
-	out, err := exec.CommandContext(tb.Context(), gitBin, "--exec-path").Output()
+	out, err := exec.CommandContext(tb.Context(), gitBin, "--exec-path").Output() //nolint:gosec // gitBin is git from PATH (exec.LookPath), in a test helper
 	if err != nil {
 		tb.Skipf("git --exec-path: %v", err)
 	}

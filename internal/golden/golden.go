@@ -28,10 +28,10 @@ func JSON(tb testing.TB, path string, v any, update bool) {
 func File(tb testing.TB, path string, got []byte, update bool) {
 	tb.Helper()
 	if update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil { //nolint:gosec // golden files are committed test data
 			tb.Fatal(err)
 		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
+		if err := os.WriteFile(path, got, 0o644); err != nil { //nolint:gosec // golden files are committed test data
 			tb.Fatal(err)
 		}
 		return
@@ -88,7 +88,7 @@ func ReadTree(tb testing.TB, dir string) map[string][]byte {
 		if err != nil {
 			return err
 		}
-		out[filepath.ToSlash(rel)], err = os.ReadFile(p)
+		out[filepath.ToSlash(rel)], err = os.ReadFile(p) //nolint:gosec // a test helper reading a test's folder
 		return err
 	})
 	if err != nil {

@@ -143,8 +143,8 @@ func (b *builder) addObject(doc document, src Source, reg *WorkloadRegistration)
 // in the folder layout environments/<name>/ and the common content declare them (read at
 // the tip when environments are listed), in the Kalypso layout only .environments/ on main.
 func (b *builder) checkEnvironmentPlace(doc document) {
-	switch {
-	case b.layout == LayoutKalypso:
+	switch b.layout {
+	case LayoutKalypso:
 		b.diag(doc.source.Warn("kind", fmt.Sprintf("Environment %q is ignored: environments are declared in .environments/ on the main branch", doc.name), ""))
 	}
 }

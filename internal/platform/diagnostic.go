@@ -133,7 +133,7 @@ func (e *DiagnosticError) Error() string { return e.Diagnostic.Error() }
 // number of wrappers), or else one diagnostic with its whole message.
 func AsDiagnostics(err error) []Diagnostic {
 	for e := err; e != nil; e = errors.Unwrap(e) {
-		switch d := e.(type) {
+		switch d := e.(type) { //nolint:errorlint // the loop unwraps one level at a time itself: the outermost diagnostic wins
 		case *DiagnosticError:
 			return []Diagnostic{d.Diagnostic}
 		case Diagnostic:

@@ -118,7 +118,7 @@ func (s *Store) Update(ctx context.Context, fn func(hub.Tx) error) error {
 			return err
 		}
 		s.logger.DebugContext(ctx, "retrying a hub transaction", "attempt", attempt, "error", err.Error())
-		backoff := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt, 6)))
+		backoff := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt, 6))) //nolint:gosec // retry backoff jitter; nothing secret depends on it
 		select {
 		case <-time.After(backoff):
 		case <-ctx.Done():

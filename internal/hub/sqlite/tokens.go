@@ -7,7 +7,7 @@ import (
 	"github.com/fleetform/fleetform/internal/hub"
 )
 
-const tokenColumns = `id, hash, kind, cluster, name, source, created_at, expires_at, revoked_at`
+const tokenColumns = `id, hash, kind, cluster, name, source, created_at, expires_at, revoked_at` //nolint:gosec // column names, not a token
 
 func scanToken(row interface{ Scan(...any) error }) (hub.Token, error) {
 	var tok hub.Token
