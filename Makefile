@@ -83,7 +83,7 @@ fmt:
 ## verify: nothing to tidy or format
 verify:
 	$(GO) mod tidy -e  # -e: a test-only dependency of modernc.org/sqlite is not on the proxy
-	gofmt -l $$(git ls-files '*.go') | tee /dev/stderr | (! read)
+	gofmt -l $$(git ls-files '*.go') | tee /dev/stderr | (! read -r _)
 	git diff --exit-code go.mod go.sum
 
 clean:

@@ -515,16 +515,16 @@ func (st *execState) seq(start, stop, step int) []int {
 	var n uint64
 	switch {
 	case step > 0 && start < stop:
-		n = (uint64(stop)-uint64(start)-1)/uint64(step) + 1
+		n = (uint64(stop)-uint64(start)-1)/uint64(step) + 1 //nolint:gosec // two's complement: the difference of start < stop is exact modulo 2^64, step > 0
 	case step < 0 && start > stop:
-		n = (uint64(start)-uint64(stop)-1)/(uint64(-(step+1))+1) + 1
+		n = (uint64(start)-uint64(stop)-1)/(uint64(-(step+1))+1) + 1 //nolint:gosec // as above, with -(step+1) >= 0 (no overflow at MinInt)
 	default:
 		return []int{}
 	}
-	if n > uint64(st.lim.MaxListLen) {
+	if n > uint64(st.lim.MaxListLen) { //nolint:gosec // limits are not negative
 		panic(&LimitError{Limit: "MaxListLen", msg: fmt.Sprintf("result would have %d elements, over the %d limit on a list or dict (MaxListLen)", n, st.lim.MaxListLen)})
 	}
-	st.list(int(n), 8)
+	st.list(int(n), 8) //nolint:gosec // n <= MaxListLen, an int
 	out := make([]int, n)
 	for i := range out {
 		out[i] = start + i*step // wraps like sprig's i += step, and stays in range
