@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/gitops"
 )
 
@@ -86,10 +87,10 @@ func newApplyCmd(e *env) *cobra.Command {
 			}
 			var pr *pullRequester
 			if o.pr {
-				if pr, err = newPullRequester(cmd.Context(), e, creds, target, r.snap.Environment, o.forgeURL); err != nil {
+				if pr, err = newPullRequester(cmd.Context(), e, creds, target, r.Snapshot.Environment, o.forgeURL); err != nil {
 					return err
 				}
-				co.HeadBranch = pr.head(r.snap.Revisions.Environment)
+				co.HeadBranch = pr.head(r.Snapshot.Revisions.Environment)
 			}
 			prog := newProgress(e, "rendering")
 			res, err := writerFor(e, &o.g, creds, o.allowMassDelete, prog).Apply(cmd.Context(), gitopsInput(r, target), co)
@@ -133,7 +134,7 @@ func (o *applyOptions) commitOptions() (gitops.CommitOptions, error) {
 }
 
 // report prints what apply did and chooses the exit code.
-func (o *applyOptions) report(e *env, r *result, res *gitops.Result, applyErr error, doc applyJSON) error {
+func (o *applyOptions) report(e *env, r *pipeline.Run, res *gitops.Result, applyErr error, doc applyJSON) error {
 	if res == nil || res.Plan == nil {
 		return failed(ExitFailed, applyErr)
 	}
@@ -147,7 +148,7 @@ func (o *applyOptions) report(e *env, r *result, res *gitops.Result, applyErr er
 	} else if applyErr != nil {
 		return failed(ExitFailed, applyErr)
 	}
-	printDiagnostics(e.stderr, r.diagnosticsWith(res.Plan.Output))
+	printDiagnostics(e.stderr, r.DiagnosticsWith(res.Plan.Output))
 	err := o.out.write(e.stdout, doc, func(w io.Writer) error { return applyText(w, &doc) })
 	if err != nil {
 		return failed(ExitFailed, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/compose"
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/schedule"
@@ -59,7 +60,7 @@ func newExplainCmd(e *env) *cobra.Command {
 			if err := o.validate(args); err != nil {
 				return err
 			}
-			r, err := o.cp.pipeline(cmd.Context(), e, upToSchedule)
+			r, err := o.cp.pipeline(cmd.Context(), e, pipeline.UpToSchedule)
 			if err != nil {
 				return err
 			}
@@ -98,22 +99,22 @@ func (o *explainOptions) validate(args []string) error {
 	return nil
 }
 
-func (o *explainOptions) print(e *env, r *result, key string) error {
-	ct, dt := findPair(r.snap, o.clusterType, o.deploymentTarget)
+func (o *explainOptions) print(e *env, r *pipeline.Run, key string) error {
+	ct, dt := findPair(r.Snapshot, o.clusterType, o.deploymentTarget)
 	if ct == nil || dt == nil {
-		ex := r.sched.Explain(o.deploymentTarget, o.clusterType)
+		ex := r.Schedule.Explain(o.deploymentTarget, o.clusterType)
 		return failed(ExitFailed, fmt.Errorf("%s", strings.Join(ex.Reasons, "; ")))
 	}
-	cfg := compose.New(r.snap).Compose(ct, dt)
+	cfg := compose.New(r.Snapshot).Compose(ct, dt)
 	doc := explainJSON{
-		Environment: r.snap.Environment, ClusterType: o.clusterType, DeploymentTarget: o.deploymentTarget,
-		Values: map[string]*compose.Value{}, Namespace: schedule.Namespace(r.snap.Environment, o.clusterType, o.deploymentTarget),
-		Scheduling: r.sched.Explain(o.deploymentTarget, o.clusterType),
+		Environment: r.Snapshot.Environment, ClusterType: o.clusterType, DeploymentTarget: o.deploymentTarget,
+		Values: map[string]*compose.Value{}, Namespace: schedule.Namespace(r.Snapshot.Environment, o.clusterType, o.deploymentTarget),
+		Scheduling: r.Schedule.Explain(o.deploymentTarget, o.clusterType),
 	}
 	doc.Scheduled = doc.Scheduling.Scheduled
 	doc.Manifests = dt.Manifests
-	for i := range r.sched.Assignments {
-		if a := &r.sched.Assignments[i]; a.ClusterType == o.clusterType && a.DeploymentTarget == o.deploymentTarget {
+	for i := range r.Schedule.Assignments {
+		if a := &r.Schedule.Assignments[i]; a.ClusterType == o.clusterType && a.DeploymentTarget == o.deploymentTarget {
 			doc.Manifests, doc.Pinned = a.Manifests, a.Pinned
 		}
 	}

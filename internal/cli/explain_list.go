@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/schedule"
 )
 
@@ -36,16 +37,16 @@ type explainPlaceJSON struct {
 }
 
 // printTarget explains one deployment target against every cluster type.
-func (o *explainOptions) printTarget(e *env, r *result) error {
-	if problem := r.sched.CheckTarget(o.deploymentTarget); problem != "" {
+func (o *explainOptions) printTarget(e *env, r *pipeline.Run) error {
+	if problem := r.Schedule.CheckTarget(o.deploymentTarget); problem != "" {
 		return failed(ExitFailed, errors.New(problem))
 	}
-	doc := explainTargetJSON{Environment: r.snap.Environment, DeploymentTarget: o.deploymentTarget, ClusterTypes: []explainPlaceJSON{}}
-	for _, ct := range r.sched.ClusterTypes {
+	doc := explainTargetJSON{Environment: r.Snapshot.Environment, DeploymentTarget: o.deploymentTarget, ClusterTypes: []explainPlaceJSON{}}
+	for _, ct := range r.Schedule.ClusterTypes {
 		name := ct.Metadata.Name
-		ex := r.sched.Explain(o.deploymentTarget, name)
+		ex := r.Schedule.Explain(o.deploymentTarget, name)
 		doc.ClusterTypes = append(doc.ClusterTypes, explainPlaceJSON{ClusterType: name, Scheduled: ex.Scheduled,
-			Namespace: schedule.Namespace(r.snap.Environment, name, o.deploymentTarget), Scheduling: ex})
+			Namespace: schedule.Namespace(r.Snapshot.Environment, name, o.deploymentTarget), Scheduling: ex})
 	}
 	return o.out.write(e.stdout, doc, func(w io.Writer) error {
 		fmt.Fprintf(w, "%s in %s, on each cluster type:\n", doc.DeploymentTarget, doc.Environment)
@@ -54,15 +55,15 @@ func (o *explainOptions) printTarget(e *env, r *result) error {
 }
 
 // printType explains every deployment target of the environment against one cluster type.
-func (o *explainOptions) printType(e *env, r *result) error {
-	if problem := r.sched.CheckClusterType(o.clusterType); problem != "" {
+func (o *explainOptions) printType(e *env, r *pipeline.Run) error {
+	if problem := r.Schedule.CheckClusterType(o.clusterType); problem != "" {
 		return failed(ExitFailed, errors.New(problem))
 	}
-	doc := explainTypeJSON{Environment: r.snap.Environment, ClusterType: o.clusterType, DeploymentTargets: []explainPlaceJSON{}}
-	for _, dt := range r.sched.Targets {
-		ex := r.sched.Explain(dt.Name, o.clusterType)
+	doc := explainTypeJSON{Environment: r.Snapshot.Environment, ClusterType: o.clusterType, DeploymentTargets: []explainPlaceJSON{}}
+	for _, dt := range r.Schedule.Targets {
+		ex := r.Schedule.Explain(dt.Name, o.clusterType)
 		doc.DeploymentTargets = append(doc.DeploymentTargets, explainPlaceJSON{DeploymentTarget: dt.Name, Workload: dt.Workload,
-			Scheduled: ex.Scheduled, Namespace: schedule.Namespace(r.snap.Environment, o.clusterType, dt.Name), Scheduling: ex})
+			Scheduled: ex.Scheduled, Namespace: schedule.Namespace(r.Snapshot.Environment, o.clusterType, dt.Name), Scheduling: ex})
 	}
 	return o.out.write(e.stdout, doc, func(w io.Writer) error {
 		fmt.Fprintf(w, "deployment targets of %s on cluster type %s:\n", doc.Environment, doc.ClusterType)

@@ -2,22 +2,13 @@ package cli
 
 import (
 	"errors"
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/platform"
 )
-
-// envError is a failure of one environment as a whole (its content could not be read).
-type envError struct {
-	env string
-	err error
-}
-
-func (e *envError) Error() string { return fmt.Sprintf("load environment %s: %v", e.env, e.err) }
-func (e *envError) Unwrap() error { return e.err }
 
 // failureJSON is what a command asked for -o json or yaml prints when it fails before it
 // could print its own document: every command prints one document on stdout.
@@ -29,10 +20,10 @@ type failureJSON struct {
 // failureDoc describes err for failureJSON.
 func failureDoc(err error) failureJSON {
 	doc := failureJSON{Errors: []platform.Diagnostic{}}
-	var ee *envError
+	var ee *pipeline.EnvError
 	if errors.As(err, &ee) {
-		doc.Environment = ee.env
-		err = ee.err
+		doc.Environment = ee.Env
+		err = ee.Err
 	}
 	var xe *exitError
 	if errors.As(err, &xe) {

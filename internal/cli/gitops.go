@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/gitops"
 )
 
@@ -31,10 +32,10 @@ func (o *gitopsOptions) bind(cmd *cobra.Command) {
 }
 
 // target resolves the GitOps target from the flags and the environment's GitOpsRepo.
-func (o *gitopsOptions) target(r *result) (gitops.Target, error) {
-	t := gitops.TargetFor(r.snap, gitops.Target{Repo: o.repo, Branch: o.branch, Path: o.path}, r.cp.Locate)
+func (o *gitopsOptions) target(r *pipeline.Run) (gitops.Target, error) {
+	t := gitops.TargetFor(r.Snapshot, gitops.Target{Repo: o.repo, Branch: o.branch, Path: o.path}, r.ControlPlane.Locate)
 	if t.Repo == "" {
-		return t, failed(ExitUsage, fmt.Errorf("environment %s has no GitOpsRepo: pass --gitops URL|PATH", r.snap.Environment))
+		return t, failed(ExitUsage, fmt.Errorf("environment %s has no GitOpsRepo: pass --gitops URL|PATH", r.Snapshot.Environment))
 	}
 	return t, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/platform"
 )
 
@@ -96,7 +97,7 @@ func (o *controlPlaneOptions) open(ctx context.Context, e *env) (*platform.Contr
 
 // pipeline opens the control plane and runs the pipeline up to upTo for the one environment
 // to work on (--env, or the only one there is).
-func (o *controlPlaneOptions) pipeline(ctx context.Context, e *env, upTo stage) (*result, error) {
+func (o *controlPlaneOptions) pipeline(ctx context.Context, e *env, upTo pipeline.Stage) (*pipeline.Run, error) {
 	cp, err := o.open(ctx, e)
 	if err != nil {
 		return nil, err

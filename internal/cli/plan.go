@@ -8,6 +8,7 @@ import (
 	"github.com/aymanbagabas/go-udiff"
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/redact"
 )
@@ -90,7 +91,7 @@ func newPlanCmd(e *env) *cobra.Command {
 				return failed(ExitFailed, err)
 			}
 			doc := toPlanJSON(p, r, o.g.diff)
-			printDiagnostics(e.stderr, r.diagnosticsWith(p.Output))
+			printDiagnostics(e.stderr, r.DiagnosticsWith(p.Output))
 			if err := o.out.write(e.stdout, doc, func(w io.Writer) error { return planText(w, &doc, o.g.diff) }); err != nil {
 				return failed(ExitFailed, err)
 			}
@@ -108,7 +109,7 @@ func newPlanCmd(e *env) *cobra.Command {
 }
 
 // loadForGitops loads the environment and resolves the GitOps target.
-func loadForGitops(cmd *cobra.Command, e *env, cp *controlPlaneOptions, g *gitopsOptions) (*result, gitops.Target, error) {
+func loadForGitops(cmd *cobra.Command, e *env, cp *controlPlaneOptions, g *gitopsOptions) (*pipeline.Run, gitops.Target, error) {
 	cp.trusted = append(cp.trusted, g.repo) // --gitops, when given, names a host to trust
 	ctl, err := cp.open(cmd.Context(), e)
 	if err != nil {
@@ -118,7 +119,7 @@ func loadForGitops(cmd *cobra.Command, e *env, cp *controlPlaneOptions, g *gitop
 	if err != nil {
 		return nil, gitops.Target{}, err
 	}
-	r, err := runPipeline(cmd.Context(), ctl, envs[0], upToSchedule, renderDefaults())
+	r, err := runPipeline(cmd.Context(), ctl, envs[0], pipeline.UpToSchedule, renderDefaults())
 	if err != nil {
 		return nil, gitops.Target{}, err
 	}
@@ -129,17 +130,17 @@ func loadForGitops(cmd *cobra.Command, e *env, cp *controlPlaneOptions, g *gitop
 	return r, t, err
 }
 
-func gitopsInput(r *result, t gitops.Target) gitops.Input {
-	return gitops.Input{Snapshot: r.snap, Schedule: r.sched, Target: t}
+func gitopsInput(r *pipeline.Run, t gitops.Target) gitops.Input {
+	return gitops.Input{Snapshot: r.Snapshot, Schedule: r.Schedule, Target: t}
 }
 
-func toPlanJSON(p *gitops.Plan, r *result, withDiff bool) planJSON {
+func toPlanJSON(p *gitops.Plan, r *pipeline.Run, withDiff bool) planJSON {
 	doc := planJSON{
 		Environment: p.Environment, Target: targetJSON{Repo: redact.URL(p.Target.Repo), Branch: p.Target.Branch, Path: p.Target.Path},
 		Changes: []changeJSON{}, AssignmentsAdded: nonNil(p.AssignmentsAdded), AssignmentsRemoved: nonNil(p.AssignmentsRemoved),
 		ClusterTypesAffected: nonNil(p.ClusterTypesAffected), Deferred: nonNil(p.Deferred), Failed: nonNil(p.Failed),
 		Rendered: p.Rendered, Skipped: p.Skipped, MassDelete: p.MassDelete,
-		diagnosticsJSON: splitDiagnostics(r.diagnosticsWith(p.Output)),
+		diagnosticsJSON: splitDiagnostics(r.DiagnosticsWith(p.Output)),
 	}
 	if !p.Base.IsZero() {
 		doc.Base = p.Base.String()

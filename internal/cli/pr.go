@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/forge"
 	"github.com/fleetform/fleetform/internal/forge/github"
 	"github.com/fleetform/fleetform/internal/gitauth"
@@ -73,7 +74,7 @@ func (p *pullRequester) head(controlPlaneCommit string) string {
 
 // open opens the pull request for an applied plan and closes fleetform's earlier ones for
 // the environment (never anybody else's).
-func (p *pullRequester) open(ctx context.Context, r *result, res *gitops.Result) (*pullRequestJSON, []int, error) {
+func (p *pullRequester) open(ctx context.Context, r *pipeline.Run, res *gitops.Result) (*pullRequestJSON, []int, error) {
 	plan := toPlanJSON(res.Plan, r, false)
 	var body bytes.Buffer
 	if err := planText(&body, &plan, false); err != nil {
@@ -87,7 +88,7 @@ func (p *pullRequester) open(ctx context.Context, r *result, res *gitops.Result)
 		}
 	}
 	title := fmt.Sprintf("fleetform: apply %s", p.env)
-	if c := r.snap.Revisions.Environment; c != "" {
+	if c := r.Snapshot.Revisions.Environment; c != "" {
 		title += " from control plane " + c[:min(len(c), 12)]
 	}
 	return p.create(ctx, forge.NewChangeRequest{Base: p.base, Head: res.Branch, Title: title, Body: body.String(), Labels: labels})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/forge"
 	"github.com/fleetform/fleetform/internal/gitauth"
 	"github.com/fleetform/fleetform/internal/gitops"
@@ -277,11 +278,11 @@ func (o *promoteOptions) runWatch(ctx context.Context, e *env, p *promote.Promot
 // applyAfterPromotion renders a freshly promoted environment into its GitOps repository and
 // posts its desired state to the hub.
 func (o *promoteOptions) applyAfterPromotion(ctx context.Context, e *env, p *promote.Promoter, cp *platform.ControlPlane, env string) error {
-	r, err := runPipeline(ctx, cp, env, upToSchedule, renderDefaults())
+	r, err := runPipeline(ctx, cp, env, pipeline.UpToSchedule, renderDefaults())
 	if err != nil {
 		return err
 	}
-	t := gitops.TargetFor(r.snap, gitops.Target{Repo: cp.GitOpsOverride(env)}, cp.Locate)
+	t := gitops.TargetFor(r.Snapshot, gitops.Target{Repo: cp.GitOpsOverride(env)}, cp.Locate)
 	if t.Repo == "" {
 		return fmt.Errorf("environment %s has no GitOpsRepo", env)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/client"
@@ -91,7 +92,7 @@ func (h httpHub) Record(ctx context.Context, e hub.Event) error { return h.c.Rec
 
 // postDesired tells the hub what an apply scheduled, at the GitOps revision it wrote (or,
 // when nothing changed, the branch tip it found up to date). Without --hub it does nothing.
-func (o *hubOptions) postDesired(ctx context.Context, r *result, res *gitops.Result) error {
+func (o *hubOptions) postDesired(ctx context.Context, r *pipeline.Run, res *gitops.Result) error {
 	if o.url == "" || res == nil || res.Plan == nil {
 		return nil
 	}
@@ -112,9 +113,9 @@ func (o *hubOptions) postDesired(ctx context.Context, r *result, res *gitops.Res
 // desiredOf is what an apply scheduled: every assignment with its manifests and composed
 // configuration, at the commit written, with the control-plane commit the common content
 // was rendered from.
-func desiredOf(r *result, res *gitops.Result) hub.Desired {
+func desiredOf(r *pipeline.Run, res *gitops.Result) hub.Desired {
 	p := res.Plan
-	d := hub.Desired{Environment: r.snap.Environment, GitOpsRepo: redact.URL(p.Target.Repo), Branch: res.Branch,
+	d := hub.Desired{Environment: r.Snapshot.Environment, GitOpsRepo: redact.URL(p.Target.Repo), Branch: res.Branch,
 		Assignments: []hub.DesiredAssignment{}}
 	switch {
 	case !res.Commit.IsZero():
@@ -135,9 +136,9 @@ func desiredOf(r *result, res *gitops.Result) hub.Desired {
 		}
 	}
 	if d.PromotedCommit == "" {
-		d.PromotedCommit = r.snap.Revisions.Common
+		d.PromotedCommit = r.Snapshot.Revisions.Common
 	}
-	for _, a := range r.sched.Assignments {
+	for _, a := range r.Schedule.Assignments {
 		d.Assignments = append(d.Assignments, hub.DesiredAssignment{Workload: a.Workload, DeploymentTarget: a.DeploymentTarget,
 			ClusterType: a.ClusterType, Namespace: a.Namespace, Manifests: a.Manifests,
 			Config: configs[a.ClusterType+"/"+a.DeploymentTarget]})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/platform"
 )
 
@@ -56,7 +57,7 @@ func newRenderCmd(e *env) *cobra.Command {
 			if o.dir == "" {
 				return failed(ExitUsage, fmt.Errorf("--out is required"))
 			}
-			r, err := o.cp.pipeline(cmd.Context(), e, upToRender)
+			r, err := o.cp.pipeline(cmd.Context(), e, pipeline.UpToRender)
 			if err != nil {
 				return err
 			}
@@ -69,25 +70,25 @@ func newRenderCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-func (o *renderOptions) write(e *env, r *result) error {
-	doc := renderJSON{Environment: r.snap.Environment, Out: o.dir, Assignments: len(r.output.Assignments),
-		ClusterTypes: len(r.output.ClusterTypes), Written: []string{}, Removed: []string{}, Failed: []failedJSON{},
-		diagnosticsJSON: splitDiagnostics(r.diagnostics())}
+func (o *renderOptions) write(e *env, r *pipeline.Run) error {
+	doc := renderJSON{Environment: r.Snapshot.Environment, Out: o.dir, Assignments: len(r.Output.Assignments),
+		ClusterTypes: len(r.Output.ClusterTypes), Written: []string{}, Removed: []string{}, Failed: []failedJSON{},
+		diagnosticsJSON: splitDiagnostics(r.Diagnostics())}
 	keep := map[string]bool{}
-	for _, a := range r.output.Failed() {
+	for _, a := range r.Output.Failed() {
 		keep[a.Dir()+"/"] = true
 		doc.Failed = append(doc.Failed, failedJSON{ClusterType: a.ClusterType, DeploymentTarget: a.DeploymentTarget, Error: a.Err.Error()})
 	}
 	// With errors in the input, a target may be missing only because its file is broken:
 	// folders of targets that are no longer scheduled are then kept.
 	var current map[string]bool
-	if platform.HasErrors(r.snap.Diagnostics) || len(r.sched.FailedPolicies) > 0 {
+	if platform.HasErrors(r.Snapshot.Diagnostics) || len(r.Schedule.FailedPolicies) > 0 {
 		current = map[string]bool{}
-		for i := range r.output.Assignments {
-			current[r.output.Assignments[i].Dir()+"/"] = true
+		for i := range r.Output.Assignments {
+			current[r.Output.Assignments[i].Dir()+"/"] = true
 		}
 	}
-	tree := r.output.Tree()
+	tree := r.Output.Tree()
 	out, err := openOut(o.dir)
 	if err != nil {
 		return failed(ExitFailed, err)
@@ -96,13 +97,13 @@ func (o *renderOptions) write(e *env, r *result) error {
 	if err := out.check(e.stderr, tree); err != nil {
 		return failed(ExitFailed, err)
 	}
-	if doc.Removed, err = out.removeStale(r.output.ClusterTypes, tree, keep, current); err != nil {
+	if doc.Removed, err = out.removeStale(r.Output.ClusterTypes, tree, keep, current); err != nil {
 		return failed(ExitFailed, err)
 	}
 	if doc.Written, doc.Unchanged, err = out.write(tree); err != nil {
 		return failed(ExitFailed, err)
 	}
-	printDiagnostics(e.stderr, r.diagnostics())
+	printDiagnostics(e.stderr, r.Diagnostics())
 	err = o.out.write(e.stdout, doc, func(w io.Writer) error {
 		fmt.Fprintf(w, "rendered environment %s: %d assignment(s) on %d cluster type(s) into %s\n",
 			doc.Environment, doc.Assignments-len(doc.Failed), doc.ClusterTypes, o.dir)
@@ -130,10 +131,10 @@ func (o *renderOptions) write(e *env, r *result) error {
 }
 
 // perClusterType prints, for each cluster type, its assignments and files written.
-func perClusterType(w io.Writer, r *result, written []string) error {
+func perClusterType(w io.Writer, r *pipeline.Run, written []string) error {
 	assigned, failedN, writes := map[string]int{}, map[string]int{}, map[string]int{}
-	for i := range r.output.Assignments {
-		a := &r.output.Assignments[i]
+	for i := range r.Output.Assignments {
+		a := &r.Output.Assignments[i]
 		assigned[a.ClusterType]++
 		if a.Err != nil {
 			failedN[a.ClusterType]++
@@ -145,7 +146,7 @@ func perClusterType(w io.Writer, r *result, written []string) error {
 	}
 	fmt.Fprintln(w)
 	t := newTable(w, "CLUSTER TYPE", "ASSIGNMENTS", "FAILED", "FILES WRITTEN")
-	for _, ct := range r.output.ClusterTypes {
+	for _, ct := range r.Output.ClusterTypes {
 		t.row(ct, fmt.Sprint(assigned[ct]), fmt.Sprint(failedN[ct]), fmt.Sprint(writes[ct]))
 	}
 	return t.flush()

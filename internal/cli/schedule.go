@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/schedule"
 )
@@ -48,12 +49,12 @@ func newScheduleCmd(e *env) *cobra.Command {
 			if err := o.out.check(); err != nil {
 				return err
 			}
-			r, err := o.cp.pipeline(cmd.Context(), e, upToSchedule)
-			var ee *envError
+			r, err := o.cp.pipeline(cmd.Context(), e, pipeline.UpToSchedule)
+			var ee *pipeline.EnvError
 			if errors.As(err, &ee) && o.out.format != "text" {
 				// The environment could not be read: its document says so, with no assignments.
-				doc := scheduleJSON{Environment: ee.env, Assignments: []assignmentJSON{},
-					diagnosticsJSON: splitDiagnostics(platform.AsDiagnostics(ee.err))}
+				doc := scheduleJSON{Environment: ee.Env, Assignments: []assignmentJSON{},
+					diagnosticsJSON: splitDiagnostics(platform.AsDiagnostics(ee.Err))}
 				if werr := o.out.write(e.stdout, doc, nil); werr != nil {
 					return failed(ExitFailed, werr)
 				}
@@ -69,9 +70,9 @@ func newScheduleCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-func (o *scheduleOptions) print(e *env, r *result) error {
-	doc := scheduleJSON{Environment: r.snap.Environment, Assignments: []assignmentJSON{}, diagnosticsJSON: splitDiagnostics(r.diagnostics())}
-	for _, a := range r.sched.Assignments {
+func (o *scheduleOptions) print(e *env, r *pipeline.Run) error {
+	doc := scheduleJSON{Environment: r.Snapshot.Environment, Assignments: []assignmentJSON{}, diagnosticsJSON: splitDiagnostics(r.Diagnostics())}
+	for _, a := range r.Schedule.Assignments {
 		doc.Assignments = append(doc.Assignments, assignmentJSON{
 			Workload: a.Workload, DeploymentTarget: a.DeploymentTarget, ClusterType: a.ClusterType,
 			Namespace: a.Namespace, Policies: a.Policies, Pinned: a.Pinned,
@@ -99,7 +100,7 @@ func (o *scheduleOptions) print(e *env, r *result) error {
 	if err != nil {
 		return failed(ExitFailed, err)
 	}
-	printDiagnostics(e.stderr, r.diagnostics())
+	printDiagnostics(e.stderr, r.Diagnostics())
 	if len(doc.Errors) > 0 {
 		return failed(ExitFailed, nil)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/promote"
 )
@@ -57,7 +58,7 @@ func newValidateCmd(e *env) *cobra.Command {
 				all = append(append(all, envDiags...), chainDiags...)
 			}
 			for _, name := range envs {
-				r, err := runPipeline(cmd.Context(), cp, name, upToRender, renderDefaults())
+				r, err := runPipeline(cmd.Context(), cp, name, pipeline.UpToRender, renderDefaults())
 				if err != nil {
 					if cmd.Context().Err() != nil {
 						return err
@@ -69,10 +70,10 @@ func newValidateCmd(e *env) *cobra.Command {
 					doc.Environments = append(doc.Environments, validateEnvJSON{Environment: name, diagnosticsJSON: splitDiagnostics(ds)})
 					continue
 				}
-				ds := r.diagnostics()
+				ds := r.Diagnostics()
 				all = append(all, ds...)
-				ej := validateEnvJSON{Environment: name, Assignments: len(r.sched.Assignments),
-					Rendered: len(r.output.Assignments) - len(r.output.Failed()), diagnosticsJSON: splitDiagnostics(ds)}
+				ej := validateEnvJSON{Environment: name, Assignments: len(r.Schedule.Assignments),
+					Rendered: len(r.Output.Assignments) - len(r.Output.Failed()), diagnosticsJSON: splitDiagnostics(ds)}
 				doc.Valid = doc.Valid && len(ej.Errors) == 0
 				doc.Environments = append(doc.Environments, ej)
 			}

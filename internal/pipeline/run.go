@@ -1,0 +1,87 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/render"
+	"github.com/fleetform/fleetform/internal/schedule"
+)
+
+// Stage says how far Load runs the pipeline.
+type Stage int
+
+// Stages.
+const (
+	// UpToSchedule loads and schedules.
+	UpToSchedule Stage = iota
+	// UpToRender also composes and renders every assignment.
+	UpToRender
+)
+
+// Run is one environment loaded, scheduled and, up to UpToRender, rendered.
+type Run struct {
+	ControlPlane *platform.ControlPlane
+	Snapshot     *platform.Snapshot
+	Schedule     *schedule.Result
+	// Output is nil when only scheduling was asked for.
+	Output *render.Output
+}
+
+// EnvError is the failure of one environment as a whole: its content could not be read, or
+// the work was stopped.
+type EnvError struct {
+	Env string
+	Err error
+}
+
+func (e *EnvError) Error() string { return fmt.Sprintf("load environment %s: %v", e.Env, e.Err) }
+
+// Unwrap returns the cause.
+func (e *EnvError) Unwrap() error { return e.Err }
+
+// Load loads env and runs the pipeline up to the given stage. Rendering stops when ctx
+// ends (the run is then an error: its output would be incomplete).
+func Load(ctx context.Context, cp *platform.ControlPlane, env string, upTo Stage, opts render.Options) (*Run, error) {
+	snap, err := cp.Load(ctx, env)
+	if err != nil {
+		return nil, &EnvError{Env: env, Err: err}
+	}
+	r := &Run{ControlPlane: cp, Snapshot: snap, Schedule: schedule.Schedule(snap)}
+	if upTo >= UpToRender {
+		opts.Stop = ctx.Done()
+		cp.Logger().DebugContext(ctx, "rendering", "environment", env, "assignments", len(r.Schedule.Assignments))
+		r.Output = render.Render(snap, r.Schedule, opts)
+		if r.Output.Stopped {
+			return nil, &EnvError{Env: env, Err: ctx.Err()}
+		}
+	}
+	return r, nil
+}
+
+// Diagnostics gathers every stage's diagnostics.
+func (r *Run) Diagnostics() []platform.Diagnostic {
+	ds := append([]platform.Diagnostic(nil), r.Snapshot.Diagnostics...)
+	ds = append(ds, r.Schedule.Diagnostics...)
+	if r.Output != nil {
+		ds = append(ds, r.Output.Diagnostics...)
+	}
+	return ds
+}
+
+// DiagnosticsWith gathers the load and scheduling diagnostics and those of a render made
+// elsewhere (by plan or apply).
+func (r *Run) DiagnosticsWith(out *render.Output) []platform.Diagnostic {
+	ds := r.Diagnostics()
+	if out != nil && r.Output == nil {
+		ds = append(ds, out.Diagnostics...)
+	}
+	return ds
+}
+
+// HasInputErrors reports whether the environment's input has errors that may hide what it
+// schedules (a broken file, an invalid policy): then nothing may be removed on their account.
+func (r *Run) HasInputErrors() bool {
+	return platform.HasErrors(r.Snapshot.Diagnostics) || len(r.Schedule.FailedPolicies) > 0
+}
