@@ -34,9 +34,9 @@ type applyJSON struct {
 	NoChange    bool   `json:"noChange"`
 	Refused     string `json:"refused,omitempty"`
 	// PullRequest is set with --pr; Superseded lists fleetform's earlier pull requests it closed.
-	PullRequest *pullRequestJSON `json:"pullRequest,omitempty"`
-	Superseded  []int            `json:"superseded,omitempty"`
-	Plan        planJSON         `json:"plan"`
+	PullRequest *pullRequestJSON    `json:"pullRequest,omitempty"`
+	Superseded  []int               `json:"superseded,omitempty"`
+	Plan        pipeline.PlanReport `json:"plan"`
 }
 
 type pullRequestJSON struct {
@@ -139,7 +139,7 @@ func (o *applyOptions) report(e *env, r *pipeline.Run, res *gitops.Result, apply
 		return failed(ExitFailed, applyErr)
 	}
 	doc.Environment, doc.Branch, doc.Attempts = res.Plan.Environment, res.Branch, res.Attempts
-	doc.NoChange, doc.Plan = res.Plan.NoChange(), toPlanJSON(res.Plan, r, false)
+	doc.NoChange, doc.Plan = res.Plan.NoChange(), pipeline.Report(res.Plan, r, false)
 	if !res.Commit.IsZero() {
 		doc.Commit = res.Commit.String()
 	}
@@ -184,7 +184,7 @@ func applyText(w io.Writer, doc *applyJSON) error {
 			counts["add"], counts["modify"], counts["delete"], len(doc.Plan.AssignmentsAdded), len(doc.Plan.AssignmentsRemoved),
 			doc.Plan.Rendered, doc.Plan.Skipped)
 		if len(doc.Plan.ClusterTypesAffected) > 0 {
-			fmt.Fprintf(w, "cluster types affected: %s\n", listOrNone(doc.Plan.ClusterTypesAffected))
+			fmt.Fprintf(w, "cluster types affected: %s\n", pipeline.ListOrNone(doc.Plan.ClusterTypesAffected))
 		}
 	}
 	if n := len(doc.Plan.Failed); n > 0 {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
+	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/platform"
 )
 
@@ -62,22 +63,9 @@ func (t *table) row(cols ...string) { fmt.Fprintln(t.tw, strings.Join(cols, "\t"
 func (t *table) flush() error       { return t.tw.Flush() }
 
 // diagnosticsJSON are the errors and warnings of a result, split by severity.
-type diagnosticsJSON struct {
-	Errors   []platform.Diagnostic `json:"errors"`
-	Warnings []platform.Diagnostic `json:"warnings,omitempty"`
-}
+type diagnosticsJSON = pipeline.DiagnosticReport
 
-func splitDiagnostics(ds []platform.Diagnostic) diagnosticsJSON {
-	out := diagnosticsJSON{Errors: []platform.Diagnostic{}}
-	for _, d := range ds {
-		if d.Severity == platform.SeverityError {
-			out.Errors = append(out.Errors, d)
-		} else {
-			out.Warnings = append(out.Warnings, d)
-		}
-	}
-	return out
-}
+func splitDiagnostics(ds []platform.Diagnostic) diagnosticsJSON { return pipeline.SplitDiagnostics(ds) }
 
 // printDiagnostics writes one line per diagnostic: "error: file:line: Kind/name: ...".
 func printDiagnostics(w io.Writer, ds []platform.Diagnostic) {

@@ -75,9 +75,9 @@ func (p *pullRequester) head(controlPlaneCommit string) string {
 // open opens the pull request for an applied plan and closes fleetform's earlier ones for
 // the environment (never anybody else's).
 func (p *pullRequester) open(ctx context.Context, r *pipeline.Run, res *gitops.Result) (*pullRequestJSON, []int, error) {
-	plan := toPlanJSON(res.Plan, r, false)
+	plan := pipeline.Report(res.Plan, r, false)
 	var body bytes.Buffer
-	if err := planText(&body, &plan, false); err != nil {
+	if err := pipeline.WriteMarkdown(&body, &plan, false); err != nil {
 		return nil, nil, err
 	}
 	body.WriteString("\n" + forge.Marker(p.env) + "\n")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/api"
+	"github.com/fleetform/fleetform/internal/pipeline"
 )
 
 // The commands that read the hub: status, diff, history, drift; and approve, which writes
@@ -115,7 +116,7 @@ func diffText(w io.Writer, d hub.EnvDiff) error {
 	t := newTable(w, "WORKLOAD", "SAME", "CLUSTER TYPES ("+d.From+")", "CLUSTER TYPES ("+d.To+")",
 		"VERSIONS ("+d.From+")", "VERSIONS ("+d.To+")")
 	for _, wd := range d.Workloads {
-		t.row(wd.Workload, yesNo(wd.Same), listOrNone(wd.From.ClusterTypes), listOrNone(wd.To.ClusterTypes),
+		t.row(wd.Workload, yesNo(wd.Same), pipeline.ListOrNone(wd.From.ClusterTypes), pipeline.ListOrNone(wd.To.ClusterTypes),
 			versionsText(wd.From.Versions), versionsText(wd.To.Versions))
 	}
 	if err := t.flush(); err != nil {
