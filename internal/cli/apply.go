@@ -34,16 +34,9 @@ type applyJSON struct {
 	NoChange    bool   `json:"noChange"`
 	Refused     string `json:"refused,omitempty"`
 	// PullRequest is set with --pr; Superseded lists fleetform's earlier pull requests it closed.
-	PullRequest *pullRequestJSON    `json:"pullRequest,omitempty"`
-	Superseded  []int               `json:"superseded,omitempty"`
-	Plan        pipeline.PlanReport `json:"plan"`
-}
-
-type pullRequestJSON struct {
-	Number int    `json:"number"`
-	URL    string `json:"url"`
-	Head   string `json:"head"`
-	Base   string `json:"base"`
+	PullRequest *pipeline.PullRequest `json:"pullRequest,omitempty"`
+	Superseded  []int                 `json:"superseded,omitempty"`
+	Plan        pipeline.PlanReport   `json:"plan"`
 }
 
 func newApplyCmd(e *env) *cobra.Command {
@@ -85,30 +78,21 @@ func newApplyCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var pr *pullRequester
+			opts := pipeline.ApplyOptions{Target: target, Commit: co, Hub: o.hub.poster()}
 			if o.pr {
-				if pr, err = newPullRequester(cmd.Context(), e, creds, target, r.Snapshot.Environment, o.forgeURL); err != nil {
-					return err
+				opts.PullRequests, err = pipeline.NewPullRequests(cmd.Context(), creds, target, r.Snapshot.Environment, o.forgeURL, e.logger)
+				if err != nil {
+					return failed(ExitUsage, fmt.Errorf("--pr needs the repository's URL on a forge and a token: %w", err))
 				}
-				co.HeadBranch = pr.head(r.Snapshot.Revisions.Environment)
 			}
 			prog := newProgress(e, "rendering")
-			res, err := writerFor(e, &o.g, creds, o.allowMassDelete, prog).Apply(cmd.Context(), gitopsInput(r, target), co)
+			applied, err := pipeline.Apply(cmd.Context(), writerFor(e, &o.g, creds, o.allowMassDelete, prog), r, opts)
 			prog.finish()
-			var doc applyJSON
-			if pr != nil && err == nil && !res.Commit.IsZero() {
-				if doc.PullRequest, doc.Superseded, err = pr.open(cmd.Context(), r, res); err != nil {
-					return failed(ExitFailed, err)
-				}
-			}
-			var hubErr error
-			if err == nil && pr == nil {
-				hubErr = o.hub.postDesired(cmd.Context(), r, res)
-			}
-			if reportErr := o.report(e, r, res, err, doc); reportErr != nil || hubErr == nil {
+			doc := applyJSON{PullRequest: applied.PullRequest, Superseded: applied.Superseded}
+			if reportErr := o.report(e, r, applied.Result, err, doc); reportErr != nil || applied.HubErr == nil {
 				return reportErr
 			}
-			return failed(ExitFailed, fmt.Errorf("the commit is written, but: %w", hubErr))
+			return failed(ExitFailed, fmt.Errorf("the commit is written, but: %w", applied.HubErr))
 		},
 	}
 	o.cp.bind(cmd, e, true)

@@ -41,7 +41,7 @@ type promoteOptions struct {
 // promoteJSON is what `promote -o json` prints: the decision, and the pull request with --pr.
 type promoteJSON struct {
 	promote.Result
-	PullRequest *pullRequestJSON `json:"pullRequest,omitempty"`
+	PullRequest *pipeline.PullRequest `json:"pullRequest,omitempty"`
 }
 
 func newPromoteCmd(e *env) *cobra.Command {
@@ -141,7 +141,7 @@ func (o *promoteOptions) promoter(ctx context.Context, e *env) (*promote.Promote
 		}
 	}
 	if o.statuses {
-		repo, client, err := forgeClient(ctx, creds, o.cp.controlPlane, o.forgeURL)
+		repo, client, err := pipeline.ForgeClient(ctx, creds, o.cp.controlPlane, o.forgeURL)
 		if err != nil {
 			return nil, failed(ExitUsage, fmt.Errorf("--commit-status needs the control plane's URL on a forge and a token: %w", err))
 		}
@@ -166,12 +166,12 @@ func (o *promoteOptions) promoteOnce(ctx context.Context, e *env, p *promote.Pro
 	if err != nil {
 		return err
 	}
-	var pr *pullRequester
+	var pr *pipeline.PullRequests
 	if o.pr {
-		if pr, err = o.pullRequester(ctx, e, cp); err != nil {
+		if pr, err = o.pullRequests(ctx, e, cp); err != nil {
 			return err
 		}
-		p.Commit.HeadBranch = pr.head("promote")
+		p.Commit.HeadBranch = pr.Head("promote")
 	}
 	res, err := p.Promote(ctx, promote.Request{ControlPlane: cp, To: o.to, Commit: o.commit, Override: o.override,
 		Reason: o.reason, Actor: o.actor, Now: time.Now()})
@@ -193,8 +193,8 @@ func (o *promoteOptions) promoteOnce(ctx context.Context, e *env, p *promote.Pro
 	return nil
 }
 
-// pullRequester opens the pin's pull request into the branch the pin is written on.
-func (o *promoteOptions) pullRequester(ctx context.Context, e *env, cp *platform.ControlPlane) (*pullRequester, error) {
+// pullRequests opens the pin's pull request into the branch the pin is written on.
+func (o *promoteOptions) pullRequests(ctx context.Context, e *env, cp *platform.ControlPlane) (*pipeline.PullRequests, error) {
 	envs, _, err := cp.Environments(ctx)
 	if err != nil {
 		return nil, failed(ExitFailed, err)
@@ -207,12 +207,16 @@ func (o *promoteOptions) pullRequester(ctx context.Context, e *env, cp *platform
 		if err != nil {
 			return nil, failed(ExitFailed, err)
 		}
-		return newPullRequester(ctx, e, o.creds, gitops.Target{Repo: o.cp.controlPlane, Branch: loc.Branch}, o.to, o.forgeURL)
+		prs, err := pipeline.NewPullRequests(ctx, o.creds, gitops.Target{Repo: o.cp.controlPlane, Branch: loc.Branch}, o.to, o.forgeURL, e.logger)
+		if err != nil {
+			return nil, failed(ExitUsage, fmt.Errorf("--pr needs the repository's URL on a forge and a token: %w", err))
+		}
+		return prs, nil
 	}
 	return nil, failed(ExitUsage, fmt.Errorf("environment %q is not declared", o.to))
 }
 
-func (o *promoteOptions) openPullRequest(ctx context.Context, pr *pullRequester, head string, res promote.Result) (*pullRequestJSON, error) {
+func (o *promoteOptions) openPullRequest(ctx context.Context, pr *pipeline.PullRequests, head string, res promote.Result) (*pipeline.PullRequest, error) {
 	title := fmt.Sprintf("fleetform: promote %s to %s", res.Commit[:min(len(res.Commit), 12)], res.To)
 	var body strings.Builder
 	fmt.Fprintf(&body, "Pins the common content of `%s` to control-plane commit `%s`", res.To, res.Commit)
@@ -227,7 +231,7 @@ func (o *promoteOptions) openPullRequest(ctx context.Context, pr *pullRequester,
 		}
 	}
 	body.WriteString("\n" + forge.Marker(res.To) + "\n")
-	doc, _, err := pr.create(ctx, forge.NewChangeRequest{Base: pr.base, Head: head, Title: title,
+	doc, _, err := pr.Create(ctx, forge.NewChangeRequest{Base: pr.Base(), Head: head, Title: title,
 		Body: body.String(), Labels: []string{"fleetform", "promotion"}})
 	return doc, err
 }
@@ -265,31 +269,10 @@ func (o *promoteOptions) runWatch(ctx context.Context, e *env, p *promote.Promot
 	w := &promote.Watcher{Promoter: p, Actor: o.actor, Logger: e.logger,
 		Open: func(ctx context.Context) (*platform.ControlPlane, error) { return o.cp.open(ctx, e) }}
 	if o.apply {
-		w.Apply = func(ctx context.Context, cp *platform.ControlPlane, env string) error {
-			return o.applyAfterPromotion(ctx, e, p, cp, env)
-		}
+		w.Apply = pipeline.AfterPromotion(p.Git, p.Commit, o.hub.poster(), e.logger)
 	}
 	if err := w.Run(ctx, o.interval); err != nil && ctx.Err() == nil {
 		return failed(ExitFailed, err)
 	}
 	return nil // interrupted: the normal way to stop watching
-}
-
-// applyAfterPromotion renders a freshly promoted environment into its GitOps repository and
-// posts its desired state to the hub.
-func (o *promoteOptions) applyAfterPromotion(ctx context.Context, e *env, p *promote.Promoter, cp *platform.ControlPlane, env string) error {
-	r, err := runPipeline(ctx, cp, env, pipeline.UpToSchedule, renderDefaults())
-	if err != nil {
-		return err
-	}
-	t := gitops.TargetFor(r.Snapshot, gitops.Target{Repo: cp.GitOpsOverride(env)}, cp.Locate)
-	if t.Repo == "" {
-		return fmt.Errorf("environment %s has no GitOpsRepo", env)
-	}
-	res, err := p.Git.Apply(ctx, gitopsInput(r, t), p.Commit)
-	if err != nil {
-		return err
-	}
-	e.logger.InfoContext(ctx, "applied", "environment", env, "commit", res.Commit.String(), "no_change", res.Plan.NoChange())
-	return o.hub.postDesired(ctx, r, res)
 }

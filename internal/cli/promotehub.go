@@ -8,12 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/client"
 	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/promote"
-	"github.com/fleetform/fleetform/internal/redact"
 )
 
 // hubTokenEnv is the environment variable the hub's token is read from.
@@ -90,60 +88,24 @@ func (h httpHub) Approved(ctx context.Context, env, commit string) (bool, error)
 // Record implements promote.Hub.
 func (h httpHub) Record(ctx context.Context, e hub.Event) error { return h.c.Record(ctx, e) }
 
-// postDesired tells the hub what an apply scheduled, at the GitOps revision it wrote (or,
-// when nothing changed, the branch tip it found up to date). Without --hub it does nothing.
-func (o *hubOptions) postDesired(ctx context.Context, r *pipeline.Run, res *gitops.Result) error {
-	if o.url == "" || res == nil || res.Plan == nil {
+// poster returns the hub the desired state of an apply goes to, or nil without --hub.
+func (o *hubOptions) poster() pipeline.DesiredPoster {
+	if o.url == "" {
 		return nil
 	}
-	d := desiredOf(r, res)
-	if d.Revision == "" {
-		return nil // an empty branch with nothing to write: nothing is scheduled anywhere
-	}
-	c, err := o.client()
+	return lazyPoster{o: o}
+}
+
+// lazyPoster posts through the hub's client, made at the first post (the token is checked
+// before anything is written, by the commands that take --hub).
+type lazyPoster struct{ o *hubOptions }
+
+// PostDesired implements pipeline.DesiredPoster.
+func (p lazyPoster) PostDesired(ctx context.Context, d hub.Desired) error {
+	c, err := p.o.client()
 	if err != nil {
 		return err
 	}
-	if _, err := c.PostDesired(ctx, d); err != nil {
-		return fmt.Errorf("post the desired state of %s at %s to the hub: %w", d.Environment, shortSHA(d.Revision), err)
-	}
-	return nil
+	_, err = c.PostDesired(ctx, d)
+	return err
 }
-
-// desiredOf is what an apply scheduled: every assignment with its manifests and composed
-// configuration, at the commit written, with the control-plane commit the common content
-// was rendered from.
-func desiredOf(r *pipeline.Run, res *gitops.Result) hub.Desired {
-	p := res.Plan
-	d := hub.Desired{Environment: r.Snapshot.Environment, GitOpsRepo: redact.URL(p.Target.Repo), Branch: res.Branch,
-		Assignments: []hub.DesiredAssignment{}}
-	switch {
-	case !res.Commit.IsZero():
-		d.Revision = res.Commit.String()
-	case !p.Base.IsZero():
-		d.Revision = p.Base.String()
-	}
-	if d.Branch == "" {
-		d.Branch = p.Target.Branch
-	}
-	configs := map[string]map[string]any{}
-	if p.Output != nil {
-		d.PromotedCommit = p.Output.CommonCommit
-		for _, a := range p.Output.Assignments {
-			if a.Config != nil {
-				configs[a.ClusterType+"/"+a.DeploymentTarget] = a.Config.Data
-			}
-		}
-	}
-	if d.PromotedCommit == "" {
-		d.PromotedCommit = r.Snapshot.Revisions.Common
-	}
-	for _, a := range r.Schedule.Assignments {
-		d.Assignments = append(d.Assignments, hub.DesiredAssignment{Workload: a.Workload, DeploymentTarget: a.DeploymentTarget,
-			ClusterType: a.ClusterType, Namespace: a.Namespace, Manifests: a.Manifests,
-			Config: configs[a.ClusterType+"/"+a.DeploymentTarget]})
-	}
-	return d
-}
-
-func shortSHA(s string) string { return s[:min(len(s), 12)] }

@@ -375,3 +375,5 @@ func newApproveCmd(e *env) *cobra.Command {
 	_ = cmd.MarkFlagRequired("commit")
 	return cmd
 }
+
+func shortSHA(s string) string { return s[:min(len(s), 12)] }

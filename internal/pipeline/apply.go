@@ -1,0 +1,84 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/fleetform/fleetform/internal/gitops"
+	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/render"
+)
+
+// ApplyOptions say where and how an environment is applied.
+type ApplyOptions struct {
+	Target gitops.Target
+	Commit gitops.CommitOptions
+	// PullRequests, when set, pushes to a new branch and opens a pull request instead of
+	// moving the target branch.
+	PullRequests *PullRequests
+	// Hub, when set, receives the desired state after a direct apply.
+	Hub DesiredPoster
+}
+
+// Applied is what an apply did.
+type Applied struct {
+	// Result is the writer's result; nil when nothing could be planned.
+	Result      *gitops.Result
+	PullRequest *PullRequest
+	// Superseded are fleetform's earlier pull requests for the environment it closed.
+	Superseded []int
+	// HubErr is the hub's refusal of the desired state: the commit is written regardless.
+	HubErr error
+}
+
+// Input is what the GitOps writer is given for a run and a target.
+func Input(r *Run, t gitops.Target) gitops.Input {
+	return gitops.Input{Snapshot: r.Snapshot, Schedule: r.Schedule, Target: t}
+}
+
+// Apply writes the run's environment to its GitOps repository as one commit (only what
+// changed; nothing changed, no commit), opens a pull request instead when asked, and posts
+// the desired state to the hub after a direct apply. A refusal by a safety rule
+// (gitops.ErrRefused) comes with the result that explains it.
+func Apply(ctx context.Context, w *gitops.Writer, r *Run, o ApplyOptions) (*Applied, error) {
+	co := o.Commit
+	if o.PullRequests != nil {
+		co.HeadBranch = o.PullRequests.Head(r.Snapshot.Revisions.Environment)
+	}
+	res, err := w.Apply(ctx, Input(r, o.Target), co)
+	a := &Applied{Result: res}
+	if err != nil {
+		return a, err
+	}
+	switch {
+	case o.PullRequests != nil && !res.Commit.IsZero():
+		a.PullRequest, a.Superseded, err = o.PullRequests.OpenApply(ctx, r, res)
+		return a, err
+	case o.PullRequests == nil && o.Hub != nil:
+		a.HubErr = PostDesired(ctx, o.Hub, r, res)
+	}
+	return a, nil
+}
+
+// AfterPromotion returns what the promotion watcher calls after promoting an environment:
+// apply it to its GitOps repository (the config's override, else its GitOpsRepo) and post
+// its desired state to h (when not nil).
+func AfterPromotion(w *gitops.Writer, co gitops.CommitOptions, h DesiredPoster, logger *slog.Logger) func(context.Context, *platform.ControlPlane, string) error {
+	return func(ctx context.Context, cp *platform.ControlPlane, env string) error {
+		r, err := Load(ctx, cp, env, UpToSchedule, render.Options{})
+		if err != nil {
+			return err
+		}
+		t := gitops.TargetFor(r.Snapshot, gitops.Target{Repo: cp.GitOpsOverride(env)}, cp.Locate)
+		if t.Repo == "" {
+			return fmt.Errorf("environment %s has no GitOpsRepo", env)
+		}
+		a, err := Apply(ctx, w, r, ApplyOptions{Target: t, Commit: co, Hub: h})
+		if err != nil {
+			return err
+		}
+		logger.InfoContext(ctx, "applied", "environment", env, "commit", a.Result.Commit.String(), "no_change", a.Result.Plan.NoChange())
+		return a.HubErr
+	}
+}

@@ -1,0 +1,67 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fleetform/fleetform/internal/gitops"
+	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/redact"
+)
+
+// DesiredPoster receives the desired state of an apply: the hub itself, or its client.
+type DesiredPoster interface {
+	PostDesired(ctx context.Context, d hub.Desired) error
+}
+
+// PostDesired tells the hub what an apply scheduled, at the GitOps revision it wrote (or,
+// when nothing changed, the branch tip it found up to date).
+func PostDesired(ctx context.Context, h DesiredPoster, r *Run, res *gitops.Result) error {
+	if res == nil || res.Plan == nil {
+		return nil
+	}
+	d := Desired(r, res)
+	if d.Revision == "" {
+		return nil // an empty branch with nothing to write: nothing is scheduled anywhere
+	}
+	if err := h.PostDesired(ctx, d); err != nil {
+		return fmt.Errorf("post the desired state of %s at %s to the hub: %w", d.Environment, d.Revision[:min(len(d.Revision), 12)], err)
+	}
+	return nil
+}
+
+// Desired is what an apply scheduled: every assignment with its manifests and composed
+// configuration, at the commit written, with the control-plane commit the common content
+// was rendered from.
+func Desired(r *Run, res *gitops.Result) hub.Desired {
+	p := res.Plan
+	d := hub.Desired{Environment: r.Snapshot.Environment, GitOpsRepo: redact.URL(p.Target.Repo), Branch: res.Branch,
+		Assignments: []hub.DesiredAssignment{}}
+	switch {
+	case !res.Commit.IsZero():
+		d.Revision = res.Commit.String()
+	case !p.Base.IsZero():
+		d.Revision = p.Base.String()
+	}
+	if d.Branch == "" {
+		d.Branch = p.Target.Branch
+	}
+	configs := map[string]map[string]any{}
+	if p.Output != nil {
+		d.PromotedCommit = p.Output.CommonCommit
+		for _, a := range p.Output.Assignments {
+			if a.Config != nil {
+				configs[a.ClusterType+"/"+a.DeploymentTarget] = a.Config.Data
+			}
+		}
+	}
+	if d.PromotedCommit == "" {
+		d.PromotedCommit = r.Snapshot.Revisions.Common
+	}
+	for _, a := range r.Schedule.Assignments {
+		d.Assignments = append(d.Assignments, hub.DesiredAssignment{Workload: a.Workload, DeploymentTarget: a.DeploymentTarget,
+			ClusterType: a.ClusterType, Namespace: a.Namespace, Manifests: a.Manifests,
+			Config: configs[a.ClusterType+"/"+a.DeploymentTarget]})
+	}
+	return d
+}
