@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/pipeline"
-	"github.com/fleetform/fleetform/internal/platform"
 )
 
 type renderOptions struct {
@@ -74,35 +73,14 @@ func (o *renderOptions) write(e *env, r *pipeline.Run) error {
 	doc := renderJSON{Environment: r.Snapshot.Environment, Out: o.dir, Assignments: len(r.Output.Assignments),
 		ClusterTypes: len(r.Output.ClusterTypes), Written: []string{}, Removed: []string{}, Failed: []failedJSON{},
 		diagnosticsJSON: splitDiagnostics(r.Diagnostics())}
-	keep := map[string]bool{}
 	for _, a := range r.Output.Failed() {
-		keep[a.Dir()+"/"] = true
 		doc.Failed = append(doc.Failed, failedJSON{ClusterType: a.ClusterType, DeploymentTarget: a.DeploymentTarget, Error: a.Err.Error()})
 	}
-	// With errors in the input, a target may be missing only because its file is broken:
-	// folders of targets that are no longer scheduled are then kept.
-	var current map[string]bool
-	if platform.HasErrors(r.Snapshot.Diagnostics) || len(r.Schedule.FailedPolicies) > 0 {
-		current = map[string]bool{}
-		for i := range r.Output.Assignments {
-			current[r.Output.Assignments[i].Dir()+"/"] = true
-		}
-	}
-	tree := r.Output.Tree()
-	out, err := openOut(o.dir)
+	res, err := pipeline.RenderToDir(r, o.dir, e.stderr)
 	if err != nil {
 		return failed(ExitFailed, err)
 	}
-	defer out.close()
-	if err := out.check(e.stderr, tree); err != nil {
-		return failed(ExitFailed, err)
-	}
-	if doc.Removed, err = out.removeStale(r.Output.ClusterTypes, tree, keep, current); err != nil {
-		return failed(ExitFailed, err)
-	}
-	if doc.Written, doc.Unchanged, err = out.write(tree); err != nil {
-		return failed(ExitFailed, err)
-	}
+	doc.Written, doc.Unchanged, doc.Removed = nonNil(res.Written), res.Unchanged, nonNil(res.Removed)
 	printDiagnostics(e.stderr, r.Diagnostics())
 	err = o.out.write(e.stdout, doc, func(w io.Writer) error {
 		fmt.Fprintf(w, "rendered environment %s: %d assignment(s) on %d cluster type(s) into %s\n",
@@ -150,4 +128,12 @@ func perClusterType(w io.Writer, r *pipeline.Run, written []string) error {
 		t.row(ct, fmt.Sprint(assigned[ct]), fmt.Sprint(failedN[ct]), fmt.Sprint(writes[ct]))
 	}
 	return t.flush()
+}
+
+// nonNil keeps JSON lists [] rather than null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }

@@ -1,4 +1,4 @@
-package cli
+package pipeline
 
 import (
 	"bytes"
@@ -321,4 +321,48 @@ func targetDir(p string) string {
 func keptBy(p string, keep map[string]bool) bool {
 	d := targetDir(p)
 	return d != "" && keep[d]
+}
+
+// DirResult is what RenderToDir did.
+type DirResult struct {
+	// Written are the files written (new or changed), Unchanged how many were already so.
+	Written   []string
+	Unchanged int
+	// Removed are the files of assignments no longer rendered that were removed.
+	Removed []string
+}
+
+// RenderToDir writes a rendered run into dir, which stands for the GitOps path: the files
+// it renders are written, the files it no longer renders inside the cluster-type folders it
+// renders are removed, but those of failed assignments are kept, and with errors in the
+// input the folders of targets no longer scheduled too. Anything else in dir is left alone.
+// Symbolic links in the way are refused before anything is written (each is printed to
+// problems).
+func RenderToDir(r *Run, dir string, problems io.Writer) (DirResult, error) {
+	var res DirResult
+	keep := map[string]bool{}
+	for _, a := range r.Output.Failed() {
+		keep[a.Dir()+"/"] = true
+	}
+	var current map[string]bool
+	if r.HasInputErrors() {
+		current = map[string]bool{}
+		for i := range r.Output.Assignments {
+			current[r.Output.Assignments[i].Dir()+"/"] = true
+		}
+	}
+	tree := r.Output.Tree()
+	out, err := openOut(dir)
+	if err != nil {
+		return res, err
+	}
+	defer out.close()
+	if err := out.check(problems, tree); err != nil {
+		return res, err
+	}
+	if res.Removed, err = out.removeStale(r.Output.ClusterTypes, tree, keep, current); err != nil {
+		return res, err
+	}
+	res.Written, res.Unchanged, err = out.write(tree)
+	return res, err
 }
