@@ -141,9 +141,28 @@ func (o *hubServeOptions) run(ctx context.Context, e *env) error {
 	// main stops on these signals too; serve also handles them when run another way.
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	st, err := openHubStore(ctx, o.db, e.logger)
+	hs, err := o.start(ctx, e)
 	if err != nil {
 		return err
+	}
+	return o.serve(ctx, e, hs, hs.api, nil)
+}
+
+// hubServer is a hub with its store, metrics and API handler, as `hub serve` and `serve`
+// run it.
+type hubServer struct {
+	hub     *hub.Hub
+	store   hub.Store
+	metrics *api.Metrics
+	api     http.Handler
+}
+
+// start opens the store, makes the hub and settles the admin token (printing a generated
+// one once).
+func (o *hubServeOptions) start(ctx context.Context, e *env) (*hubServer, error) {
+	st, err := openHubStore(ctx, o.db, e.logger)
+	if err != nil {
+		return nil, err
 	}
 	if o.writers > 0 && st.multiWriter {
 		st.writers = o.writers
@@ -154,14 +173,22 @@ func (o *hubServeOptions) run(ctx context.Context, e *env) error {
 	generated, err := h.Bootstrap(ctx, os.Getenv(hubAdminTokenEnv))
 	if err != nil {
 		_ = st.store.Close()
-		return failed(ExitFailed, fmt.Errorf("%s: %w", hubAdminTokenEnv, err))
+		return nil, failed(ExitFailed, fmt.Errorf("%s: %w", hubAdminTokenEnv, err))
 	}
 	if generated != "" {
 		fmt.Fprintf(e.stderr, "fleetform hub: generated the admin token (shown once; set %s to choose it):\n%s\n", hubAdminTokenEnv, generated)
 	}
+	return &hubServer{hub: h, store: st.store, metrics: metrics,
+		api: api.New(h, api.Options{Logger: e.logger, Metrics: metrics, DriftAfter: o.staleAfter})}, nil
+}
+
+// serve runs the hub, the server of handler and work (when not nil) until ctx ends, then
+// drains: work first (it finishes what is in flight), the server (requests in flight wait
+// for their reports' commit), then ingest, then the store.
+func (o *hubServeOptions) serve(ctx context.Context, e *env, hs *hubServer, handler http.Handler, work func(context.Context) error) error {
 	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", o.addr)
 	if err != nil {
-		_ = st.store.Close()
+		_ = hs.store.Close()
 		return failed(ExitFailed, err)
 	}
 	scheme := "http"
@@ -170,24 +197,24 @@ func (o *hubServeOptions) run(ctx context.Context, e *env) error {
 	}
 	fmt.Fprintf(e.stderr, "fleetform hub: serving %s://%s\n", scheme, ln.Addr())
 	srv := &http.Server{
-		Handler:           api.New(h, api.Options{Logger: e.logger, Metrics: metrics, DriftAfter: o.staleAfter}),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       time.Minute,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(e.logger.Handler(), slog.LevelWarn),
 	}
-	return o.serve(ctx, e, h, st.store, srv, ln)
-}
-
-// serve runs the hub and the server until ctx ends, then drains: the server first (requests
-// in flight wait for their reports' commit), then ingest, then the store.
-func (o *hubServeOptions) serve(ctx context.Context, e *env, h *hub.Hub, store hub.Store, srv *http.Server, ln net.Listener) error {
 	runCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))
 	hubDone := make(chan struct{})
 	go func() {
 		defer close(hubDone)
-		_ = h.Run(runCtx)
+		_ = hs.hub.Run(runCtx)
 	}()
+	workErr := make(chan error, 1)
+	if work != nil {
+		go func() { workErr <- work(ctx) }()
+	} else {
+		workErr <- nil
+	}
 	serveErr := make(chan error, 1)
 	go func() {
 		if o.tlsCert != "" {
@@ -196,18 +223,19 @@ func (o *hubServeOptions) serve(ctx context.Context, e *env, h *hub.Hub, store h
 		}
 		serveErr <- srv.Serve(ln)
 	}()
-	var err error
 	select {
 	case err = <-serveErr:
 	case <-ctx.Done():
 		e.logger.Info("stopping: finishing the requests in flight")
+		err = <-workErr
+		workErr <- nil
 		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.shutdownTimeout)
-		err = srv.Shutdown(shutdownCtx)
+		err = errors.Join(err, srv.Shutdown(shutdownCtx))
 		cancel()
 	}
 	stopHub()
 	<-hubDone
-	err = errors.Join(ignoreClosed(err), store.Close())
+	err = errors.Join(ignoreClosed(err), hs.store.Close())
 	if err != nil {
 		return failed(ExitFailed, err)
 	}
