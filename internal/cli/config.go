@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"sigs.k8s.io/yaml"
 )
@@ -28,6 +30,36 @@ type fileConfig struct {
 	// Layout forces the repository layout.
 	Layout string `json:"layout,omitempty"`
 	credentialsConfig
+	// Serve sets what `fleetform serve`'s flags set.
+	Serve serveConfig `json:"serve,omitzero"`
+}
+
+// serveConfig is the config file's serve section: the flags of `fleetform serve`.
+type serveConfig struct {
+	Addr         string   `json:"addr,omitempty"`
+	DB           string   `json:"db,omitempty"`
+	DataDir      string   `json:"dataDir,omitempty"`
+	Interval     duration `json:"interval,omitzero"`
+	Environments []string `json:"environments,omitempty"`
+	PR           bool     `json:"pr,omitempty"`
+	ForgeURL     string   `json:"forgeURL,omitempty"`
+}
+
+// duration is a Go duration written as text in the config file ("1m", "30s").
+type duration struct{ time.Duration }
+
+// UnmarshalJSON reads "1m"-style text.
+func (d *duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("a duration is text such as \"1m\": %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	d.Duration = v
+	return nil
 }
 
 // findConfig returns the first config file found in dir or one of its parents, or "".
@@ -66,6 +98,7 @@ func readConfig(path string) (fileConfig, error) {
 	for url, p := range fc.RepoMap {
 		fc.RepoMap[url] = relativeTo(base, p)
 	}
+	fc.Serve.DataDir = relativeTo(base, fc.Serve.DataDir)
 	return fc, nil
 }
 

@@ -87,8 +87,17 @@ func Open(ctx context.Context, location string, opts Options) (*ControlPlane, er
 	return cp, nil
 }
 
+// EveryEnvironment is the key of Options.GitOps that names the GitOps repository of every
+// environment the map does not name.
+const EveryEnvironment = "*"
+
 // GitOpsOverride returns the GitOps repository the options name for env, or "".
-func (cp *ControlPlane) GitOpsOverride(env string) string { return cp.opts.GitOps[env] }
+func (cp *ControlPlane) GitOpsOverride(env string) string {
+	if g, ok := cp.opts.GitOps[env]; ok {
+		return g
+	}
+	return cp.opts.GitOps[EveryEnvironment]
+}
 
 // Logger returns the logger the control plane was opened with.
 func (cp *ControlPlane) Logger() *slog.Logger { return cp.opts.Logger }
@@ -123,6 +132,9 @@ func (cp *ControlPlane) detectLayout() Layout {
 	}
 	return LayoutFolder
 }
+
+// MainBranch is the Kalypso layout's main branch: --ref, else main, else HEAD.
+func (cp *ControlPlane) MainBranch() string { return cp.mainRef() }
 
 // mainRef is the Kalypso layout's main branch: --ref, else main, else HEAD.
 func (cp *ControlPlane) mainRef() string {

@@ -12,6 +12,7 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/memory"
 
 	"github.com/fleetform/fleetform/internal/redact"
@@ -125,4 +126,35 @@ func dirFingerprint(dir string) (string, error) {
 		return "", fmt.Errorf("read %s: %w", dir, err)
 	}
 	return "dir:" + hex.EncodeToString(h.Sum(nil))[:40], nil
+}
+
+// ChangedFiles lists the files that differ between two commits of a git repository (added,
+// modified or deleted), as slash-separated paths.
+func (r *Repo) ChangedFiles(from, to string) ([]string, error) {
+	if r.git == nil {
+		return nil, fmt.Errorf("%s is not a git repository", r.Location)
+	}
+	trees := make([]*object.Tree, 2)
+	for i, rev := range []string{from, to} {
+		c, err := r.git.CommitObject(plumbing.NewHash(rev))
+		if err != nil {
+			return nil, fmt.Errorf("read commit %s: %w", rev, err)
+		}
+		if trees[i], err = c.Tree(); err != nil {
+			return nil, fmt.Errorf("read the tree of %s: %w", rev, err)
+		}
+	}
+	changes, err := object.DiffTree(trees[0], trees[1])
+	if err != nil {
+		return nil, fmt.Errorf("compare %s and %s: %w", from, to, err)
+	}
+	out := make([]string, 0, len(changes))
+	for _, c := range changes {
+		name := c.To.Name
+		if name == "" {
+			name = c.From.Name
+		}
+		out = append(out, name)
+	}
+	return out, nil
 }
