@@ -29,6 +29,10 @@ type Reader interface {
 	HasAdminToken(ctx context.Context, now time.Time) (bool, error)
 	// Cluster returns a cluster (ErrNotFound).
 	Cluster(ctx context.Context, name string) (ClusterRecord, error)
+	// ClusterEnvironments returns the environments of the named clusters, by cluster name,
+	// in one round trip and without locking them (a cluster's environment never changes);
+	// unregistered names are left out.
+	ClusterEnvironments(ctx context.Context, names []string) (map[string]string, error)
 	// Clusters lists an environment's clusters ("" for all), by name.
 	Clusters(ctx context.Context, env string) ([]ClusterRecord, error)
 	// Deployments returns a cluster's deployment states, by deployment target.
@@ -72,6 +76,14 @@ type Tx interface {
 	// LockCluster returns a cluster for update (ErrNotFound); the row stays locked until
 	// the transaction ends.
 	LockCluster(ctx context.Context, name string) (ClusterRecord, error)
+	// LockClusters locks the named clusters at once, as LockCluster does one, and returns
+	// the registered ones in the order of names; unregistered names are left out. Writers
+	// pass the names sorted: the order in which every writer locks clusters.
+	LockClusters(ctx context.Context, names []string) ([]ClusterRecord, error)
+	// PrefetchDeployments reads ahead, at once, the deployment states of clusters the
+	// transaction has locked, for its later Deployments calls. A store whose Deployments
+	// costs no round trip may do nothing.
+	PrefetchDeployments(ctx context.Context, clusters []string) error
 	// InsertCluster adds a cluster (ErrExists when the name is taken).
 	InsertCluster(ctx context.Context, c ClusterRecord) error
 	// UpdateCluster replaces a cluster's registration and latest report.

@@ -79,6 +79,7 @@ func Run(t *testing.T, open Opener, explain Explainer) {
 	t.Run("RandomOperations", s.testRandom)
 	t.Run("LargeHistory", s.testLargeHistory)
 	t.Run("FutureObservedAt", s.testFutureObservedAt)
+	t.Run("BatchReads", s.testBatchReads)
 }
 
 // suite holds what every scenario needs: each scenario is a method, run as a subtest.
