@@ -59,6 +59,11 @@ type Reader interface {
 	// StaleClusters returns up to limit fresh clusters whose latest report was received
 	// before cutoff.
 	StaleClusters(ctx context.Context, cutoff time.Time, limit int) ([]string, error)
+	// Sources returns the git sources serve recorded, by URL and branch.
+	Sources(ctx context.Context) ([]SourceState, error)
+	// Syncs returns up to limit syncs of an environment, the one recorded last first (their
+	// Failed lists are never nil).
+	Syncs(ctx context.Context, env string, limit int) ([]SyncRecord, error)
 }
 
 // Tx changes the hub's state, inside Store.Update.
@@ -108,6 +113,11 @@ type Tx interface {
 	// PruneDesired removes desired states older than before, keeping the latest of each
 	// environment, with their target counters, and returns how many.
 	PruneDesired(ctx context.Context, before time.Time) (int64, error)
+	// PutSource stores a git source's state, replacing the one with the same URL and branch.
+	PutSource(ctx context.Context, s SourceState) error
+	// AddSync appends a sync of an environment and removes the environment's syncs recorded
+	// before its latest keep.
+	AddSync(ctx context.Context, r SyncRecord, keep int) error
 }
 
 // TargetCount is a counter: how many fresh clusters of a cluster type, at a revision, are in
