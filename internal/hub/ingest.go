@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -183,10 +184,11 @@ func (h *Hub) commit(ctx context.Context, batch []*job) {
 				return err
 			}
 		}
-		if err := lockBatch(ctx, tx, batch); err != nil {
+		locked, err := lockBatch(ctx, tx, batch)
+		if err != nil {
 			return err
 		}
-		if err := h.prefetchChanged(ctx, tx, batch); err != nil {
+		if err := h.prefetchChanged(ctx, tx, batch, locked); err != nil {
 			return err
 		}
 		counts := &pendingCounts{}
@@ -215,78 +217,31 @@ func (h *Hub) commit(ctx context.Context, batch []*job) {
 	}
 }
 
-// clusterLocker is a store transaction that can lock many clusters in one round trip.
-type clusterLocker interface {
-	LockClusters(ctx context.Context, names []string) error
-}
-
-// lockBatch locks a batch's clusters at once where the store can (the batch is sorted by
-// cluster: the lock order every writer uses).
-func lockBatch(ctx context.Context, tx Tx, batch []*job) error {
-	l, ok := tx.(clusterLocker)
-	if !ok {
-		return nil
-	}
+// lockBatch locks a batch's clusters at once (the batch is sorted by cluster: the lock order
+// every writer uses) and returns the registered ones.
+func lockBatch(ctx context.Context, tx Tx, batch []*job) ([]ClusterRecord, error) {
 	names := make([]string, 0, len(batch))
 	for _, j := range batch {
 		if len(names) == 0 || names[len(names)-1] != j.report.Cluster {
 			names = append(names, j.report.Cluster)
 		}
 	}
-	return l.LockClusters(ctx, names)
+	return tx.LockClusters(ctx, names)
 }
 
-// environmentReader is a store transaction that reads many clusters' environments in one
-// round trip, without locking them.
-type environmentReader interface {
-	ClusterEnvironments(ctx context.Context, names []string) (map[string]string, error)
-}
-
-// clusterEnvironments returns the environments of the named clusters that are registered:
-// in one round trip where the store can, else one cluster at a time.
-func clusterEnvironments(ctx context.Context, r Reader, names []string) (map[string]string, error) {
-	if len(names) == 0 {
-		return nil, nil
-	}
-	if er, ok := r.(environmentReader); ok {
-		return er.ClusterEnvironments(ctx, names)
-	}
-	out := make(map[string]string, len(names))
-	for _, name := range names {
-		c, err := r.Cluster(ctx, name)
-		switch {
-		case errors.Is(err, ErrNotFound):
-			continue // apply rejects its report
-		case err != nil:
-			return nil, err
-		}
-		out[c.Name] = c.Environment
-	}
-	return out, nil
-}
-
-// deploymentPrefetcher is a store transaction that can read many clusters' deployments in
-// one round trip, for its later Deployments calls.
-type deploymentPrefetcher interface {
-	PrefetchDeployments(ctx context.Context, clusters []string) error
-}
-
-// prefetchChanged reads at once, where the store can, the deployments of the batch's
-// clusters whose report changes something (those apply reads); heartbeats need none. The
-// clusters are locked already, so the states read stay current.
-func (h *Hub) prefetchChanged(ctx context.Context, tx Tx, batch []*job) error {
-	p, ok := tx.(deploymentPrefetcher)
-	if !ok {
-		return nil
+// prefetchChanged reads at once the deployments of the batch's locked clusters whose report
+// changes something (those apply reads); heartbeats need none. The clusters are locked
+// already, so the states read stay current.
+func (h *Hub) prefetchChanged(ctx context.Context, tx Tx, batch []*job, locked []ClusterRecord) error {
+	byName := make(map[string]ClusterRecord, len(locked))
+	for _, c := range locked {
+		byName[c.Name] = c
 	}
 	var names []string
 	for _, j := range batch {
-		c, err := tx.LockCluster(ctx, j.report.Cluster)
-		switch {
-		case errors.Is(err, ErrNotFound):
+		c, ok := byName[j.report.Cluster]
+		if !ok {
 			continue // apply rejects the report
-		case err != nil:
-			return err
 		}
 		if c.Reported && h.supersedes(j.report.ObservedAt, c.ObservedAt, j.received) && (!c.Fresh || j.digest != c.Digest) &&
 			(len(names) == 0 || names[len(names)-1] != c.Name) {
@@ -296,7 +251,7 @@ func (h *Hub) prefetchChanged(ctx context.Context, tx Tx, batch []*job) error {
 	if len(names) == 0 {
 		return nil
 	}
-	return p.PrefetchDeployments(ctx, names)
+	return tx.PrefetchDeployments(ctx, names)
 }
 
 // batchEnvironments returns the environments of a batch's clusters, sorted (lock order).
@@ -313,7 +268,10 @@ func (h *Hub) batchEnvironments(ctx context.Context, r Reader, batch []*job) ([]
 			unknown = append(unknown, j.report.Cluster)
 		}
 	}
-	found, err := clusterEnvironments(ctx, r, unknown)
+	if len(unknown) == 0 {
+		return slices.Sorted(maps.Keys(seen)), nil
+	}
+	found, err := r.ClusterEnvironments(ctx, unknown)
 	if err != nil {
 		return nil, err
 	}
@@ -321,12 +279,7 @@ func (h *Hub) batchEnvironments(ctx context.Context, r Reader, batch []*job) ([]
 		h.clusterEnv.Store(name, env)
 		seen[env] = true
 	}
-	envs := make([]string, 0, len(seen))
-	for e := range seen {
-		envs = append(envs, e)
-	}
-	slices.Sort(envs)
-	return envs, nil
+	return slices.Sorted(maps.Keys(seen)), nil
 }
 
 // apply applies one report, adding its counter deltas to counts. It returns the outcome, an

@@ -48,8 +48,8 @@ func (h *Hub) Approved(ctx context.Context, env, commit string) (bool, error) {
 	return false, err
 }
 
-// SourceState is what a promotion needs to know of its source environment.
-type SourceState struct {
+// EnvironmentSource is what a promotion needs to know of its source environment.
+type EnvironmentSource struct {
 	Rollout Rollout `json:"rollout"`
 	// PromotedCommit is the control-plane commit the latest desired revision rendered.
 	PromotedCommit string    `json:"promotedCommit"`
@@ -60,8 +60,8 @@ type SourceState struct {
 }
 
 // Source returns an environment's rollout with what promotion gates need.
-func (h *Hub) Source(ctx context.Context, env string) (SourceState, error) {
-	var out SourceState
+func (h *Hub) Source(ctx context.Context, env string) (EnvironmentSource, error) {
+	var out EnvironmentSource
 	r, err := h.Rollout(ctx, env)
 	if err != nil {
 		return out, err

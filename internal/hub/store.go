@@ -29,6 +29,10 @@ type Reader interface {
 	HasAdminToken(ctx context.Context, now time.Time) (bool, error)
 	// Cluster returns a cluster (ErrNotFound).
 	Cluster(ctx context.Context, name string) (ClusterRecord, error)
+	// ClusterEnvironments returns the environments of the named clusters, by cluster name,
+	// in one round trip and without locking them (a cluster's environment never changes);
+	// unregistered names are left out.
+	ClusterEnvironments(ctx context.Context, names []string) (map[string]string, error)
 	// Clusters lists an environment's clusters ("" for all), by name.
 	Clusters(ctx context.Context, env string) ([]ClusterRecord, error)
 	// Deployments returns a cluster's deployment states, by deployment target.
@@ -55,6 +59,11 @@ type Reader interface {
 	// StaleClusters returns up to limit fresh clusters whose latest report was received
 	// before cutoff.
 	StaleClusters(ctx context.Context, cutoff time.Time, limit int) ([]string, error)
+	// Sources returns the git sources serve recorded, by URL and branch.
+	Sources(ctx context.Context) ([]SourceState, error)
+	// Syncs returns up to limit syncs of an environment, the one recorded last first (their
+	// Failed lists are never nil).
+	Syncs(ctx context.Context, env string, limit int) ([]SyncRecord, error)
 }
 
 // Tx changes the hub's state, inside Store.Update.
@@ -72,6 +81,14 @@ type Tx interface {
 	// LockCluster returns a cluster for update (ErrNotFound); the row stays locked until
 	// the transaction ends.
 	LockCluster(ctx context.Context, name string) (ClusterRecord, error)
+	// LockClusters locks the named clusters at once, as LockCluster does one, and returns
+	// the registered ones in the order of names; unregistered names are left out. Writers
+	// pass the names sorted: the order in which every writer locks clusters.
+	LockClusters(ctx context.Context, names []string) ([]ClusterRecord, error)
+	// PrefetchDeployments reads ahead, at once, the deployment states of clusters the
+	// transaction has locked, for its later Deployments calls. A store whose Deployments
+	// costs no round trip may do nothing.
+	PrefetchDeployments(ctx context.Context, clusters []string) error
 	// InsertCluster adds a cluster (ErrExists when the name is taken).
 	InsertCluster(ctx context.Context, c ClusterRecord) error
 	// UpdateCluster replaces a cluster's registration and latest report.
@@ -96,6 +113,11 @@ type Tx interface {
 	// PruneDesired removes desired states older than before, keeping the latest of each
 	// environment, with their target counters, and returns how many.
 	PruneDesired(ctx context.Context, before time.Time) (int64, error)
+	// PutSource stores a git source's state, replacing the one with the same URL and branch.
+	PutSource(ctx context.Context, s SourceState) error
+	// AddSync appends a sync of an environment and removes the environment's syncs recorded
+	// before its latest keep.
+	AddSync(ctx context.Context, r SyncRecord, keep int) error
 }
 
 // TargetCount is a counter: how many fresh clusters of a cluster type, at a revision, are in

@@ -338,7 +338,7 @@ func TestDesiredAndRolloutShape(t *testing.T) {
 	if !cmp.Equal(envs.Environments, []string{"dev"}) {
 		t.Fatalf("environments: %v", envs)
 	}
-	var src hub.SourceState
+	var src hub.EnvironmentSource
 	s.must(http.StatusOK, "GET", "/api/v1/environments/dev/source", adminToken, nil, &src)
 	if src.PromotedCommit != "c0ffee" || src.PostedAt.IsZero() || src.Rollout.Revision != "r1" || len(src.Rollout.Targets) != 2 {
 		t.Fatalf("source: %+v", src)

@@ -248,8 +248,8 @@ func (c *Client) Rollout(ctx context.Context, env string) (hub.Rollout, error) {
 }
 
 // Source returns env's rollout with what promotion gates need.
-func (c *Client) Source(ctx context.Context, env string) (hub.SourceState, error) {
-	var out hub.SourceState
+func (c *Client) Source(ctx context.Context, env string) (hub.EnvironmentSource, error) {
+	var out hub.EnvironmentSource
 	return out, c.do(ctx, http.MethodGet, "/api/v1/environments/"+url.PathEscape(env)+"/source", nil, nil, &out, http.StatusOK)
 }
 

@@ -61,3 +61,26 @@ func TestNUL(t *testing.T) {
 		t.Fatalf("a report with targets u\\x00 and u\\uFFFD: %v", err)
 	}
 }
+
+// TestNULInServeState: a source's or a sync's texts with NUL (a git error's output) are stored
+// with U+FFFD instead of failing.
+func TestNULInServeState(t *testing.T) {
+	t.Parallel()
+	h := hub.New(open(t, pgtest.NewDatabase(t)), hub.Options{SweepEvery: -1})
+	ctx := context.Background()
+	if err := h.PutSource(ctx, hub.SourceState{URL: "https://example.com/a", Kind: hub.SourceKindWorkload, LastError: "bad\x00byte"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.RecordSync(ctx, hub.SyncRecord{Environment: "dev", Error: "bad\x00byte",
+		Failed: []hub.FailedAssignment{{ClusterType: "x", DeploymentTarget: "t\x00", Error: "e\x00"}}}); err != nil {
+		t.Fatal(err)
+	}
+	sources, err := h.Sources(ctx)
+	if err != nil || len(sources) != 1 || sources[0].LastError != "bad\uFFFDbyte" {
+		t.Errorf("sources %+v, %v; want the error with U+FFFD", sources, err)
+	}
+	r, err := h.LatestSync(ctx, "dev")
+	if err != nil || r.Error != "bad\uFFFDbyte" || len(r.Failed) != 1 || r.Failed[0].DeploymentTarget != "t\uFFFD" || r.Failed[0].Error != "e\uFFFD" {
+		t.Errorf("latest sync %+v, %v; want the texts with U+FFFD", r, err)
+	}
+}

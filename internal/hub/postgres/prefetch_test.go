@@ -34,14 +34,10 @@ func TestPrefetchedDeploymentsStayCurrent(t *testing.T) {
 	failed := web
 	failed.Status = hub.Failed
 	err = s.Update(ctx, func(tx hub.Tx) error {
-		if err := tx.(interface {
-			LockClusters(context.Context, []string) error
-		}).LockClusters(ctx, []string{"a", "b"}); err != nil {
+		if _, err := tx.LockClusters(ctx, []string{"a", "b"}); err != nil {
 			return err
 		}
-		if err := tx.(interface {
-			PrefetchDeployments(context.Context, []string) error
-		}).PrefetchDeployments(ctx, []string{"a", "b"}); err != nil {
+		if err := tx.PrefetchDeployments(ctx, []string{"a", "b"}); err != nil {
 			return err
 		}
 		a, err := tx.Deployments(ctx, "a")

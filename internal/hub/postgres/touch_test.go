@@ -30,9 +30,7 @@ func TestTouchesAndUpdatesKeepTheirOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = s.Update(ctx, func(tx hub.Tx) error {
-		if err := tx.(interface {
-			LockClusters(context.Context, []string) error
-		}).LockClusters(ctx, []string{"a", "b", "c", "missing"}); err != nil {
+		if _, err := tx.LockClusters(ctx, []string{"a", "b", "c", "missing"}); err != nil {
 			return err
 		}
 		// a: touched, then updated with newer times and a status: the update wins.

@@ -349,30 +349,34 @@ func (t *tx) ClusterEnvironments(ctx context.Context, names []string) (map[strin
 }
 
 // LockClusters locks the named clusters in one round trip (in name order, as every writer
-// does) and keeps them for LockCluster; names not registered are left for LockCluster to
-// report.
-func (t *tx) LockClusters(ctx context.Context, names []string) error {
+// does), keeps them for LockCluster and returns the registered ones in the order of names.
+func (t *tx) LockClusters(ctx context.Context, names []string) ([]hub.ClusterRecord, error) {
 	var todo []string
 	for _, n := range names {
 		if _, ok := t.locked[n]; !ok {
 			todo = append(todo, n)
 		}
 	}
-	if len(todo) == 0 {
-		return nil
+	if len(todo) > 0 {
+		rows, err := t.query(ctx, `SELECT `+clusterColumns+` FROM clusters WHERE name = ANY ($1::text[]) ORDER BY name FOR UPDATE`, todo)
+		if err != nil {
+			return nil, err
+		}
+		cs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (hub.ClusterRecord, error) { return scanCluster(row) })
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range cs {
+			t.locked[c.Name] = c
+		}
 	}
-	rows, err := t.query(ctx, `SELECT `+clusterColumns+` FROM clusters WHERE name = ANY ($1::text[]) ORDER BY name FOR UPDATE`, todo)
-	if err != nil {
-		return err
+	out := make([]hub.ClusterRecord, 0, len(names))
+	for _, n := range names {
+		if c, ok := t.locked[n]; ok {
+			out = append(out, c)
+		}
 	}
-	cs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (hub.ClusterRecord, error) { return scanCluster(row) })
-	if err != nil {
-		return err
-	}
-	for _, c := range cs {
-		t.locked[c.Name] = c
-	}
-	return nil
+	return out, nil
 }
 
 func (t *tx) Clusters(ctx context.Context, env string) ([]hub.ClusterRecord, error) {

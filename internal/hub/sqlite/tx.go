@@ -17,7 +17,13 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-type tx struct{ q querier }
+// tx is a hub transaction. In a write transaction, clusters read with LockClusters or
+// LockCluster are kept until the transaction writes them: SQLite has one writer, so nobody
+// else can change them meanwhile, and reading one again costs nothing.
+type tx struct {
+	q      querier
+	locked map[string]hub.ClusterRecord
+}
 
 var _ hub.Tx = (*tx)(nil)
 
@@ -74,11 +80,97 @@ func (t *tx) Cluster(ctx context.Context, name string) (hub.ClusterRecord, error
 	return scanCluster(t.q.QueryRowContext(ctx, `SELECT `+clusterColumns+` FROM clusters WHERE name = ?`, name))
 }
 
-// LockCluster reads a cluster; the write transaction (BEGIN IMMEDIATE) already excludes
-// other writers.
+// LockCluster reads a cluster, once until the transaction writes it; the write transaction
+// (BEGIN IMMEDIATE) already excludes other writers.
 func (t *tx) LockCluster(ctx context.Context, name string) (hub.ClusterRecord, error) {
-	return t.Cluster(ctx, name)
+	if c, ok := t.locked[name]; ok {
+		return c, nil
+	}
+	c, err := t.Cluster(ctx, name)
+	if err == nil {
+		t.keep(c)
+	}
+	return c, err
 }
+
+// keep remembers a cluster read in the transaction.
+func (t *tx) keep(c hub.ClusterRecord) {
+	if t.locked == nil {
+		t.locked = map[string]hub.ClusterRecord{}
+	}
+	t.locked[c.Name] = c
+}
+
+// LockClusters reads the named clusters that LockCluster has not read yet in one query,
+// keeps them for LockCluster, and returns the registered ones in the order of names.
+func (t *tx) LockClusters(ctx context.Context, names []string) ([]hub.ClusterRecord, error) {
+	var todo []string
+	for _, n := range names {
+		if _, ok := t.locked[n]; !ok {
+			todo = append(todo, n)
+		}
+	}
+	if len(todo) > 0 {
+		if err := t.readClusters(ctx, todo); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]hub.ClusterRecord, 0, len(names))
+	for _, n := range names {
+		if c, ok := t.locked[n]; ok {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// readClusters reads the named clusters in one query and keeps them.
+func (t *tx) readClusters(ctx context.Context, names []string) error {
+	rows, err := t.queryNames(ctx, `SELECT `+clusterColumns+` FROM clusters WHERE name IN (SELECT value FROM json_each(?))`, names)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = rows.Close() }()
+	for rows.Next() {
+		c, err := scanCluster(rows)
+		if err != nil {
+			return err
+		}
+		t.keep(c)
+	}
+	return rows.Err()
+}
+
+// ClusterEnvironments reads the environments of the named clusters in one query.
+func (t *tx) ClusterEnvironments(ctx context.Context, names []string) (map[string]string, error) {
+	rows, err := t.queryNames(ctx, `SELECT name, environment FROM clusters WHERE name IN (SELECT value FROM json_each(?))`, names)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = rows.Close() }()
+	out := make(map[string]string, len(names))
+	for rows.Next() {
+		var name, env string
+		if err := rows.Scan(&name, &env); err != nil {
+			return nil, err
+		}
+		out[name] = env
+	}
+	return out, rows.Err()
+}
+
+// queryNames runs a query whose one parameter is a list of names (a JSON array).
+func (t *tx) queryNames(ctx context.Context, query string, names []string) (*sql.Rows, error) {
+	list, err := json.Marshal(names)
+	if err != nil {
+		return nil, err
+	}
+	return t.q.QueryContext(ctx, query, string(list))
+}
+
+// PrefetchDeployments does nothing: Deployments reads the local file, with no round trip to
+// save.
+func (t *tx) PrefetchDeployments(context.Context, []string) error { return nil }
 
 // LockEnvironment does nothing: SQLite has a single writer.
 func (t *tx) LockEnvironment(context.Context, string, bool) error { return nil }
@@ -120,6 +212,7 @@ func (t *tx) UpdateCluster(ctx context.Context, c hub.ClusterRecord) error {
 }
 
 func (t *tx) writeCluster(ctx context.Context, query string, c hub.ClusterRecord, nameLast bool) error {
+	delete(t.locked, c.Name)
 	labels, err := json.Marshal(nonNilLabels(c.Labels))
 	if err != nil {
 		return err
@@ -143,6 +236,7 @@ func nonNilLabels(l map[string]string) map[string]string {
 }
 
 func (t *tx) TouchCluster(ctx context.Context, name string, observedAt, receivedAt time.Time) error {
+	delete(t.locked, name)
 	_, err := t.q.ExecContext(ctx, `UPDATE clusters SET observed_at = ?, received_at = ? WHERE name = ?`, ms(observedAt), ms(receivedAt), name)
 	return err
 }

@@ -79,6 +79,10 @@ func Run(t *testing.T, open Opener, explain Explainer) {
 	t.Run("RandomOperations", s.testRandom)
 	t.Run("LargeHistory", s.testLargeHistory)
 	t.Run("FutureObservedAt", s.testFutureObservedAt)
+	t.Run("BatchReads", s.testBatchReads)
+	t.Run("Sources", s.testSources)
+	t.Run("Syncs", s.testSyncs)
+	t.Run("SyncHistoryBound", s.testSyncHistoryBound)
 }
 
 // suite holds what every scenario needs: each scenario is a method, run as a subtest.

@@ -1,0 +1,99 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fleetform/fleetform/internal/hub"
+)
+
+// testBatchReads: the reads ingest makes for a whole batch at once (LockClusters,
+// ClusterEnvironments, PrefetchDeployments) return what one-at-a-time reads return, leave
+// unregistered names out, and a cluster written later in the transaction is read back as
+// written, not as locked.
+func (s suite) testBatchReads(t *testing.T) {
+	store, _ := s.open(t)
+	ctx := context.Background()
+	at := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	web := hub.DeploymentState{DeploymentTarget: "web", Namespace: "shop", Status: hub.Ready, Revision: "v1", Since: at}
+	err := store.Update(ctx, func(tx hub.Tx) error {
+		for _, c := range []hub.Cluster{{Name: "a", Environment: "dev", ClusterType: "x"}, {Name: "b", Environment: "prod", ClusterType: "x"}} {
+			if err := tx.InsertCluster(ctx, hub.ClusterRecord{Cluster: c, Reported: true, Revision: "r1", Status: hub.Compliant}); err != nil {
+				return err
+			}
+		}
+		return tx.SetDeployments(ctx, "a", []hub.DeploymentState{web}, nil)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = store.Update(ctx, func(tx hub.Tx) error {
+		envs, err := tx.ClusterEnvironments(ctx, []string{"a", "b", "ghost"})
+		if err != nil {
+			return err
+		}
+		if diff := cmp.Diff(map[string]string{"a": "dev", "b": "prod"}, envs); diff != "" {
+			t.Errorf("ClusterEnvironments (-want +got):\n%s", diff)
+		}
+		checkLockClusters(ctx, t, tx, web)
+		checkWritesAfterLocks(ctx, t, tx, at)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkLockClusters locks a, b and an unregistered name and reads a's deployments ahead.
+func checkLockClusters(ctx context.Context, t *testing.T, tx hub.Tx, web hub.DeploymentState) {
+	t.Helper()
+	locked, err := tx.LockClusters(ctx, []string{"a", "b", "ghost"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range locked {
+		names = append(names, c.Name)
+	}
+	if diff := cmp.Diff([]string{"a", "b"}, names); diff != "" || locked[0].Revision != "r1" || locked[1].Environment != "prod" {
+		t.Errorf("LockClusters returned %+v; names (-want +got):\n%s", locked, diff)
+	}
+	if err := tx.PrefetchDeployments(ctx, []string{"a", "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if deps, err := tx.Deployments(ctx, "a"); err != nil || len(deps) != 1 || deps[0] != web {
+		t.Errorf("a's deployments after PrefetchDeployments: %+v, %v; want [%+v]", deps, err, web)
+	}
+	if deps, err := tx.Deployments(ctx, "b"); err != nil || len(deps) != 0 {
+		t.Errorf("b's deployments after PrefetchDeployments: %+v, %v; want none", deps, err)
+	}
+}
+
+// checkWritesAfterLocks touches a and updates b after they were locked: LockCluster returns
+// them as written.
+func checkWritesAfterLocks(ctx context.Context, t *testing.T, tx hub.Tx, at time.Time) {
+	t.Helper()
+	if err := tx.TouchCluster(ctx, "a", at, at.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := tx.LockCluster(ctx, "a"); err != nil || !a.ObservedAt.Equal(at) || !a.ReceivedAt.Equal(at.Add(time.Second)) {
+		t.Errorf("a after TouchCluster: %+v, %v; want observed at %s", a, err, at)
+	}
+	b, err := tx.LockCluster(ctx, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Status, b.Revision = hub.NonCompliant, "r2"
+	if err := tx.UpdateCluster(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := tx.LockCluster(ctx, "b"); err != nil || b.Status != hub.NonCompliant || b.Revision != "r2" {
+		t.Errorf("b after UpdateCluster: %+v, %v; want NonCompliant at r2", b, err)
+	}
+	if locked, err := tx.LockClusters(ctx, []string{"a", "b"}); err != nil || len(locked) != 2 || locked[1].Revision != "r2" {
+		t.Errorf("LockClusters after the writes: %+v, %v; want b at r2", locked, err)
+	}
+}
