@@ -110,3 +110,11 @@ func MigrateTo(ctx context.Context, dsn string, version int, stmts ...string) er
 	}
 	return nil
 }
+
+// LeaseBackendPID returns the server process of a lease's session.
+func LeaseBackendPID(l hub.Lease) uint32 {
+	c := l.(*lease)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.conn.PgConn().PID()
+}

@@ -9,6 +9,9 @@
 // and always lock them in the same order. A transaction that still fails with a serialization
 // failure or a deadlock is retried. Reads run in READ ONLY REPEATABLE READ transactions (one
 // snapshot). Every statement is parameterised.
+//
+// TryLead elects one leader among the processes sharing the database: a session-level advisory
+// lock held on a connection of its own, outside the pool, for as long as that session lives.
 package postgres
 
 import (
@@ -36,6 +39,7 @@ var migrations embed.FS
 const (
 	lockClassMigrate     = 0x66660001
 	lockClassEnvironment = 0x66660002
+	lockClassLeader      = 0x66660003
 )
 
 // defaultMaxConns is the pool size when the DSN sets no pool_max_conns: ingest writers, reads

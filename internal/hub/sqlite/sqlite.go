@@ -1,7 +1,8 @@
 // Package sqlite is the hub's store on SQLite (modernc.org/sqlite, pure Go): the embedded
 // default. It keeps one write connection (SQLite has a single writer; the hub groups reports
 // into few transactions) and a pool of readers, in WAL mode with synchronous=FULL, so that a
-// committed transaction survives a crash of the process or of the machine.
+// committed transaction survives a crash of the process or of the machine. TryLead keeps a
+// second process off the file: it locks DBFILE.NAME.lock for the process's lifetime.
 package sqlite
 
 import (
@@ -25,6 +26,7 @@ var migrations embed.FS
 
 // Store is the SQLite store.
 type Store struct {
+	path  string
 	write *sql.DB
 	read  *sql.DB
 	// The queries are constant strings (a bounded set): each is prepared once per pool.
@@ -54,7 +56,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, err
 	}
 	read.SetMaxOpenConns(max(4, runtime.GOMAXPROCS(0)))
-	s := &Store{write: write, read: read, writeStmts: newStmtCache(write), readStmts: newStmtCache(read)}
+	s := &Store{path: path, write: write, read: read, writeStmts: newStmtCache(write), readStmts: newStmtCache(read)}
 	if _, err := migrate.Run(ctx, migrator{write}, migrations, "migrations"); err != nil {
 		_ = s.Close()
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
