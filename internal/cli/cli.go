@@ -178,6 +178,7 @@ func newRoot(e *env) *cobra.Command {
 		newApproveCmd(e),
 		newSimCmd(e),
 		newAgentCmd(e),
+		newServeCmd(e),
 	)
 	return root
 }

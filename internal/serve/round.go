@@ -1,0 +1,243 @@
+package serve
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"sort"
+
+	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/redact"
+)
+
+// change is what a round found moved, and why each environment is synced.
+type change struct {
+	controlPlane *controlPlaneChange
+	sources      map[string]string // key -> kind, for workload and base repositories
+	woken        bool
+}
+
+// round polls the sources that are due (or woken by a webhook), syncs the environments
+// the changes reach (every one at the first round) and promotes where the chain says so.
+func (s *Service) round(ctx context.Context, woken map[string]bool) {
+	c := s.poll(ctx, woken)
+	s.mu.Lock()
+	first := !s.started
+	s.mu.Unlock()
+	if !first && c.controlPlane == nil && len(c.sources) == 0 && s.watcher == nil {
+		return // nothing moved: no work beyond the poll
+	}
+	cp, err := s.open(ctx)
+	if err != nil {
+		s.failSource(ctx, repoKey(s.opts.ControlPlane), err)
+		return
+	}
+	envs, branches, err := s.served(ctx, cp)
+	if err != nil {
+		s.failSource(ctx, repoKey(s.opts.ControlPlane), err)
+		return
+	}
+	affected, trigger := s.affected(cp, c, envs, first)
+	s.syncAll(ctx, cp, affected, branches, trigger, c)
+	if first && ctx.Err() == nil {
+		s.mu.Lock()
+		s.started = true
+		s.mu.Unlock()
+		s.poll(ctx, nil) // the sources the environments named: their first poll
+		s.mu.Lock()
+		s.ready = true
+		s.mu.Unlock()
+	}
+	if s.watcher != nil && ctx.Err() == nil {
+		if _, err := s.watcher.Round(ctx); err != nil && ctx.Err() == nil {
+			s.opts.Logger.WarnContext(ctx, "promotion round", "error", err.Error())
+		}
+	}
+}
+
+// served lists the environments to serve (declared, and selected) and the control-plane
+// branch each reads its own content from.
+func (s *Service) served(ctx context.Context, cp *platform.ControlPlane) ([]string, map[string]string, error) {
+	infos, _, err := cp.Environments(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	var envs []string
+	branches := map[string]string{}
+	for _, info := range infos {
+		if len(s.opts.Environments) > 0 && !slices.Contains(s.opts.Environments, info.Name) {
+			continue
+		}
+		envs = append(envs, info.Name)
+		branches[info.Name] = info.Name
+		if info.Object != nil && info.Object.Spec.ControlPlane.Branch != "" {
+			branches[info.Name] = info.Object.Spec.ControlPlane.Branch
+		}
+	}
+	s.mu.Lock()
+	s.envs = envs
+	s.mu.Unlock()
+	return envs, branches, nil
+}
+
+// affected is every environment the round's changes reach, and what triggered them.
+func (s *Service) affected(cp *platform.ControlPlane, c change, envs []string, first bool) (map[string]bool, string) {
+	if first {
+		return setOf(envs), hub.TriggerStart
+	}
+	trigger := hub.TriggerPoll
+	if c.woken {
+		trigger = hub.TriggerWebhook
+	}
+	s.mu.Lock()
+	facts := maps.Clone(s.facts)
+	s.mu.Unlock()
+	out := map[string]bool{}
+	if c.controlPlane != nil {
+		maps.Copy(out, affectedByControlPlane(cp.Layout(), cp.MainBranch(), *c.controlPlane, envs, facts))
+	}
+	for key, kind := range c.sources {
+		maps.Copy(out, affectedBySource(key, kind, envs, facts))
+	}
+	return out, trigger
+}
+
+// poll asks every due source (or every one woken; nil: only the never polled) where its
+// branches point, and returns what moved.
+func (s *Service) poll(ctx context.Context, woken map[string]bool) change {
+	c := change{sources: map[string]string{}}
+	now := s.opts.Now()
+	for _, key := range s.dueSources(woken) {
+		if ctx.Err() != nil {
+			return c
+		}
+		s.mu.Lock()
+		src := s.sources[key]
+		s.mu.Unlock()
+		refs, err := s.repos.Refs(ctx, src.url)
+		s.opts.Metrics.polled(src.kind, err)
+		if err != nil {
+			s.failSource(ctx, key, err)
+			continue
+		}
+		moved := src.changed(refs)
+		if len(moved) > 0 && woken[key] {
+			c.woken = true
+		}
+		s.mu.Lock()
+		old := src.refs
+		src.refs, src.polled, src.failures, src.lastErr = refs, true, 0, ""
+		src.lastPoll, src.next = now, now.Add(s.opts.Interval)
+		s.mu.Unlock()
+		if len(moved) == 0 {
+			s.putSource(ctx, key)
+			continue
+		}
+		if src.kind == KindControlPlane {
+			c.controlPlane = &controlPlaneChange{branches: moved, files: s.changedFiles(ctx, src, old, refs)}
+		} else {
+			c.sources[key] = src.kind
+		}
+		s.putSource(ctx, key)
+	}
+	return c
+}
+
+// dueSources are the keys of the sources to poll now, sorted.
+func (s *Service) dueSources(woken map[string]bool) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.opts.Now()
+	var keys []string
+	for key, src := range s.sources {
+		switch {
+		case woken == nil && !src.polled && src.failures == 0:
+		case woken != nil && (woken[key] || !src.next.After(now)):
+		default:
+			continue
+		}
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// changedFiles lists the files that changed on the folder layout's tip (nil when unknown:
+// a directory, or the Kalypso layout, where branches say it all).
+func (s *Service) changedFiles(ctx context.Context, src *source, old, refs map[string]string) []string {
+	tip := s.opts.Platform.Ref
+	if tip == "" {
+		tip = "HEAD"
+	}
+	if old[tip] == "" || refs[tip] == "" || old[tip] == refs[tip] {
+		return nil
+	}
+	repo, err := s.repos.Open(ctx, src.url)
+	if err != nil {
+		return nil
+	}
+	files, err := repo.ChangedFiles(old[tip], refs[tip])
+	if err != nil {
+		s.opts.Logger.DebugContext(ctx, "comparing commits", "source", redact.URL(src.url), "error", err.Error())
+		return nil
+	}
+	return files
+}
+
+// failSource records a failed poll or read: the source waits longer each time.
+func (s *Service) failSource(ctx context.Context, key string, err error) {
+	s.mu.Lock()
+	src := s.sources[key]
+	if src == nil {
+		s.mu.Unlock()
+		return
+	}
+	now := s.opts.Now()
+	src.failures++
+	src.lastErr, src.lastPoll = err.Error(), now
+	src.next = now.Add(backoff(s.opts.Interval, src.failures))
+	s.mu.Unlock()
+	s.opts.Logger.WarnContext(ctx, "source failed", "source", redact.URL(src.url), "failures", src.failures,
+		"next_poll", src.next, "error", err.Error())
+	s.putSource(ctx, key)
+}
+
+// putSource records a source's state in the hub.
+func (s *Service) putSource(ctx context.Context, key string) {
+	if s.opts.Hub == nil {
+		return
+	}
+	s.mu.Lock()
+	src := s.sources[key]
+	st := hub.SourceState{URL: redact.URL(src.url), Branch: src.branch, Kind: src.kind, LastCommit: src.commit(),
+		LastPoll: src.lastPoll, LastSync: src.lastSync, LastError: src.lastErr, Failures: src.failures, NextPoll: src.next}
+	s.mu.Unlock()
+	if err := s.opts.Hub.PutSource(context.WithoutCancel(ctx), st); err != nil {
+		s.opts.Logger.WarnContext(ctx, "recording a source", "source", st.URL, "error", err.Error())
+	}
+	s.opts.Metrics.source(st)
+}
+
+// commit is the commit of the branch that matters (the control plane: its HEAD).
+func (src *source) commit() string {
+	names := src.watched(src.refs)
+	if src.kind == KindControlPlane {
+		if c, ok := src.refs["HEAD"]; ok {
+			return c
+		}
+		if c, ok := src.refs[platform.DirRef]; ok {
+			return c
+		}
+		return ""
+	}
+	return src.refs[names[0]]
+}
+
+func setOf(names []string) map[string]bool {
+	out := make(map[string]bool, len(names))
+	for _, n := range names {
+		out[n] = true
+	}
+	return out
+}

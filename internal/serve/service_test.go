@@ -1,0 +1,189 @@
+package serve
+
+import (
+	"fmt"
+	"maps"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/fleetform/fleetform/internal/gitops"
+	"github.com/fleetform/fleetform/internal/gittest"
+	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/hub/storetest"
+	"github.com/fleetform/fleetform/internal/platform"
+)
+
+// clock is a test clock.
+type clock struct{ now time.Time }
+
+func (c *clock) Now() time.Time          { return c.now }
+func (c *clock) Advance(d time.Duration) { c.now = c.now.Add(d) }
+
+const interval = time.Minute
+
+// fixture is a folder-layout control plane with environments dev and prod (both following
+// the tip), a workload repository registered for dev only, a GitOps repository and a hub.
+type fixture struct {
+	t       *testing.T
+	cp      *gittest.Repo
+	files   map[string]string
+	apps    *gittest.Repo
+	gitops  *gittest.Repo
+	hub     *hub.Hub
+	clock   *clock
+	svc     *Service
+	appsURL string
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	f := &fixture{t: t, cp: gittest.NewBare(t), apps: gittest.NewBare(t), gitops: gittest.NewBare(t).Checked(t),
+		clock: &clock{now: time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)}, appsURL: "https://example.com/apps"}
+	f.hub = storetest.RunningHub(t, hub.Options{Now: f.clock.Now})
+	f.files = map[string]string{
+		"registration.yaml": `apiVersion: scheduler.kalypso.io/v1alpha1
+kind: WorkloadRegistration
+metadata: {name: apps}
+spec:
+  workload: {repo: ` + f.appsURL + `, branch: main, path: .}
+  workspace: retail
+`,
+		"common.yaml": configMap("common", "RELEASE", "1"),
+	}
+	for _, env := range []string{"dev", "prod"} {
+		f.files["environments/"+env+"/env.yaml"] = fmt.Sprintf(`apiVersion: scheduler.kalypso.io/v1alpha1
+kind: Environment
+metadata: {name: %s}
+spec:
+  controlPlane: {repo: https://example.com/cp, branch: main, path: .}
+---
+apiVersion: scheduler.kalypso.io/v1alpha1
+kind: ClusterType
+metadata: {name: large}
+spec: {reconciler: builtin/flux, namespaceService: builtin/namespace, configType: builtin/configmap}
+---
+apiVersion: scheduler.kalypso.io/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: all}
+spec:
+  deploymentTargetSelector: {labelSelector: {}}
+  clusterTypeSelector: {labelSelector: {}}
+---
+apiVersion: scheduler.kalypso.io/v1alpha1
+kind: GitOpsRepo
+metadata: {name: %s}
+spec: {repo: %s, branch: %s, path: .}
+`, env, env, f.gitops.Dir, env)
+		f.files["environments/"+env+"/config.yaml"] = configMap(env+"-config", "LOG_LEVEL", "info")
+	}
+	f.cp.Commit(t, "main", f.files)
+	f.apps.Commit(t, "main", map[string]string{"shop.yaml": workload("1")})
+	f.svc = New(Options{ControlPlane: f.cp.Dir, Platform: platform.Options{RepoMap: platform.RepoMap{f.appsURL: f.apps.Dir}},
+		Interval: interval, Writer: gitops.NewWriter(gitops.Options{CacheDir: t.TempDir()}), Hub: f.hub, Now: f.clock.Now})
+	return f
+}
+
+func configMap(name, key, value string) string {
+	return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, labels: {platform-config: \"true\"}}\ndata: {%s: %q}\n", name, key, value)
+}
+
+func workload(version string) string {
+	return `apiVersion: scheduler.kalypso.io/v1alpha1
+kind: Workload
+metadata: {name: shop}
+spec:
+  deploymentTargets:
+    - {name: web, environment: dev, manifests: {repo: https://example.com/shop, branch: dev, path: ./web, version: "` + version + `"}}
+`
+}
+
+// commit changes control-plane files.
+func (f *fixture) commit(changes map[string]string) {
+	f.t.Helper()
+	maps.Copy(f.files, changes)
+	f.cp.Commit(f.t, "main", f.files)
+}
+
+// round lets an interval pass and runs one round.
+func (f *fixture) round() {
+	f.t.Helper()
+	f.clock.Advance(interval)
+	f.svc.round(f.t.Context(), map[string]bool{})
+}
+
+func (f *fixture) tips() map[string]plumbing.Hash {
+	return map[string]plumbing.Hash{"dev": f.gitops.Tip(f.t, "dev"), "prod": f.gitops.Tip(f.t, "prod")}
+}
+
+func (f *fixture) latest(env string) hub.SyncRecord {
+	f.t.Helper()
+	rec, err := f.hub.LatestSync(f.t.Context(), env)
+	if err != nil {
+		f.t.Fatalf("latest sync of %s: %v", env, err)
+	}
+	return rec
+}
+
+// TestChangesReachOnlyTheirEnvironments: the first round syncs every environment; then a
+// change to an environment's folder syncs that environment, a change to the common content
+// every environment that follows the tip, a workload repository's change the environments
+// with targets of it; nothing changed, nothing is done beyond the poll.
+func TestChangesReachOnlyTheirEnvironments(t *testing.T) {
+	f := newFixture(t)
+	f.svc.round(t.Context(), map[string]bool{})
+	if !f.svc.Ready() {
+		t.Fatal("not ready after the first round")
+	}
+	start := f.tips()
+	for env, tip := range start {
+		if tip.IsZero() {
+			t.Fatalf("%s not applied at the start", env)
+		}
+		if rec := f.latest(env); rec.Trigger != hub.TriggerStart || rec.GitOpsCommit != tip.String() || rec.Error != "" {
+			t.Errorf("%s: first sync %+v, want the start's commit %s", env, rec, tip)
+		}
+	}
+	sources, err := f.hub.Sources(t.Context())
+	if err != nil || len(sources) != 2 {
+		t.Fatalf("sources %+v, %v: want the control plane and the workload repository", sources, err)
+	}
+
+	// Nothing changed: no sync at all.
+	devSync := f.latest("dev").Time
+	f.round()
+	if got := f.latest("dev").Time; !got.Equal(devSync) || f.tips()["dev"] != start["dev"] {
+		t.Errorf("a round with nothing changed synced dev (at %s)", got)
+	}
+
+	// dev's own folder: dev only.
+	f.commit(map[string]string{"environments/dev/config.yaml": configMap("dev-config", "LOG_LEVEL", "debug")})
+	f.round()
+	after := f.tips()
+	if after["dev"] == start["dev"] || after["prod"] != start["prod"] {
+		t.Errorf("a change in environments/dev/: tips %v -> %v, want dev only", start, after)
+	}
+	if rec := f.latest("prod"); rec.Trigger != hub.TriggerStart {
+		t.Errorf("prod was synced (%s) by a change of dev's folder", rec.Trigger)
+	}
+
+	// The common content: both (they follow the tip).
+	f.commit(map[string]string{"common.yaml": configMap("common", "RELEASE", "2")})
+	f.round()
+	common := f.tips()
+	if common["dev"] == after["dev"] || common["prod"] == after["prod"] {
+		t.Errorf("a change of the common content: tips %v -> %v, want both", after, common)
+	}
+
+	// The workload repository: dev, which has its targets; prod has none.
+	prodSync := f.latest("prod").Time
+	f.apps.Commit(t, "main", map[string]string{"shop.yaml": workload("2")})
+	f.round()
+	if got := f.tips(); got["dev"] == common["dev"] || got["prod"] != common["prod"] {
+		t.Errorf("a workload repository's change: tips %v -> %v, want dev only", common, got)
+	}
+	if got := f.latest("prod").Time; !got.Equal(prodSync) {
+		t.Error("prod, without targets of the workload, was synced")
+	}
+}

@@ -1,0 +1,110 @@
+package serve
+
+import (
+	"net/url"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/platform"
+)
+
+// Source kinds, as the hub records them.
+const (
+	KindControlPlane = hub.SourceKindControlPlane
+	KindWorkload     = hub.SourceKindWorkload
+	KindBase         = hub.SourceKindBase
+)
+
+// source is one polled repository: the control plane, a registration's workload
+// repository, or a BaseRepo's repository.
+type source struct {
+	url    string // as the control plane (or the command line) names it
+	kind   string
+	branch string            // the branch its content is read at ("" for the control plane: every branch)
+	refs   map[string]string // where its branches pointed at the last successful poll
+	polled bool
+
+	failures int
+	next     time.Time // when it is polled again
+	lastPoll time.Time
+	lastSync time.Time
+	lastErr  string
+}
+
+// maxBackoff bounds a failing source's wait, in intervals: Fleet's users burn their rate
+// limit on repositories that keep failing; this waits up to ten intervals instead.
+const maxBackoff = 10
+
+// backoff returns how long after its failures-th consecutive failure a source is polled
+// again: the interval, doubled for each failure after the first, at most ten intervals.
+func backoff(interval time.Duration, failures int) time.Duration {
+	wait := interval
+	for i := 1; i < failures && wait < maxBackoff*interval; i++ {
+		wait *= 2
+	}
+	return min(wait, maxBackoff*interval)
+}
+
+// changed reports whether the refs that matter moved since the last poll: the source's
+// branch (HEAD when it names none), or for the control plane every branch.
+func (s *source) changed(refs map[string]string) []string {
+	if !s.polled {
+		return nil // the first poll is what there is
+	}
+	var moved []string
+	for _, name := range s.watched(refs) {
+		if s.refs[name] != refs[name] {
+			moved = append(moved, name)
+		}
+	}
+	return moved
+}
+
+// watched are the refs of refs (and of the last poll) that matter for this source.
+func (s *source) watched(refs map[string]string) []string {
+	if s.kind != KindControlPlane {
+		b := s.branch
+		if b == "" {
+			b = "HEAD"
+		}
+		if _, ok := refs[platform.DirRef]; ok {
+			b = platform.DirRef
+		}
+		return []string{b}
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range []map[string]string{s.refs, refs} {
+		for name := range m {
+			if !seen[name] {
+				seen[name] = true
+				out = append(out, name)
+			}
+		}
+	}
+	return out
+}
+
+// repoKey identifies a repository whatever URL form names it: https://host/org/repo,
+// https://host/org/repo.git, git@host:org/repo.git and ssh://git@host/org/repo are one key
+// (host in lower case, no user, port or .git); a local path is its cleaned absolute path.
+func repoKey(loc string) string {
+	loc = strings.TrimSpace(loc)
+	if p, ok := platform.LocalPath(loc); ok {
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		return "file:" + filepath.Clean(p)
+	}
+	host, p := "", ""
+	if u, err := url.Parse(loc); err == nil && u.Host != "" {
+		host, p = u.Hostname(), u.Path
+	} else if at, rest, ok := strings.Cut(loc, "@"); ok && at != "" { // scp-like user@host:path
+		host, p, _ = strings.Cut(rest, ":")
+	}
+	p = strings.TrimSuffix(strings.Trim(path.Clean("/"+p), "/"), ".git")
+	return strings.ToLower(host) + "/" + p
+}

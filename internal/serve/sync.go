@@ -1,0 +1,183 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/fleetform/fleetform/internal/gitops"
+	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/pipeline"
+	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/redact"
+	"github.com/fleetform/fleetform/internal/render"
+)
+
+// syncAll syncs the affected environments one after the other (one failing never stops the
+// others), then learns the sources they read. It stops between environments when ctx ends.
+func (s *Service) syncAll(ctx context.Context, cp *platform.ControlPlane, affected map[string]bool, branches map[string]string, trigger string, c change) {
+	envs := make([]string, 0, len(affected))
+	for env := range affected {
+		envs = append(envs, env)
+	}
+	slices.Sort(envs)
+	for _, env := range envs {
+		if ctx.Err() != nil {
+			return
+		}
+		s.sync(ctx, cp, env, branches[env], trigger, c)
+	}
+}
+
+// sync applies one environment, exactly as `fleetform apply` does, and records it. An apply
+// once started is finished even when ctx ends (a stop waits for it).
+func (s *Service) sync(ctx context.Context, cp *platform.ControlPlane, env, branch, trigger string, c change) {
+	start := s.opts.Now()
+	rec := hub.SyncRecord{Environment: env, Time: start, Trigger: trigger, Failed: []hub.FailedAssignment{}}
+	skipped := false
+	defer func() {
+		if !skipped {
+			rec.DurationMS = s.opts.Now().Sub(start).Milliseconds()
+			s.record(ctx, rec)
+		}
+	}()
+	r, err := pipeline.Load(ctx, cp, env, pipeline.UpToSchedule, render.Options{})
+	if err != nil {
+		rec.Error = err.Error()
+		return
+	}
+	rec.ControlPlaneCommit, rec.CommonCommit = r.Snapshot.Revisions.Environment, r.Snapshot.Revisions.Common
+	before := s.learn(env, factsOf(r.Snapshot, branch), r.Snapshot)
+	if !needed(before, s.factsOf(env), c) {
+		skipped = true // read, but nothing it has changed: not a sync
+		return
+	}
+	t := gitops.TargetFor(r.Snapshot, gitops.Target{Repo: cp.GitOpsOverride(env)}, cp.Locate)
+	if t.Repo == "" {
+		rec.Error = fmt.Sprintf("environment %s has no GitOpsRepo: declare one, or name it in the config file's gitops", env)
+		return
+	}
+	rec.GitOpsRepo, rec.Branch = redact.URL(t.Repo), t.Branch
+	s.apply(ctx, r, t, &rec)
+}
+
+// apply writes the environment and fills the record with what it did.
+func (s *Service) apply(ctx context.Context, r *pipeline.Run, t gitops.Target, rec *hub.SyncRecord) {
+	opts := pipeline.ApplyOptions{Target: t, Commit: s.opts.Commit, Hub: s.opts.Hub}
+	if s.opts.PullRequests != nil {
+		prs, err := s.opts.PullRequests(ctx, t, rec.Environment)
+		if err != nil {
+			rec.Error = err.Error()
+			return
+		}
+		opts.PullRequests = prs
+	}
+	applied, err := pipeline.Apply(context.WithoutCancel(ctx), s.opts.Writer, r, opts)
+	if res := applied.Result; res != nil && res.Plan != nil {
+		rec.NoChange, rec.FilesChanged = res.Plan.NoChange(), len(res.Plan.Changes)
+		if !res.Commit.IsZero() {
+			rec.GitOpsCommit = res.Commit.String()
+		}
+		for _, f := range res.Plan.Failed {
+			rec.Failed = append(rec.Failed, hub.FailedAssignment{ClusterType: f.ClusterType, DeploymentTarget: f.DeploymentTarget, Error: f.Error})
+		}
+	}
+	if applied.PullRequest != nil {
+		rec.PullRequest = applied.PullRequest.URL
+	}
+	switch {
+	case err != nil:
+		rec.Error = err.Error()
+	case applied.HubErr != nil:
+		rec.Error = "the commit is written, but: " + applied.HubErr.Error()
+	}
+}
+
+// record keeps a sync in the hub, and marks the sources it read as synced.
+func (s *Service) record(ctx context.Context, rec hub.SyncRecord) {
+	s.opts.Metrics.synced(rec)
+	if rec.Error != "" {
+		s.opts.Logger.WarnContext(ctx, "sync failed", "environment", rec.Environment, "error", rec.Error)
+	} else {
+		s.opts.Logger.InfoContext(ctx, "synced", "environment", rec.Environment, "trigger", rec.Trigger,
+			"commit", rec.GitOpsCommit, "files", rec.FilesChanged, "failed", len(rec.Failed), "ms", rec.DurationMS)
+		s.markSynced(rec.Environment, rec.Time)
+	}
+	if s.opts.Hub != nil {
+		if err := s.opts.Hub.RecordSync(context.WithoutCancel(ctx), rec); err != nil {
+			s.opts.Logger.WarnContext(ctx, "recording a sync", "environment", rec.Environment, "error", err.Error())
+		}
+	}
+}
+
+// learn records what an environment reads, adds the sources it names, and returns what it
+// read before (nil: never loaded).
+func (s *Service) learn(env string, f *envFacts, snap *platform.Snapshot) *envFacts {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	before := s.facts[env]
+	s.facts[env] = f
+	now := s.opts.Now()
+	add := func(url, kind, branch string) {
+		if key := repoKey(url); s.sources[key] == nil {
+			s.sources[key] = &source{url: url, kind: kind, branch: branch, next: now}
+		}
+	}
+	for _, reg := range snap.Registrations {
+		add(reg.Spec.Workload.Repo, KindWorkload, reg.Spec.Workload.Branch)
+	}
+	for _, br := range snap.ExtraBaseRepos {
+		add(br.Spec.Repo, KindBase, br.Spec.Branch)
+	}
+	return before
+}
+
+func (s *Service) factsOf(env string) *envFacts {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.facts[env]
+}
+
+// needed reports whether an environment reached only by workload repositories has targets
+// of theirs, before or now (one that has none needs no apply).
+func needed(before, now *envFacts, c change) bool {
+	if before == nil || c.controlPlane != nil || len(c.sources) == 0 {
+		return true
+	}
+	for key, kind := range c.sources {
+		if kind != KindWorkload {
+			return true
+		}
+		for _, f := range []*envFacts{before, now} {
+			for _, reg := range f.workloads[key] {
+				if f.withTargets[reg] {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// markSynced records the last successful sync of the sources an environment reads.
+func (s *Service) markSynced(env string, at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.facts[env]
+	for key, src := range s.sources {
+		if src.kind == KindControlPlane || (f != nil && (len(f.workloads[key]) > 0 || f.bases[key])) {
+			src.lastSync = at
+		}
+	}
+}
+
+// applyPromoted applies an environment the watcher promoted.
+func (s *Service) applyPromoted(ctx context.Context, cp *platform.ControlPlane, env string) error {
+	_, branches, err := s.served(ctx, cp)
+	if err != nil {
+		return err
+	}
+	s.sync(ctx, cp, env, branches[env], hub.TriggerPromotion, change{})
+	return nil
+}

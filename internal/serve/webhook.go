@@ -1,0 +1,136 @@
+package serve
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/fleetform/fleetform/internal/hub/api"
+)
+
+// WebhookSecretEnv is the environment variable that holds the webhooks' secret.
+const WebhookSecretEnv = "FLEETFORM_WEBHOOK_SECRET" //nolint:gosec // the variable's name, not a secret
+
+// maxWebhookBody bounds a webhook's payload (GitHub caps its own at 25 MB).
+const maxWebhookBody = 25 << 20
+
+// Triggerer is told which repository a push event names.
+type Triggerer interface {
+	Trigger(repoURL string) bool
+}
+
+// Webhooks answers POST /api/v1/webhooks/git: push events of GitHub (X-Hub-Signature-256,
+// HMAC-SHA256 of the body with the secret), Gitea and Forgejo (X-Gitea-Signature or
+// X-Forgejo-Signature, the same HMAC in hex) and GitLab (X-Gitlab-Token, the secret
+// itself). A missing or wrong signature is 401 and triggers nothing; a repository that is
+// not a source is 202 and ignored.
+type Webhooks struct {
+	secret []byte
+	target Triggerer
+	logger *slog.Logger
+}
+
+// NewWebhooks returns the webhook handler; with no secret every webhook is refused.
+func NewWebhooks(secret string, target Triggerer, logger *slog.Logger) *Webhooks {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Webhooks{secret: []byte(secret), target: target, logger: logger}
+}
+
+// WebhookAnswer is the answer to an accepted webhook.
+type WebhookAnswer struct {
+	// Triggered tells whether the repository is a source (its sync was asked for).
+	Triggered bool `json:"triggered"`
+}
+
+func (wh *Webhooks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "use POST")
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxWebhookBody+1))
+	if err != nil || len(body) > maxWebhookBody {
+		writeError(w, http.StatusBadRequest, "invalid", "the payload could not be read, or is larger than 25 MB")
+		return
+	}
+	if reason := wh.verify(r.Header, body); reason != "" {
+		wh.logger.WarnContext(r.Context(), "webhook refused", "reason", reason, "remote", r.RemoteAddr)
+		writeError(w, http.StatusUnauthorized, "unauthorized", reason)
+		return
+	}
+	triggered := false
+	for _, u := range repositoryURLs(body) {
+		if wh.target.Trigger(u) {
+			triggered = true
+			break
+		}
+	}
+	if !triggered {
+		wh.logger.DebugContext(r.Context(), "webhook for a repository that is not a source", "urls", strings.Join(repositoryURLs(body), " "))
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusAccepted)
+	_ = json.NewEncoder(w).Encode(WebhookAnswer{Triggered: triggered})
+}
+
+// verify returns why a webhook is refused, or "" when its signature is the secret's.
+func (wh *Webhooks) verify(h http.Header, body []byte) string {
+	if len(wh.secret) == 0 {
+		return "webhooks are off: set " + WebhookSecretEnv + " on the server and the same secret on the webhook"
+	}
+	if tok := h.Get("X-Gitlab-Token"); tok != "" {
+		if subtle.ConstantTimeCompare([]byte(tok), wh.secret) == 1 {
+			return ""
+		}
+		return "X-Gitlab-Token is not the secret"
+	}
+	mac := hmac.New(sha256.New, wh.secret)
+	mac.Write(body)
+	want := mac.Sum(nil)
+	for _, name := range []string{"X-Hub-Signature-256", "X-Gitea-Signature", "X-Forgejo-Signature", "X-Gogs-Signature"} {
+		sig := h.Get(name)
+		if sig == "" {
+			continue
+		}
+		got, err := hex.DecodeString(strings.TrimPrefix(sig, "sha256="))
+		if err == nil && hmac.Equal(got, want) {
+			return ""
+		}
+		return name + " does not match the body signed with the secret"
+	}
+	return "no signature: X-Hub-Signature-256, X-Gitea-Signature, X-Forgejo-Signature or X-Gitlab-Token is required"
+}
+
+// repositoryURLs are the URLs a push event gives its repository by (GitHub, Gitea and
+// Forgejo: repository.*; GitLab: project.* and repository.*).
+func repositoryURLs(body []byte) []string {
+	var ev struct {
+		Repository map[string]any `json:"repository"`
+		Project    map[string]any `json:"project"`
+	}
+	if json.Unmarshal(body, &ev) != nil {
+		return nil
+	}
+	var out []string
+	for _, m := range []map[string]any{ev.Repository, ev.Project} {
+		for _, k := range []string{"clone_url", "html_url", "ssh_url", "git_url", "git_http_url", "git_ssh_url", "web_url", "http_url", "url", "homepage"} {
+			if s, ok := m[k].(string); ok && s != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(api.ErrorBody{Error: msg, Code: code})
+}
