@@ -116,6 +116,8 @@ func (a *Handler) routes() {
 	a.handle("GET /api/v1/diff", reader, a.diff)
 	a.handle("GET /api/v1/history", reader, a.history)
 	a.handle("GET /api/v1/drift", reader, a.drift)
+	a.handle("GET /api/v1/sources", reader, a.sources)
+	a.handle("GET /api/v1/environments/{env}/sync", reader, a.latestSync)
 }
 
 func (a *Handler) handle(pattern string, acc access, fn endpoint) {

@@ -216,6 +216,24 @@ func (a *Handler) drift(w http.ResponseWriter, r *http.Request, _ hub.Principal)
 	return writeJSON(w, http.StatusOK, d)
 }
 
+// sources answers the git sources fleetform serve polls.
+func (a *Handler) sources(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
+	srcs, err := a.hub.Sources(r.Context())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, SourceList{Sources: srcs})
+}
+
+// latestSync answers an environment's latest sync by fleetform serve (404 when none).
+func (a *Handler) latestSync(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
+	s, err := a.hub.LatestSync(r.Context(), r.PathValue("env"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, s)
+}
+
 // Query parameters.
 
 func requiredParam(q url.Values, name string) (string, error) {

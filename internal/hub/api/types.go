@@ -98,3 +98,9 @@ type EnvironmentList struct {
 type HistoryList struct {
 	Events []hub.Event `json:"events"`
 }
+
+// SourceList answers GET /api/v1/sources: the git sources fleetform serve polls, by URL and
+// branch.
+type SourceList struct {
+	Sources []hub.SourceState `json:"sources"`
+}

@@ -296,6 +296,20 @@ func (c *Client) Drift(ctx context.Context, env string, behind time.Duration) (h
 	return out, c.do(ctx, http.MethodGet, "/api/v1/drift", q, nil, &out, http.StatusOK)
 }
 
+// Sources returns the git sources fleetform serve polls, by URL and branch.
+func (c *Client) Sources(ctx context.Context) ([]hub.SourceState, error) {
+	var out api.SourceList
+	err := c.do(ctx, http.MethodGet, "/api/v1/sources", nil, nil, &out, http.StatusOK)
+	return out.Sources, err
+}
+
+// LatestSync returns env's latest sync by fleetform serve; when there is none, the error
+// matches hub.ErrNotFound.
+func (c *Client) LatestSync(ctx context.Context, env string) (hub.SyncRecord, error) {
+	var out hub.SyncRecord
+	return out, c.do(ctx, http.MethodGet, "/api/v1/environments/"+url.PathEscape(env)+"/sync", nil, nil, &out, http.StatusOK)
+}
+
 // Ready reports whether the hub and its store answer (GET /readyz).
 func (c *Client) Ready(ctx context.Context) error {
 	return c.do(ctx, http.MethodGet, "/readyz", nil, nil, nil, http.StatusOK)
