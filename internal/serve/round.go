@@ -210,8 +210,8 @@ func (s *Service) putSource(ctx context.Context, key string) {
 	}
 	s.mu.Lock()
 	src := s.sources[key]
-	st := hub.SourceState{URL: redact.URL(src.url), Branch: src.branch, Kind: src.kind, LastCommit: src.commit(),
-		LastPoll: src.lastPoll, LastSync: src.lastSync, LastError: src.lastErr, Failures: src.failures, NextPoll: src.next}
+	st := hub.SourceState{URL: shownURL(src.url), Branch: src.branch, Kind: src.kind, LastCommit: src.commit(),
+		LastPoll: src.lastPoll, LastSync: src.lastSync, LastError: clip(src.lastErr, hub.MaxErrorLength), Failures: src.failures, NextPoll: src.next}
 	s.mu.Unlock()
 	if err := s.opts.Hub.PutSource(context.WithoutCancel(ctx), st); err != nil {
 		s.opts.Logger.WarnContext(ctx, "recording a source", "source", st.URL, "error", err.Error())

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/platform"
@@ -107,4 +108,26 @@ func repoKey(loc string) string {
 	}
 	p = strings.TrimSuffix(strings.Trim(path.Clean("/"+p), "/"), ".git")
 	return strings.ToLower(host) + "/" + p
+}
+
+// shownURL is a repository URL as serve records and logs it: without user information.
+func shownURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Scheme != "" && u.User != nil {
+		u.User = nil
+		return u.String()
+	}
+	return raw
+}
+
+// clip cuts s to at most n bytes, on a character boundary, saying it was cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const more = " …(cut)"
+	cut := n - len(more)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + more
 }

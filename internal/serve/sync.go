@@ -10,7 +10,6 @@ import (
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/platform"
-	"github.com/fleetform/fleetform/internal/redact"
 	"github.com/fleetform/fleetform/internal/render"
 )
 
@@ -58,7 +57,7 @@ func (s *Service) sync(ctx context.Context, cp *platform.ControlPlane, env, bran
 		rec.Error = fmt.Sprintf("environment %s has no GitOpsRepo: declare one, or name it in the config file's gitops", env)
 		return
 	}
-	rec.GitOpsRepo, rec.Branch = redact.URL(t.Repo), t.Branch
+	rec.GitOpsRepo, rec.Branch = shownURL(t.Repo), t.Branch
 	s.apply(ctx, r, t, &rec)
 }
 
@@ -105,10 +104,22 @@ func (s *Service) record(ctx context.Context, rec hub.SyncRecord) {
 		s.markSynced(rec.Environment, rec.Time)
 	}
 	if s.opts.Hub != nil {
-		if err := s.opts.Hub.RecordSync(context.WithoutCancel(ctx), rec); err != nil {
+		if err := s.opts.Hub.RecordSync(context.WithoutCancel(ctx), fitted(rec)); err != nil {
 			s.opts.Logger.WarnContext(ctx, "recording a sync", "environment", rec.Environment, "error", err.Error())
 		}
 	}
+}
+
+// fitted cuts a record to what the hub keeps: its texts and the number of failures.
+func fitted(rec hub.SyncRecord) hub.SyncRecord {
+	rec.Error = clip(rec.Error, hub.MaxErrorLength)
+	if len(rec.Failed) > hub.MaxFailedAssignments {
+		rec.Failed = rec.Failed[:hub.MaxFailedAssignments]
+	}
+	for i := range rec.Failed {
+		rec.Failed[i].Error = clip(rec.Failed[i].Error, hub.MaxMessageLength)
+	}
+	return rec
 }
 
 // learn records what an environment reads, adds the sources it names, and returns what it

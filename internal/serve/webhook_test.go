@@ -10,7 +10,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/fleetform/fleetform/internal/hub"
 )
 
 // triggers records the repositories webhooks named; known are the sources.
@@ -109,3 +113,21 @@ func TestRepoKey(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordsFitTheHub: what serve records is cut to what the hub accepts, and URLs lose
+// their user information (the hub refuses them otherwise).
+func TestRecordsFitTheHub(t *testing.T) {
+	long := strings.Repeat("é", hubMaxError()) // two bytes each
+	rec := fitted(hub.SyncRecord{Error: long, Failed: make([]hub.FailedAssignment, hub.MaxFailedAssignments+5)})
+	if len(rec.Error) > hub.MaxErrorLength || !utf8.ValidString(rec.Error) || !strings.HasSuffix(rec.Error, "(cut)") {
+		t.Errorf("error cut to %d bytes (valid UTF-8: %v)", len(rec.Error), utf8.ValidString(rec.Error))
+	}
+	if len(rec.Failed) != hub.MaxFailedAssignments {
+		t.Errorf("%d failed assignments kept", len(rec.Failed))
+	}
+	if got := shownURL("https://user:token@git.example.com/org/repo.git"); got != "https://git.example.com/org/repo.git" {
+		t.Errorf("shown URL %s", got)
+	}
+}
+
+func hubMaxError() int { return hub.MaxErrorLength }
