@@ -1,0 +1,206 @@
+package cli_test
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"os/exec"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fleetform/fleetform/internal/gittest"
+	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/hub/client"
+)
+
+// serveWait bounds how long the test waits for serve to do what it was asked (it answers
+// in well under a second here; this only keeps a broken serve from hanging the test).
+const serveWait = 30 * time.Second
+
+// served is a running `fleetform serve` process.
+type served struct {
+	cmd    *exec.Cmd
+	url    string
+	client *client.Client
+	log    *bytes.Buffer
+}
+
+// startServe runs fleetform serve with args and waits until it is ready.
+func startServe(t *testing.T, env []string, args ...string) *served {
+	t.Helper()
+	cmd := exec.Command("fleetform", append([]string{"serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir()}, args...)...)
+	cmd.Env = append(cmd.Environ(), env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &served{cmd: cmd, log: &bytes.Buffer{}}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines := bufio.NewScanner(stderr)
+	serving := regexp.MustCompile(`serving (http://\S+)`)
+	for lines.Scan() {
+		s.log.WriteString(lines.Text() + "\n")
+		if m := serving.FindStringSubmatch(lines.Text()); m != nil {
+			s.url = m[1]
+			break
+		}
+	}
+	go func() { _, _ = io.Copy(s.log, stderr) }()
+	if s.url == "" {
+		t.Fatalf("serve did not start:\n%s", s.log)
+	}
+	if s.client, err = client.New(s.url, "admin-token", nil); err != nil {
+		t.Fatal(err)
+	}
+	s.until(t, "ready", func() bool {
+		resp, err := http.Get(s.url + "/readyz") //nolint:noctx // a test's probe
+		if err != nil {
+			return false
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	return s
+}
+
+// until waits for cond, which the running service makes true by itself.
+func (s *served) until(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(serveWait)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("serve: not %s after %s\n%s", what, serveWait, s.log)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (s *served) sync(t *testing.T, env string) hub.SyncRecord {
+	t.Helper()
+	rec, err := s.client.LatestSync(t.Context(), env)
+	if err != nil && !errors.Is(err, hub.ErrNotFound) {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// TestServeEndToEnd: serve applies every environment at the start; a push and its GitHub
+// webhook make it apply the environment the change reaches at once (the poll interval is an
+// hour); the sources and syncs are on the API; a forged webhook is refused; SIGTERM stops it.
+func TestServeEndToEnd(t *testing.T) {
+	const cpURL = "https://github.com/example-org/platform"
+	cp, gitopsRepo := gittest.NewBare(t), gittest.NewBare(t).Checked(t)
+	files := serveControlPlane(gitopsRepo.Dir)
+	cp.Commit(t, "main", files)
+	s := startServe(t, []string{"FLEETFORM_HUB_ADMIN_TOKEN=admin-token", "FLEETFORM_WEBHOOK_SECRET=hook-secret"},
+		"--control-plane", cpURL, "--repo-map", cpURL+"="+cp.Dir, "--interval", "1h")
+	start := s.sync(t, "dev")
+	if start.Trigger != hub.TriggerStart || start.GitOpsCommit != gitopsRepo.Tip(t, "dev").String() {
+		t.Fatalf("dev's first sync %+v, want the start's commit on dev", start)
+	}
+
+	// A forged webhook is refused and changes nothing.
+	body := []byte(`{"ref":"refs/heads/main","repository":{"clone_url":"` + cpURL + `.git","html_url":"` + cpURL + `"}}`)
+	if code := postWebhook(t, s.url, body, "wrong-secret"); code != http.StatusUnauthorized {
+		t.Errorf("forged webhook: %d, want 401", code)
+	}
+
+	changed := maps.Clone(files)
+	changed["environments/dev/config.yaml"] = strings.Replace(files["environments/dev/config.yaml"], "info", "debug", 1)
+	cp.Commit(t, "main", changed)
+	pushed := time.Now()
+	if code := postWebhook(t, s.url, body, "hook-secret"); code != http.StatusAccepted {
+		t.Fatalf("webhook: %d, want 202", code)
+	}
+	s.until(t, "synced after the webhook", func() bool { return s.sync(t, "dev").Trigger == hub.TriggerWebhook })
+	t.Logf("webhook to GitOps commit: %s", time.Since(pushed))
+	rec := s.sync(t, "dev")
+	if rec.GitOpsCommit == "" || rec.GitOpsCommit != gitopsRepo.Tip(t, "dev").String() || rec.GitOpsCommit == start.GitOpsCommit {
+		t.Errorf("dev after the webhook: %+v; want a new commit, the branch's tip", rec)
+	}
+	if p := s.sync(t, "prod"); p.Trigger != hub.TriggerStart {
+		t.Errorf("prod was synced (%s) by a change in environments/dev/", p.Trigger)
+	}
+	sources, err := s.client.Sources(t.Context())
+	if err != nil || len(sources) != 1 || sources[0].URL != cpURL || sources[0].LastCommit != cp.Tip(t, "main").String() {
+		t.Errorf("sources %+v (%v), want the control plane at its tip", sources, err)
+	}
+
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cmd.Wait(); err != nil {
+		t.Errorf("serve stopped with %v, want exit 0\n%s", err, s.log)
+	}
+}
+
+func postWebhook(t *testing.T, base string, body []byte, secret string) int {
+	t.Helper()
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write(body)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/api/v1/webhooks/git", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
+	req.Header.Set("X-GitHub-Event", "push")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}
+
+// serveControlPlane is a folder-layout control plane: dev and prod, each applied into
+// gitops on its own branch.
+func serveControlPlane(gitops string) map[string]string {
+	files := map[string]string{"shop.yaml": `apiVersion: scheduler.kalypso.io/v1alpha1
+kind: Workload
+metadata: {name: shop, labels: {workspace: retail}}
+spec:
+  deploymentTargets:
+    - {name: web, environment: dev, manifests: {repo: https://example.com/shop, branch: dev, path: ./web}}
+    - {name: web, environment: prod, manifests: {repo: https://example.com/shop, branch: prod, path: ./web}}
+`}
+	for _, env := range []string{"dev", "prod"} {
+		files["environments/"+env+"/env.yaml"] = fmt.Sprintf(`apiVersion: scheduler.kalypso.io/v1alpha1
+kind: Environment
+metadata: {name: %[1]s}
+spec:
+  controlPlane: {repo: https://github.com/example-org/platform, branch: main, path: .}
+---
+apiVersion: scheduler.kalypso.io/v1alpha1
+kind: ClusterType
+metadata: {name: large}
+spec: {reconciler: builtin/flux, namespaceService: builtin/namespace, configType: builtin/configmap}
+---
+apiVersion: scheduler.kalypso.io/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: all}
+spec:
+  deploymentTargetSelector: {labelSelector: {}}
+  clusterTypeSelector: {labelSelector: {}}
+---
+apiVersion: scheduler.kalypso.io/v1alpha1
+kind: GitOpsRepo
+metadata: {name: %[1]s}
+spec: {repo: %[2]s, branch: %[1]s, path: .}
+`, env, gitops)
+		files["environments/"+env+"/config.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + env + "-config, labels: {platform-config: \"true\"}}\ndata: {LOG_LEVEL: info}\n"
+	}
+	return files
+}
