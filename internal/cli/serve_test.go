@@ -38,7 +38,7 @@ type served struct {
 // startServe runs fleetform serve with args and waits until it is ready.
 func startServe(t *testing.T, env []string, args ...string) *served {
 	t.Helper()
-	cmd := exec.Command("fleetform", append([]string{"serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir()}, args...)...)
+	cmd := exec.CommandContext(t.Context(), "fleetform", append([]string{"serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir()}, args...)...)
 	cmd.Env = append(cmd.Environ(), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -76,7 +76,9 @@ func startServe(t *testing.T, env []string, args ...string) *served {
 	return s
 }
 
-// until waits for cond, which the running service makes true by itself.
+// until waits for cond, which the running service makes true by itself: the test observes
+// another process, which has no way to tell it (a bounded wait for an outcome, not a retry
+// of an assertion).
 func (s *served) until(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(serveWait)
