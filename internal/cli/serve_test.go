@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetform/fleetform/internal/cli"
+	"github.com/fleetform/fleetform/internal/fleetgen"
 	"github.com/fleetform/fleetform/internal/gittest"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/client"
@@ -205,4 +207,69 @@ spec: {repo: %[2]s, branch: %[1]s, path: .}
 		files["environments/"+env+"/config.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + env + "-config, labels: {platform-config: \"true\"}}\ndata: {LOG_LEVEL: info}\n"
 	}
 	return files
+}
+
+// TestServeKilledConverges: serve killed (SIGKILL) in the middle of its first apply leaves
+// the GitOps repository valid (git fsck), and started again it converges to exactly the tree
+// `fleetform render` gives.
+func TestServeKilledConverges(t *testing.T) {
+	dir := t.TempDir()
+	fleet := dir + "/fleet"
+	if err := fleetgen.Write(fleet, fleetgen.Spec{Targets: 200, ClusterTypes: 20}); err != nil {
+		t.Fatal(err)
+	}
+	cp := gittest.NewBare(t)
+	cp.CommitDir(t, "main", fleet)
+	gitopsRepo := gittest.NewBare(t)
+	args := []string{"--control-plane", cp.Dir, "--gitops", gitopsRepo.Dir, "--interval", "1h", "--log-level", "debug"}
+	env := []string{"FLEETFORM_HUB_ADMIN_TOKEN=admin-token"}
+	data := t.TempDir()
+
+	killed := exec.CommandContext(t.Context(), "fleetform", append([]string{"serve", "--addr", "127.0.0.1:0", "--data-dir", data}, args...)...)
+	killed.Env = append(killed.Environ(), env...)
+	stderr, err := killed.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := killed.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stderr)
+	for lines.Scan() && !strings.Contains(lines.Text(), "msg=rendering") {
+	}
+	if err := killed.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = killed.Wait()
+	gittest.Fsck(t, gitopsRepo.Dir)
+
+	s := startServe(t, env, append(args[:len(args)-2], "--data-dir", data)...)
+	s.until(t, "synced", func() bool { return s.sync(t, "dev").GitOpsCommit != "" })
+	out := dir + "/out"
+	fleetformCLI(t, "render", "--control-plane", cp.Dir, "--env", "dev", "--out", out)
+	want := gittest.ReadDir(t, out)
+	got := gitopsRepo.Files(t, "dev")
+	for p := range got {
+		if strings.HasPrefix(p, ".fleetform/") {
+			delete(got, p)
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("the GitOps branch has %d files, render gives %d", len(got), len(want))
+	}
+	for p, content := range want {
+		if got[p] != content {
+			t.Errorf("%s differs from render's", p)
+		}
+	}
+	gittest.Fsck(t, gitopsRepo.Dir)
+}
+
+// fleetformCLI runs a fleetform command in the test process and requires it to succeed.
+func fleetformCLI(t *testing.T, args ...string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if code := cli.Main(t.Context(), args, nil, &stdout, &stderr); code != cli.ExitOK {
+		t.Fatalf("fleetform %s: exit %d\n%s%s", strings.Join(args, " "), code, stdout.String(), stderr.String())
+	}
 }
