@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 // instruction is one Dockerfile instruction, its continuation lines joined.
@@ -455,5 +457,21 @@ func TestDockerignoreKeepsWhatTheBuildReads(t *testing.T) {
 	}
 	if !ignored(rules, "fleetform.env") || ignored(rules, "cmd/fleetform/main.go") {
 		t.Error("the .dockerignore rules do not apply as Docker applies them")
+	}
+}
+
+// TestImageUserMatchesChart: the chart runs the pods as the image's user.
+func TestImageUserMatchesChart(t *testing.T) {
+	var values struct {
+		PodSecurityContext struct {
+			RunAsUser  int `json:"runAsUser"`
+			RunAsGroup int `json:"runAsGroup"`
+		} `json:"podSecurityContext"`
+	}
+	if err := yaml.Unmarshal(readRepoFile(t, "deploy", "helm", "fleetform", "values.yaml"), &values); err != nil {
+		t.Fatal(err)
+	}
+	if values.PodSecurityContext.RunAsUser != imageUID || values.PodSecurityContext.RunAsGroup != imageUID {
+		t.Errorf("the chart runs as %d:%d, the image as %d:%d", values.PodSecurityContext.RunAsUser, values.PodSecurityContext.RunAsGroup, imageUID, imageUID)
 	}
 }
