@@ -1,6 +1,7 @@
 // Package deploy_test checks what runs fleetform serve outside this repository: the
-// Dockerfile (and the static build it makes), and the Helm chart in helm/fleetform (rendered
-// with the Helm SDK and every object decoded strictly into its Kubernetes type).
+// Dockerfile (and the static build it makes), the Helm chart in helm/fleetform (rendered
+// with the Helm SDK and every object decoded strictly into its Kubernetes type), and the
+// systemd unit in systemd/.
 package deploy_test
 
 import (
