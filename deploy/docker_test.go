@@ -285,6 +285,17 @@ func checkRuntimeStage(t *testing.T, final stage) {
 	}
 }
 
+// dockerfileCMD returns the CMD of the image: the arguments of fleetform by default.
+func dockerfileCMD(t *testing.T) []string {
+	t.Helper()
+	ss := readDockerfile(t)
+	cmd := ss[len(ss)-1].last("CMD")
+	if cmd == nil {
+		t.Fatal("no CMD")
+	}
+	return execForm(t, *cmd, cmd.args)
+}
+
 // TestDockerBuildIsStatic runs the Dockerfile's go build command here, for this machine's
 // platform, and checks what it makes: a static, stripped binary without local paths that
 // reports the version it was given.

@@ -93,6 +93,22 @@ func TestSystemdUnit(t *testing.T) {
 	}
 }
 
+// systemdServeArgs returns the arguments of fleetform in the unit's ExecStart, with the
+// state directory systemd would give.
+func systemdServeArgs(t *testing.T) []string {
+	t.Helper()
+	u := parseUnit(t, readRepoFile(t, "deploy", "systemd", "fleetform.service"))
+	execStart := strings.Fields(u.get("Service", "ExecStart"))
+	if len(execStart) < 2 {
+		t.Fatalf("ExecStart %q has no arguments", execStart)
+	}
+	args := execStart[1:]
+	for i, a := range args {
+		args[i] = strings.ReplaceAll(a, "${STATE_DIRECTORY}", "/var/lib/fleetform")
+	}
+	return args
+}
+
 // TestSystemdExamples: the config example is one fleetform accepts; the secrets example
 // sets the variables fleetform reads (and those its credentials name) and holds no secret.
 func TestSystemdExamples(t *testing.T) {
