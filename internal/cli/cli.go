@@ -179,6 +179,8 @@ func newRoot(e *env) *cobra.Command {
 		newSimCmd(e),
 		newAgentCmd(e),
 		newServeCmd(e),
+		newSyncCmd(e),
+		newSourcesCmd(e),
 	)
 	return root
 }

@@ -143,6 +143,12 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Errorf("sources %+v (%v), want the control plane at its tip", sources, err)
 	}
 
+	t.Setenv("FLEETFORM_HUB_TOKEN", "admin-token")
+	mustContain(t, "sync", fleetform(t, cli.ExitOK, "sync", "--hub", s.url, "--env", "dev"),
+		`^dev, webhook at \S+ \([0-9a-f]{12}, \d+ ms\): committed [0-9a-f]{12} to dev`, `files changed: [1-9]`)
+	mustContain(t, "sources", fleetform(t, cli.ExitOK, "sources", "--hub", s.url),
+		`control-plane +`+regexp.QuoteMeta(cpURL)+` +- +[0-9a-f]{12} +\S+ +0 +-`)
+
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
