@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The end-to-end demo (make demo): the example control plane rendered and applied into a local
-# GitOps repository, the hub on SQLite, a simulated fleet, the rollout, and a promotion from
-# dev to prod through the gates: refused while dev has failing clusters, accepted once dev is
-# fully compliant. Everything lives in $DEMO_DIR (default .demo); nothing leaves the machine.
+# The end-to-end demo (make demo), on `fleetform serve`: the example control plane in git, an
+# empty GitOps repository, and serve on SQLite applying it; a simulated fleet reports back; a
+# change to the common content reaches dev, and serve promotes it into prod by itself only
+# once every dev cluster reports it Ready (refused, with the reason, while some fail).
+# Everything lives in $DEMO_DIR (default .demo); nothing leaves the machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,15 +14,24 @@ PER_TYPE=${DEMO_CLUSTERS_PER_TYPE:-25}
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 run() { printf '$ fleetform %s\n' "$*"; "$FF" "$@"; }
+# wait_for waits (at most 60 s) until the command succeeds: serve works on its own.
+wait_for() {
+	for _ in $(seq 600); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
+	echo "gave up waiting for: $*"; cat "$DIR/serve.log"; exit 1
+}
+synced() { "$FF" sync --hub "$HUB" --env "$1" -o json | grep -q "$2"; }
 
 rm -rf "$DIR" && mkdir -p "$DIR"
 export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
 export GIT_AUTHOR_NAME=demo GIT_AUTHOR_EMAIL=demo@localhost GIT_COMMITTER_NAME=demo GIT_COMMITTER_EMAIL=demo@localhost
 
-step "A control plane in git (the example), an empty GitOps repository"
-cp -r examples/platform "$DIR/work" && git -C "$DIR/work" init -q -b main && git -C "$DIR/work" add -A &&
-	git -C "$DIR/work" commit -qm "the example control plane"
+step "A control plane in git (the example; prod takes promotions from dev automatically), an empty GitOps repository"
+cp -r examples/platform "$DIR/work"
+sed -i 's/^    minCompliantPercent: 100$/    minCompliantPercent: 100\n    automatic: true/' "$DIR/work/environments/prod/environment.yaml"
+grep -q 'automatic: true' "$DIR/work/environments/prod/environment.yaml"
+git -C "$DIR/work" init -q -b main && git -C "$DIR/work" add -A && git -C "$DIR/work" commit -qm "the example control plane"
 git clone -q --bare "$DIR/work" "$DIR/control-plane.git"
+git -C "$DIR/work" remote add origin "$DIR/control-plane.git"
 git init -q --bare "$DIR/gitops.git"
 cp -r examples/apps "$DIR/apps"
 cat >"$DIR/fleetform.yaml" <<YAML
@@ -33,45 +43,51 @@ YAML
 CP=(--control-plane "$DIR/control-plane.git" --config "$DIR/fleetform.yaml")
 echo "control plane: $DIR/control-plane.git   GitOps: $DIR/gitops.git"
 
-step "The hub on SQLite"
+step "prod starts at the first release (pinned by hand); dev follows the tip"
+run promote "${CP[@]}" --to prod --override --reason "the first release" --actor demo
+
+step "fleetform serve on SQLite: the hub's API, polling every second"
 export FLEETFORM_HUB_ADMIN_TOKEN=demo-admin-token FLEETFORM_HUB_TOKEN=demo-admin-token
-"$FF" hub serve --addr "127.0.0.1:$PORT" --db "sqlite:$DIR/hub.db" >"$DIR/hub.log" 2>&1 &
-HUB_PID=$!
-trap 'kill $HUB_PID 2>/dev/null || true; wait $HUB_PID 2>/dev/null || true' EXIT
-for _ in $(seq 300); do grep -q serving "$DIR/hub.log" && break; sleep 0.1; done
-HUB=$(sed -n 's/.*serving \(http:[^ ]*\).*/\1/p' "$DIR/hub.log")
-[ -n "$HUB" ] || { cat "$DIR/hub.log"; exit 1; }
-echo "hub: $HUB (admin token: demo-admin-token)"
+"$FF" serve "${CP[@]}" --addr "127.0.0.1:$PORT" --data-dir "$DIR/serve" --interval 1s >"$DIR/serve.log" 2>&1 &
+SERVE_PID=$!
+trap 'kill $SERVE_PID 2>/dev/null || true; wait $SERVE_PID 2>/dev/null || true' EXIT
+wait_for grep -q serving "$DIR/serve.log"
+HUB=$(sed -n 's/.*serving \(http:[^ ]*\).*/\1/p' "$DIR/serve.log")
+echo "serve: $HUB (admin token: demo-admin-token)"
+wait_for "$FF" sync --hub "$HUB" --env prod
+run sync --hub "$HUB" --env dev
+run sync --hub "$HUB" --env prod
+run sources --hub "$HUB"
 
-step "dev: pin the control plane's tip, apply it, post the desired state to the hub"
-run promote "${CP[@]}" --to dev --actor demo
-run apply "${CP[@]}" --env dev --hub "$HUB"
+step "A simulated fleet ($PER_TYPE clusters per cluster type) reports"
+run sim --hub "$HUB" --gitops "$DIR/gitops.git" --env dev --clusters-per-type "$PER_TYPE" --once
+run sim --hub "$HUB" --gitops "$DIR/gitops.git" --env prod --name-prefix sim-prod --clusters-per-type "$PER_TYPE" --once
 
-step "dev: a simulated fleet ($PER_TYPE clusters per cluster type) reports, 10% of targets failing"
+step "A change to the common content, pushed: serve applies it to dev (prod is pinned)"
+git -C "$DIR/work" pull -q --rebase origin main # the pin commit of prod
+sed -i 's/^  OTEL_EXPORTER_OTLP_PROTOCOL: grpc$/  OTEL_EXPORTER_OTLP_PROTOCOL: http\/protobuf/' "$DIR/work/config/org-defaults.yaml"
+grep -q 'http/protobuf' "$DIR/work/config/org-defaults.yaml"
+git -C "$DIR/work" commit -qam "org defaults: OTLP over HTTP" && git -C "$DIR/work" push -q origin main
+NEW=$(git -C "$DIR/work" rev-parse HEAD)
+wait_for synced dev "\"controlPlaneCommit\": \"$NEW\""
+run sync --hub "$HUB" --env dev
+
+step "dev reports the new revision with 10% of its targets failing: serve does not promote prod"
 run sim --hub "$HUB" --gitops "$DIR/gitops.git" --env dev --clusters-per-type "$PER_TYPE" --fail-rate 0.1 --once
 run status --hub "$HUB" --env dev
+wait_for sh -c "'$FF' history --hub '$HUB' --env prod --kind promotion | grep -q refused"
+run history --hub "$HUB" --env prod --kind promotion
 
-step "prod: promotion refused, dev is not fully compliant (exit 3)"
-set +e
-run promote "${CP[@]}" --to prod --hub "$HUB" --actor demo
-code=$?
-set -e
-[ "$code" -eq 3 ] || { echo "expected the promotion to be refused (exit 3), got $code"; exit 1; }
-
-step "dev: the failures are fixed, every cluster reports Ready"
+step "dev is fixed, every cluster reports Ready: serve promotes prod by itself and applies it"
 run sim --hub "$HUB" --gitops "$DIR/gitops.git" --env dev --clusters-per-type "$PER_TYPE" --once
-run status --hub "$HUB" --env dev
-
-step "prod: promoted through the gates, applied, reported"
-run promote "${CP[@]}" --to prod --hub "$HUB" --actor demo
-run apply "${CP[@]}" --env prod --hub "$HUB"
+wait_for synced prod '"trigger": "promotion"'
+run sync --hub "$HUB" --env prod
 run sim --hub "$HUB" --gitops "$DIR/gitops.git" --env prod --name-prefix sim-prod --clusters-per-type "$PER_TYPE" --once
 run status --hub "$HUB" --env prod
 
 step "The promotions and the refusal, from the hub's history"
 run history --hub "$HUB" --env prod --kind promotion
-run history --hub "$HUB" --env prod --kind desired
 echo
-echo "Demo done: everything is in $DIR. To explore, start the hub again and ask it:"
-echo "  FLEETFORM_HUB_ADMIN_TOKEN=demo-admin-token $FF hub serve --addr ${HUB#http://} --db sqlite:$DIR/hub.db &"
+echo "Demo done: everything is in $DIR. To explore, start serve again:"
+echo "  FLEETFORM_HUB_ADMIN_TOKEN=demo-admin-token $FF serve ${CP[*]} --addr ${HUB#http://} --data-dir $DIR/serve &"
 echo "  FLEETFORM_HUB_TOKEN=demo-admin-token $FF diff --hub $HUB dev prod"

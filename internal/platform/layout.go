@@ -406,7 +406,12 @@ func (cp *ControlPlane) loadFolder(ctx context.Context, b *builder, info *Enviro
 		}
 	}
 	if base.Commit == "" && cp.opts.CommonRef == "" {
-		base.Branch = cp.opts.Ref // unpinned: common content at the same tip
+		// Unpinned: the common content of the tip, recorded as the commit that last changed it
+		// (a pin of another environment moves the tip, not the common content).
+		base.Branch = cp.opts.Ref
+		if c, err := cp.lastCommonChangeAt(cp.opts.Ref); err == nil && base.Repo == "" {
+			base.Branch = c
+		}
 	}
 	return cp.addCommon(ctx, b, base, []string{environmentsDir})
 }

@@ -340,3 +340,28 @@ func TestKalypsoEnvironmentNames(t *testing.T) {
 		t.Errorf("environments = %+v, want dev only", envs)
 	}
 }
+
+// TestFolderUnpinnedCommonCommit: an environment that follows the tip records as its common
+// commit the last commit that changed the common content: a pin (or any change) of another
+// environment moves the tip, not the common content.
+func TestFolderUnpinnedCommonCommit(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	files := map[string]string{
+		"environments/dev/env.yaml":  envDoc("dev"),
+		"environments/prod/env.yaml": envDoc("prod"),
+		"common.yaml":                templateDoc("a"),
+	}
+	first := r.Commit(t, "main", files)
+	files["environments/prod/base-repo.yaml"] = baseRepoDoc(first.String())
+	r.Commit(t, "main", files) // prod's pin: environment content only
+	setHead(t, r, "main")
+	if got := load(t, r.Dir, "dev", platform.Options{}).Revisions; got.Common != first.String() || got.Pinned {
+		t.Errorf("dev's revisions %+v, want common %s (unpinned)", got, first)
+	}
+	files["common.yaml"] = templateDoc("b")
+	second := r.Commit(t, "main", files)
+	if got := load(t, r.Dir, "dev", platform.Options{}).Revisions.Common; got != second.String() {
+		t.Errorf("dev's common commit %s after a change of the common content, want %s", got, second)
+	}
+}

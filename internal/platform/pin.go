@@ -92,6 +92,23 @@ func (cp *ControlPlane) CommonTip() (string, error) {
 	return lastCommonChange(c, strings.TrimSuffix(environmentsDir, "/"))
 }
 
+// lastCommonChangeAt returns the latest commit at or before ref (HEAD when empty) that changed
+// the common content of the folder layout.
+func (cp *ControlPlane) lastCommonChangeAt(ref string) (string, error) {
+	if !cp.repo.IsGit() {
+		return "", errNotFound
+	}
+	h, err := cp.repo.Resolve(ref)
+	if err != nil {
+		return "", err
+	}
+	c, err := cp.repo.git.CommitObject(h)
+	if err != nil {
+		return "", err
+	}
+	return lastCommonChange(c, strings.TrimSuffix(environmentsDir, "/"))
+}
+
 // maxCommonWalk bounds the history walked to find the last change of common content.
 const maxCommonWalk = 10000
 

@@ -76,7 +76,8 @@ func (w *Watcher) Round(ctx context.Context) ([]Result, error) {
 	return out, nil
 }
 
-// behind reports whether env is pinned to another commit than its source.
+// behind reports whether env is pinned to another commit than its source, or not pinned at
+// all (it follows the tip: an automatic environment is gated, so it gets pinned).
 func (w *Watcher) behind(ctx context.Context, cp *platform.ControlPlane, g Gates) (bool, error) {
 	src, err := cp.Load(ctx, g.From)
 	if err != nil {
@@ -86,7 +87,8 @@ func (w *Watcher) behind(ctx context.Context, cp *platform.ControlPlane, g Gates
 	if err != nil {
 		return false, fmt.Errorf("load %s: %w", g.Environment, err)
 	}
-	return src.Revisions.Common != dst.Revisions.Common, nil
+	unpinned := !dst.Revisions.Pinned && dst.Revisions.Common != ""
+	return src.Revisions.Common != dst.Revisions.Common || unpinned, nil
 }
 
 func (w *Watcher) promote(ctx context.Context, cp *platform.ControlPlane, env string) (Result, error) {
