@@ -209,11 +209,10 @@ func (o *hubServeOptions) serve(ctx context.Context, e *env, hs *hubServer, hand
 		defer close(hubDone)
 		_ = hs.hub.Run(runCtx)
 	}()
-	workErr := make(chan error, 1)
+	var workErr chan error // nil without work: never ready
 	if work != nil {
+		workErr = make(chan error, 1)
 		go func() { workErr <- work(ctx) }()
-	} else {
-		workErr <- nil
 	}
 	serveErr := make(chan error, 1)
 	go func() {
@@ -225,10 +224,15 @@ func (o *hubServeOptions) serve(ctx context.Context, e *env, hs *hubServer, hand
 	}()
 	select {
 	case err = <-serveErr:
+	case err = <-workErr: // the work ended by itself: it could not go on
+		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.shutdownTimeout)
+		err = errors.Join(err, srv.Shutdown(shutdownCtx))
+		cancel()
 	case <-ctx.Done():
 		e.logger.Info("stopping: finishing the requests in flight")
-		err = <-workErr
-		workErr <- nil
+		if workErr != nil {
+			err = <-workErr
+		}
 		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.shutdownTimeout)
 		err = errors.Join(err, srv.Shutdown(shutdownCtx))
 		cancel()

@@ -279,3 +279,20 @@ func fleetformCLI(t *testing.T, args ...string) {
 		t.Fatalf("fleetform %s: exit %d\n%s%s", strings.Join(args, " "), code, stdout.String(), stderr.String())
 	}
 }
+
+// TestServeOneProcessPerSQLiteFile: on SQLite serve is one process; a second one on the same
+// database stops at once and says why.
+func TestServeOneProcessPerSQLiteFile(t *testing.T) {
+	cp, gitopsRepo := gittest.NewBare(t), gittest.NewBare(t)
+	cp.Commit(t, "main", serveControlPlane(gitopsRepo.Dir))
+	data := t.TempDir()
+	env := []string{"FLEETFORM_HUB_ADMIN_TOKEN=admin-token"}
+	startServe(t, env, "--control-plane", cp.Dir, "--interval", "1h", "--data-dir", data)
+	second := exec.CommandContext(t.Context(), "fleetform", "serve", "--control-plane", cp.Dir, "--addr", "127.0.0.1:0", "--data-dir", data)
+	second.Env = append(second.Environ(), env...)
+	out, err := second.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != cli.ExitFailed || !strings.Contains(string(out), "another process leads on this store") {
+		t.Errorf("a second serve on the same SQLite file: %v\n%s", err, out)
+	}
+}
