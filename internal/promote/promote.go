@@ -55,6 +55,9 @@ type Request struct {
 	Now   time.Time
 	// QuietRefusal leaves a refusal unrecorded (the watcher records only changes).
 	QuietRefusal bool
+	// Round, when set, is the pass over the chain this promotion is part of: its
+	// environments, chain and snapshots are read once (nil: read them for this promotion).
+	Round *Round
 }
 
 // Result is what a promotion did.
@@ -92,20 +95,19 @@ type Promoter struct {
 // overridden), pins the commit in the control plane. Refusals change nothing.
 func (p *Promoter) Promote(ctx context.Context, req Request) (Result, error) {
 	cp := req.ControlPlane
-	envs, _, err := cp.Environments(ctx)
-	if err != nil {
-		return Result{}, err
+	round := req.Round
+	if round == nil {
+		var err error
+		if round, err = NewRound(ctx, cp); err != nil {
+			return Result{}, err
+		}
 	}
-	chain, diags := NewChain(envs)
-	if platform.HasErrors(diags) {
-		return Result{}, fmt.Errorf("the promotion chain is invalid: %s", diags[0].Error())
-	}
-	g, ok := chain.Gates[req.To]
+	g, ok := round.Chain.Gates[req.To]
 	if !ok {
 		return Result{}, fmt.Errorf("environment %q is not declared", req.To)
 	}
 	res := Result{To: req.To, From: g.From, Reasons: []string{}}
-	ev, err := p.evidence(ctx, cp, g, req)
+	ev, err := p.evidence(ctx, round, g, req)
 	if err != nil {
 		return res, err
 	}
@@ -124,7 +126,7 @@ func (p *Promoter) Promote(ctx context.Context, req Request) (Result, error) {
 		}
 		res.Overridden = reasons
 	}
-	if res.PinCommit, err = p.pin(ctx, cp, envs, req, ev.Commit, reasons); err != nil {
+	if res.PinCommit, err = p.pin(ctx, cp, round.Envs, req, ev.Commit, reasons); err != nil {
 		return res, err
 	}
 	res.Promoted = true
@@ -133,7 +135,8 @@ func (p *Promoter) Promote(ctx context.Context, req Request) (Result, error) {
 }
 
 // evidence gathers what the gates are checked against.
-func (p *Promoter) evidence(ctx context.Context, cp *platform.ControlPlane, g Gates, req Request) (Evidence, error) {
+func (p *Promoter) evidence(ctx context.Context, round *Round, g Gates, req Request) (Evidence, error) {
+	cp := round.ControlPlane
 	ev := Evidence{Now: req.Now, Commit: req.Commit}
 	if g.From == "" {
 		if ev.Commit == "" {
@@ -150,9 +153,9 @@ func (p *Promoter) evidence(ctx context.Context, cp *platform.ControlPlane, g Ga
 		}
 		return ev, err
 	}
-	src, err := cp.Load(ctx, g.From)
+	src, err := round.Snapshot(ctx, g.From)
 	if err != nil {
-		return ev, fmt.Errorf("load %s: %w", g.From, err)
+		return ev, err
 	}
 	ev.SourcePin = src.Revisions.Common
 	if ev.Commit == "" {

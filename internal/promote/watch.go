@@ -32,42 +32,34 @@ type Watcher struct {
 // Round makes one pass over the chain, sources first, and returns the decisions taken
 // (environments already at their source's pin are skipped).
 func (w *Watcher) Round(ctx context.Context) ([]Result, error) {
-	cp, err := w.Open(ctx)
+	round, err := w.newRound(ctx)
 	if err != nil {
 		return nil, err
-	}
-	envs, _, err := cp.Environments(ctx)
-	if err != nil {
-		return nil, err
-	}
-	chain, diags := NewChain(envs)
-	if platform.HasErrors(diags) {
-		return nil, fmt.Errorf("the promotion chain is invalid: %s", diags[0].Error())
 	}
 	var out []Result
-	for _, env := range chain.Order {
-		g := chain.Gates[env]
+	for _, env := range round.Chain.Order {
+		g := round.Chain.Gates[env]
 		if !g.Automatic || g.From == "" {
 			continue
 		}
-		behind, err := w.behind(ctx, cp, g)
+		behind, err := w.behind(ctx, round, g)
 		if err != nil {
 			return out, err
 		}
 		if !behind {
 			continue
 		}
-		res, err := w.promote(ctx, cp, env)
+		res, err := w.promote(ctx, round, env)
 		if err != nil {
 			return out, fmt.Errorf("promote %s: %w", env, err)
 		}
 		out = append(out, res)
 		if res.Promoted {
-			if cp, err = w.Open(ctx); err != nil {
+			if round, err = w.newRound(ctx); err != nil { // the pin moved the control plane
 				return out, err
 			}
 			if w.Apply != nil {
-				if err := w.Apply(ctx, cp, env); err != nil {
+				if err := w.Apply(ctx, round.ControlPlane, env); err != nil {
 					return out, fmt.Errorf("apply %s after promoting %s: %w", env, short(res.Commit), err)
 				}
 			}
@@ -76,27 +68,36 @@ func (w *Watcher) Round(ctx context.Context) ([]Result, error) {
 	return out, nil
 }
 
+// newRound reads the control plane afresh, with its chain.
+func (w *Watcher) newRound(ctx context.Context) (*Round, error) {
+	cp, err := w.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return NewRound(ctx, cp)
+}
+
 // behind reports whether env is pinned to another commit than its source, or not pinned at
 // all (it follows the tip: an automatic environment is gated, so it gets pinned).
-func (w *Watcher) behind(ctx context.Context, cp *platform.ControlPlane, g Gates) (bool, error) {
-	src, err := cp.Load(ctx, g.From)
+func (w *Watcher) behind(ctx context.Context, round *Round, g Gates) (bool, error) {
+	src, err := round.Snapshot(ctx, g.From)
 	if err != nil {
-		return false, fmt.Errorf("load %s: %w", g.From, err)
+		return false, err
 	}
-	dst, err := cp.Load(ctx, g.Environment)
+	dst, err := round.Snapshot(ctx, g.Environment)
 	if err != nil {
-		return false, fmt.Errorf("load %s: %w", g.Environment, err)
+		return false, err
 	}
 	unpinned := !dst.Revisions.Pinned && dst.Revisions.Common != ""
 	return src.Revisions.Common != dst.Revisions.Common || unpinned, nil
 }
 
-func (w *Watcher) promote(ctx context.Context, cp *platform.ControlPlane, env string) (Result, error) {
+func (w *Watcher) promote(ctx context.Context, round *Round, env string) (Result, error) {
 	now := time.Now
 	if w.Now != nil {
 		now = w.Now
 	}
-	req := Request{ControlPlane: cp, To: env, Now: now(), Actor: w.Actor, QuietRefusal: true}
+	req := Request{ControlPlane: round.ControlPlane, To: env, Now: now(), Actor: w.Actor, QuietRefusal: true, Round: round}
 	res, err := w.Promoter.Promote(ctx, req)
 	if err != nil {
 		return res, err
