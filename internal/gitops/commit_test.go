@@ -130,6 +130,11 @@ spec: {repo: https://example.com/cp, branch: main, path: ., commit: ` + first + 
 	delete(f.files, "environments/dev/base-repo.yaml")
 	in = f.input(target)
 	res := apply(t, newWriter(t, gitops.Options{}), in, gitops.CommitOptions{})
-	checkCommitPaths(t, repo.Dir, res.Commit.String(), map[string]string{render.PromotedCommitFile: "D", gitops.IndexFile: "M"})
+	// The common content is still the first commit's (the pin's commits changed dev's folder):
+	// the state's record of it stays.
+	checkCommitPaths(t, repo.Dir, res.Commit.String(), map[string]string{render.PromotedCommitFile: "D"})
+	if in.Snapshot.Revisions.Common != first {
+		t.Errorf("unpinned, dev renders common commit %s, want %s (the last change of the common content)", in.Snapshot.Revisions.Common, first)
+	}
 	checkRenderedCommit(t, repo.Dir, in.Snapshot.Revisions.Common)
 }
