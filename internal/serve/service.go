@@ -64,6 +64,7 @@ type Service struct {
 	started bool // the first round (a sync of every environment) is done
 	ready   bool // and every source was polled once
 	leading bool
+	decided bool // this replica tried to lead once: it knows whether it leads
 }
 
 // New returns a service; Run starts it.
@@ -108,12 +109,12 @@ func (s *Service) Trigger(repoURL string) bool {
 	return known
 }
 
-// Ready reports whether this replica can take traffic: a follower always, the leader once
-// it has synced every environment and polled every source once.
+// Ready reports whether this replica can take traffic: a follower once it knows it follows,
+// the leader once it has synced every environment and polled every source once.
 func (s *Service) Ready() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return !s.leading || s.ready
+	return s.decided && (!s.leading || s.ready)
 }
 
 // Leading reports whether this replica leads.
@@ -172,18 +173,19 @@ func (s *Service) lead(ctx context.Context, lease hub.Lease) (hub.Lease, error) 
 	if ctx.Err() != nil {
 		return nil, nil //nolint:nilerr // stopping: Run ends at its next wait
 	}
-	switch {
-	case err != nil:
+	if err != nil {
 		return nil, err
-	case l != nil:
-		s.opts.Logger.InfoContext(ctx, "leading: polling, applying and promoting")
-		s.setLeading(true)
 	}
+	if l != nil {
+		s.opts.Logger.InfoContext(ctx, "leading: polling, applying and promoting")
+	}
+	s.setLeading(l != nil)
 	return l, nil
 }
 
 func (s *Service) setLeading(on bool) {
 	s.mu.Lock()
+	s.decided = true
 	if s.leading && !on {
 		s.started, s.ready = false, false // a new leader starts with a full sync
 	}

@@ -132,6 +132,9 @@ func (f *fixture) latest(env string) hub.SyncRecord {
 // with targets of it; nothing changed, nothing is done beyond the poll.
 func TestChangesReachOnlyTheirEnvironments(t *testing.T) {
 	f := newFixture(t)
+	if _, err := f.svc.lead(t.Context(), nil); err != nil || f.svc.Ready() {
+		t.Fatalf("before the first round: ready %v (%v), want not ready", f.svc.Ready(), err)
+	}
 	f.svc.round(t.Context(), map[string]bool{})
 	if !f.svc.Ready() {
 		t.Fatal("not ready after the first round")

@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/pipeline"
+)
+
+func newDiffCmd(e *env) *cobra.Command {
+	var o hubOutputOptions
+	cmd := &cobra.Command{
+		Use:     "diff ENV1 ENV2",
+		Example: "  FLEETFORM_HUB_TOKEN=... fleetform diff --hub https://hub.example.com stage prod",
+		Short:   "Compare two environments workload by workload",
+		Long: "diff compares the latest desired states of two environments on the hub: per workload, the\n" +
+			"deployment targets, cluster types, versions reported by application CI and the composed\n" +
+			"configuration values that differ.",
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := o.hub.clientFor(o.out)
+			if err != nil {
+				return err
+			}
+			d, err := c.Diff(cmd.Context(), args[0], args[1])
+			if err != nil {
+				return failed(ExitFailed, err)
+			}
+			return writeOut(e, o.out, d, func(w io.Writer) error { return diffText(w, d) })
+		},
+	}
+	o.hub.bindRequired(cmd)
+	o.out.bind(cmd)
+	return cmd
+}
+
+func diffText(w io.Writer, d hub.EnvDiff) error {
+	t := newTable(w, "WORKLOAD", "SAME", "CLUSTER TYPES ("+d.From+")", "CLUSTER TYPES ("+d.To+")",
+		"VERSIONS ("+d.From+")", "VERSIONS ("+d.To+")")
+	for _, wd := range d.Workloads {
+		t.row(wd.Workload, yesNo(wd.Same), pipeline.ListOrNone(wd.From.ClusterTypes), pipeline.ListOrNone(wd.To.ClusterTypes),
+			versionsText(wd.From.Versions), versionsText(wd.To.Versions))
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	for _, wd := range d.Workloads {
+		for _, c := range wd.Config {
+			fmt.Fprintf(w, "%s: config %s: %s: %s, %s: %s\n", wd.Workload, c.Key, d.From, valuesText(c.From), d.To, valuesText(c.To))
+		}
+	}
+	return nil
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// versionsText lists target=version pairs, sorted.
+func versionsText(m map[string]string) string {
+	if len(m) == 0 {
+		return "-"
+	}
+	parts := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, k+"="+m[k])
+	}
+	return strings.Join(parts, ",")
+}
+
+func valuesText(vs []any) string {
+	if len(vs) == 0 {
+		return "(unset)"
+	}
+	parts := make([]string, 0, len(vs))
+	for _, v := range vs {
+		parts = append(parts, fmt.Sprint(v))
+	}
+	return strings.Join(parts, " | ")
+}
