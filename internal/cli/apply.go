@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +24,7 @@ type applyOptions struct {
 	pr              bool
 	forgeURL        string
 	hub             hubOptions
+	co              gitops.CommitOptions // set by validate
 }
 
 // applyJSON is what `apply -o json` prints.
@@ -57,42 +59,10 @@ func newApplyCmd(e *env) *cobra.Command {
 			"(the desired state at the commit written; token from FLEETFORM_HUB_TOKEN).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.out.check(); err != nil {
+			if err := o.validate(); err != nil {
 				return err
 			}
-			if o.hub.url != "" {
-				if _, err := o.hub.client(); err != nil {
-					return err // before writing anything
-				}
-			}
-			co, err := o.commitOptions()
-			if err != nil {
-				return err
-			}
-			o.cp.trusted = append(o.cp.trusted, o.forgeURL)
-			r, target, err := loadForGitops(cmd, e, &o.cp, &o.g)
-			if err != nil {
-				return err
-			}
-			creds, err := o.cp.credentials(e)
-			if err != nil {
-				return err
-			}
-			opts := pipeline.ApplyOptions{Target: target, Commit: co, Hub: o.hub.poster()}
-			if o.pr {
-				opts.PullRequests, err = pipeline.NewPullRequests(cmd.Context(), creds, target, r.Snapshot.Environment, o.forgeURL, e.logger)
-				if err != nil {
-					return failed(ExitUsage, fmt.Errorf("--pr needs the repository's URL on a forge and a token: %w", err))
-				}
-			}
-			prog := newProgress(e, "rendering")
-			applied, err := pipeline.Apply(cmd.Context(), writerFor(e, &o.g, creds, o.allowMassDelete, prog), r, opts)
-			prog.finish()
-			doc := applyJSON{PullRequest: applied.PullRequest, Superseded: applied.Superseded}
-			if reportErr := o.report(e, r, applied.Result, err, doc); reportErr != nil || applied.HubErr == nil {
-				return reportErr
-			}
-			return failed(ExitFailed, fmt.Errorf("the commit is written, but: %w", applied.HubErr))
+			return o.run(cmd.Context(), e)
 		},
 	}
 	o.cp.bind(cmd, e, true)
@@ -178,4 +148,45 @@ func applyText(w io.Writer, doc *applyJSON) error {
 		fmt.Fprintf(w, "%d removal(s) deferred until the control plane has no errors\n", n)
 	}
 	return nil
+}
+
+func (o *applyOptions) validate() error {
+	if err := o.out.check(); err != nil {
+		return err
+	}
+	if o.hub.url != "" {
+		if _, err := o.hub.client(); err != nil {
+			return err // before writing anything
+		}
+	}
+	var err error
+	o.co, err = o.commitOptions()
+	return err
+}
+
+func (o *applyOptions) run(ctx context.Context, e *env) error {
+	o.cp.trusted = append(o.cp.trusted, o.forgeURL)
+	r, target, err := loadForGitops(ctx, e, &o.cp, &o.g)
+	if err != nil {
+		return err
+	}
+	creds, err := o.cp.credentials(e)
+	if err != nil {
+		return err
+	}
+	opts := pipeline.ApplyOptions{Target: target, Commit: o.co, Hub: o.hub.poster()}
+	if o.pr {
+		opts.PullRequests, err = pipeline.NewPullRequests(ctx, creds, target, r.Snapshot.Environment, o.forgeURL, e.logger)
+		if err != nil {
+			return failed(ExitUsage, fmt.Errorf("--pr needs the repository's URL on a forge and a token: %w", err))
+		}
+	}
+	prog := newProgress(e, "rendering")
+	applied, err := pipeline.Apply(ctx, writerFor(e, &o.g, creds, o.allowMassDelete, prog), r, opts)
+	prog.finish()
+	doc := applyJSON{PullRequest: applied.PullRequest, Superseded: applied.Superseded}
+	if reportErr := o.report(e, r, applied.Result, err, doc); reportErr != nil || applied.HubErr == nil {
+		return reportErr
+	}
+	return failed(ExitFailed, fmt.Errorf("the commit is written, but: %w", applied.HubErr))
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -31,32 +32,10 @@ func newPlanCmd(e *env) *cobra.Command {
 			"comment. Nothing is written.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.out.check(); err != nil {
+			if err := o.validate(); err != nil {
 				return err
 			}
-			r, target, err := loadForGitops(cmd, e, &o.cp, &o.g)
-			if err != nil {
-				return err
-			}
-			creds, err := o.cp.credentials(e)
-			if err != nil {
-				return err
-			}
-			prog := newProgress(e, "rendering")
-			p, err := writerFor(e, &o.g, creds, false, prog).Plan(cmd.Context(), gitopsInput(r, target))
-			prog.finish()
-			if err != nil {
-				return failed(ExitFailed, err)
-			}
-			doc := pipeline.Report(p, r, o.g.diff)
-			printDiagnostics(e.stderr, r.DiagnosticsWith(p.Output))
-			if err := o.out.write(e.stdout, doc, func(w io.Writer) error { return pipeline.WriteMarkdown(w, &doc, o.g.diff) }); err != nil {
-				return failed(ExitFailed, err)
-			}
-			if len(doc.Errors) > 0 {
-				return failed(ExitFailed, nil)
-			}
-			return nil
+			return o.run(cmd.Context(), e)
 		},
 	}
 	o.cp.bind(cmd, e, true)
@@ -67,17 +46,17 @@ func newPlanCmd(e *env) *cobra.Command {
 }
 
 // loadForGitops loads the environment and resolves the GitOps target.
-func loadForGitops(cmd *cobra.Command, e *env, cp *controlPlaneOptions, g *gitopsOptions) (*pipeline.Run, gitops.Target, error) {
+func loadForGitops(ctx context.Context, e *env, cp *controlPlaneOptions, g *gitopsOptions) (*pipeline.Run, gitops.Target, error) {
 	cp.trusted = append(cp.trusted, g.repo) // --gitops, when given, names a host to trust
-	ctl, err := cp.open(cmd.Context(), e)
+	ctl, err := cp.open(ctx, e)
 	if err != nil {
 		return nil, gitops.Target{}, err
 	}
-	envs, err := cp.environments(cmd.Context(), ctl, false)
+	envs, err := cp.environments(ctx, ctl, false)
 	if err != nil {
 		return nil, gitops.Target{}, err
 	}
-	r, err := runPipeline(cmd.Context(), ctl, envs[0], pipeline.UpToSchedule, renderDefaults())
+	r, err := runPipeline(ctx, ctl, envs[0], pipeline.UpToSchedule, renderDefaults())
 	if err != nil {
 		return nil, gitops.Target{}, err
 	}
@@ -90,4 +69,37 @@ func loadForGitops(cmd *cobra.Command, e *env, cp *controlPlaneOptions, g *gitop
 
 func gitopsInput(r *pipeline.Run, t gitops.Target) gitops.Input {
 	return gitops.Input{Snapshot: r.Snapshot, Schedule: r.Schedule, Target: t}
+}
+
+func (o *planOptions) validate() error {
+	if err := o.out.check(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (o *planOptions) run(ctx context.Context, e *env) error {
+	r, target, err := loadForGitops(ctx, e, &o.cp, &o.g)
+	if err != nil {
+		return err
+	}
+	creds, err := o.cp.credentials(e)
+	if err != nil {
+		return err
+	}
+	prog := newProgress(e, "rendering")
+	p, err := writerFor(e, &o.g, creds, false, prog).Plan(ctx, gitopsInput(r, target))
+	prog.finish()
+	if err != nil {
+		return failed(ExitFailed, err)
+	}
+	doc := pipeline.Report(p, r, o.g.diff)
+	printDiagnostics(e.stderr, r.DiagnosticsWith(p.Output))
+	if err := o.out.write(e.stdout, doc, func(w io.Writer) error { return pipeline.WriteMarkdown(w, &doc, o.g.diff) }); err != nil {
+		return failed(ExitFailed, err)
+	}
+	if len(doc.Errors) > 0 {
+		return failed(ExitFailed, nil)
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -50,17 +51,10 @@ func newRenderCmd(e *env) *cobra.Command {
 			"never writes through a symbolic link inside --out: it stops first, naming the link.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.out.check(); err != nil {
+			if err := o.validate(); err != nil {
 				return err
 			}
-			if o.dir == "" {
-				return failed(ExitUsage, fmt.Errorf("--out is required"))
-			}
-			r, err := o.cp.pipeline(cmd.Context(), e, pipeline.UpToRender)
-			if err != nil {
-				return err
-			}
-			return o.write(e, r)
+			return o.run(cmd.Context(), e)
 		},
 	}
 	o.cp.bind(cmd, e, true)
@@ -136,4 +130,22 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+func (o *renderOptions) validate() error {
+	if err := o.out.check(); err != nil {
+		return err
+	}
+	if o.dir == "" {
+		return failed(ExitUsage, fmt.Errorf("--out is required"))
+	}
+	return nil
+}
+
+func (o *renderOptions) run(ctx context.Context, e *env) error {
+	r, err := o.cp.pipeline(ctx, e, pipeline.UpToRender)
+	if err != nil {
+		return err
+	}
+	return o.write(e, r)
 }

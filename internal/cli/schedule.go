@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -46,23 +47,10 @@ func newScheduleCmd(e *env) *cobra.Command {
 		Short: "Show which deployment targets are scheduled on which cluster types",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.out.check(); err != nil {
+			if err := o.validate(); err != nil {
 				return err
 			}
-			r, err := o.cp.pipeline(cmd.Context(), e, pipeline.UpToSchedule)
-			var ee *pipeline.EnvError
-			if errors.As(err, &ee) && o.out.format != "text" {
-				// The environment could not be read: its document says so, with no assignments.
-				doc := scheduleJSON{Environment: ee.Env, Assignments: []assignmentJSON{},
-					diagnosticsJSON: splitDiagnostics(platform.AsDiagnostics(ee.Err))}
-				if werr := o.out.write(e.stdout, doc, nil); werr != nil {
-					return failed(ExitFailed, werr)
-				}
-			}
-			if err != nil {
-				return err
-			}
-			return o.print(e, r)
+			return o.run(cmd.Context(), e)
 		},
 	}
 	o.cp.bind(cmd, e, true)
@@ -105,4 +93,23 @@ func (o *scheduleOptions) print(e *env, r *pipeline.Run) error {
 		return failed(ExitFailed, nil)
 	}
 	return nil
+}
+
+func (o *scheduleOptions) validate() error { return o.out.check() }
+
+func (o *scheduleOptions) run(ctx context.Context, e *env) error {
+	r, err := o.cp.pipeline(ctx, e, pipeline.UpToSchedule)
+	var ee *pipeline.EnvError
+	if errors.As(err, &ee) && o.out.format != "text" {
+		// The environment could not be read: its document says so, with no assignments.
+		doc := scheduleJSON{Environment: ee.Env, Assignments: []assignmentJSON{},
+			diagnosticsJSON: splitDiagnostics(platform.AsDiagnostics(ee.Err))}
+		if werr := o.out.write(e.stdout, doc, nil); werr != nil {
+			return failed(ExitFailed, werr)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return o.print(e, r)
 }

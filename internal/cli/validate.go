@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -40,62 +41,10 @@ func newValidateCmd(e *env) *cobra.Command {
 			"chain's included (unknown sources, cycles, freeze windows).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.out.check(); err != nil {
+			if err := o.validate(); err != nil {
 				return err
 			}
-			cp, err := o.cp.open(cmd.Context(), e)
-			if err != nil {
-				return err
-			}
-			envs, err := o.cp.environments(cmd.Context(), cp, true)
-			if err != nil {
-				return err
-			}
-			doc := validateJSON{Environments: []validateEnvJSON{}, Valid: true}
-			var all []platform.Diagnostic
-			if infos, envDiags, err := cp.Environments(cmd.Context()); err == nil && o.cp.env == "" {
-				_, chainDiags := promote.NewChain(infos)
-				all = append(append(all, envDiags...), chainDiags...)
-			}
-			for _, name := range envs {
-				r, err := runPipeline(cmd.Context(), cp, name, pipeline.UpToRender, renderDefaults())
-				if err != nil {
-					if cmd.Context().Err() != nil {
-						return err
-					}
-					// One environment that cannot be read does not stop the others.
-					ds := failureDoc(err).Errors
-					all = append(all, ds...)
-					doc.Valid = false
-					doc.Environments = append(doc.Environments, validateEnvJSON{Environment: name, diagnosticsJSON: splitDiagnostics(ds)})
-					continue
-				}
-				ds := r.Diagnostics()
-				all = append(all, ds...)
-				ej := validateEnvJSON{Environment: name, Assignments: len(r.Schedule.Assignments),
-					Rendered: len(r.Output.Assignments) - len(r.Output.Failed()), diagnosticsJSON: splitDiagnostics(ds)}
-				doc.Valid = doc.Valid && len(ej.Errors) == 0
-				doc.Environments = append(doc.Environments, ej)
-			}
-			all = dedupe(all)
-			if platform.HasErrors(all) {
-				doc.Valid = false
-			}
-			printDiagnostics(e.stderr, all)
-			err = o.out.write(e.stdout, doc, func(w io.Writer) error {
-				t := newTable(w, "ENVIRONMENT", "ASSIGNMENTS", "RENDERED", "ERRORS", "WARNINGS")
-				for _, ej := range doc.Environments {
-					t.row(ej.Environment, fmt.Sprint(ej.Assignments), fmt.Sprint(ej.Rendered), fmt.Sprint(len(ej.Errors)), fmt.Sprint(len(ej.Warnings)))
-				}
-				return t.flush()
-			})
-			if err != nil {
-				return failed(ExitFailed, err)
-			}
-			if !doc.Valid {
-				return failed(ExitFailed, nil)
-			}
-			return nil
+			return o.run(cmd.Context(), e)
 		},
 	}
 	o.cp.bind(cmd, e, false)
@@ -115,4 +64,62 @@ func dedupe(ds []platform.Diagnostic) []platform.Diagnostic {
 		}
 	}
 	return out
+}
+
+func (o *validateOptions) validate() error { return o.out.check() }
+
+func (o *validateOptions) run(ctx context.Context, e *env) error {
+	cp, err := o.cp.open(ctx, e)
+	if err != nil {
+		return err
+	}
+	envs, err := o.cp.environments(ctx, cp, true)
+	if err != nil {
+		return err
+	}
+	doc := validateJSON{Environments: []validateEnvJSON{}, Valid: true}
+	var all []platform.Diagnostic
+	if infos, envDiags, err := cp.Environments(ctx); err == nil && o.cp.env == "" {
+		_, chainDiags := promote.NewChain(infos)
+		all = append(append(all, envDiags...), chainDiags...)
+	}
+	for _, name := range envs {
+		r, err := runPipeline(ctx, cp, name, pipeline.UpToRender, renderDefaults())
+		if err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			// One environment that cannot be read does not stop the others.
+			ds := failureDoc(err).Errors
+			all = append(all, ds...)
+			doc.Valid = false
+			doc.Environments = append(doc.Environments, validateEnvJSON{Environment: name, diagnosticsJSON: splitDiagnostics(ds)})
+			continue
+		}
+		ds := r.Diagnostics()
+		all = append(all, ds...)
+		ej := validateEnvJSON{Environment: name, Assignments: len(r.Schedule.Assignments),
+			Rendered: len(r.Output.Assignments) - len(r.Output.Failed()), diagnosticsJSON: splitDiagnostics(ds)}
+		doc.Valid = doc.Valid && len(ej.Errors) == 0
+		doc.Environments = append(doc.Environments, ej)
+	}
+	all = dedupe(all)
+	if platform.HasErrors(all) {
+		doc.Valid = false
+	}
+	printDiagnostics(e.stderr, all)
+	err = o.out.write(e.stdout, doc, func(w io.Writer) error {
+		t := newTable(w, "ENVIRONMENT", "ASSIGNMENTS", "RENDERED", "ERRORS", "WARNINGS")
+		for _, ej := range doc.Environments {
+			t.row(ej.Environment, fmt.Sprint(ej.Assignments), fmt.Sprint(ej.Rendered), fmt.Sprint(len(ej.Errors)), fmt.Sprint(len(ej.Warnings)))
+		}
+		return t.flush()
+	})
+	if err != nil {
+		return failed(ExitFailed, err)
+	}
+	if !doc.Valid {
+		return failed(ExitFailed, nil)
+	}
+	return nil
 }
