@@ -101,7 +101,7 @@ type Plan struct {
 	Output       *render.Output
 
 	// tree is the branch tip's tree, edited into the tree the plan writes.
-	tree *gitrepo.Tree
+	tree tree
 	base string
 }
 
