@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -13,7 +12,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/plumbing/storer"
+
+	"github.com/fleetform/fleetform/internal/gitops/gitrepo"
 )
 
 // DefaultMaxAttempts bounds how many times an apply re-reads and re-plans after someone
@@ -40,9 +40,14 @@ func NewWriter(opts Options) *Writer {
 	return &Writer{opts: opts}
 }
 
+// open opens the repository at location through the git plumbing.
+func (w *Writer) open(ctx context.Context, location string) (*gitrepo.Repo, error) {
+	return gitrepo.Open(ctx, location, w.opts.CacheDir, w.opts.Credentials, w.opts.Logger)
+}
+
 // Plan computes what applying in would change, without writing anything.
 func (w *Writer) Plan(ctx context.Context, in Input) (*Plan, error) {
-	repo, err := openRepository(ctx, in.Target.Repo, w.opts.CacheDir, w.opts.Credentials, w.opts.Logger)
+	repo, err := w.open(ctx, in.Target.Repo)
 	if err != nil {
 		return nil, err
 	}
@@ -81,11 +86,11 @@ var ErrRefused = errors.New("apply refused")
 // re-reads and re-plans, up to MaxAttempts times. A plan that removes too many owned
 // folders is refused (ErrRefused) unless Options.AllowMassDelete.
 func (w *Writer) Apply(ctx context.Context, in Input, co CommitOptions) (*Result, error) {
-	repo, err := openRepository(ctx, in.Target.Repo, w.opts.CacheDir, w.opts.Credentials, w.opts.Logger)
+	repo, err := w.open(ctx, in.Target.Repo)
 	if err != nil {
 		return nil, err
 	}
-	repo.removeStaleTmp(time.Now())
+	repo.RemoveStaleTemporaryFiles(time.Now())
 	if co.MaxAttempts <= 0 {
 		co.MaxAttempts = DefaultMaxAttempts
 	}
@@ -116,7 +121,7 @@ func (w *Writer) Apply(ctx context.Context, in Input, co CommitOptions) (*Result
 		if co.HeadBranch != "" {
 			branch, old = co.HeadBranch, plumbing.ZeroHash
 		}
-		err = repo.publish(ctx, branch, commit, old)
+		err = repo.Publish(ctx, branch, commit, old)
 		if errors.Is(err, ErrConflict) && co.HeadBranch == "" {
 			w.opts.Logger.InfoContext(ctx, "branch moved, planning again", "branch", branch, "attempt", res.Attempts)
 			continue
@@ -134,13 +139,12 @@ func (w *Writer) Apply(ctx context.Context, in Input, co CommitOptions) (*Result
 // writeCommit writes the plan's objects and a commit on top of its base into the
 // repository (the branch is not moved yet).
 func (p *Plan) writeCommit(in Input, co CommitOptions) (plumbing.Hash, error) {
-	return commitEdits(p.repo, p.git.Storer, p.editor, p.pack, p.Base, p.message(in, co.Subject), co)
+	return p.tree.Commit(p.Base, p.message(in, co.Subject), co.signature())
 }
 
-// commitEdits writes the edited tree, a commit with parent base (none when zero), and the
-// objects they need into the repository as one pack, and returns the commit.
-func commitEdits(repo *repository, objects storer.EncodedObjectStorer, ed *treeEditor, pk *pack, base plumbing.Hash, message string, co CommitOptions) (plumbing.Hash, error) {
-	root := ed.write(pk)
+// signature is the commit's author and committer: fleetform <fleetform@localhost> unless
+// set, stamped now.
+func (co CommitOptions) signature() object.Signature {
 	now := time.Now
 	if co.Now != nil {
 		now = co.Now
@@ -152,39 +156,7 @@ func commitEdits(repo *repository, objects storer.EncodedObjectStorer, ed *treeE
 	if sig.Email == "" {
 		sig.Email = "fleetform@localhost"
 	}
-	c := &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: root}
-	if !base.IsZero() {
-		c.ParentHashes = []plumbing.Hash{base}
-	}
-	obj := objects.NewEncodedObject()
-	if err := c.Encode(obj); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	data, err := readObject(obj)
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("encode commit: %w", err)
-	}
-	h := pk.add(plumbing.CommitObject, data)
-	if _, err := pk.write(filepath.Join(repo.gitDir, "objects"), repo.logger); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return h, nil
-}
-
-// readObject returns the content of an encoded object.
-func readObject(obj plumbing.EncodedObject) (data []byte, err error) {
-	r, err := obj.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if cerr := r.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	data = make([]byte, obj.Size())
-	_, err = io.ReadFull(r, data)
-	return data, err
+	return sig
 }
 
 // message names the control-plane commits and summarises the change.
@@ -228,9 +200,9 @@ func short(h string) string { return h[:min(len(h), 12)] }
 // DeleteBranch deletes a branch of the target repository (fleetform's own pull-request
 // branches).
 func (w *Writer) DeleteBranch(ctx context.Context, repoURL, branch string) error {
-	repo, err := openRepository(ctx, repoURL, w.opts.CacheDir, w.opts.Credentials, w.opts.Logger)
+	repo, err := w.open(ctx, repoURL)
 	if err != nil {
 		return err
 	}
-	return repo.deleteBranch(ctx, branch)
+	return repo.DeleteBranch(ctx, branch)
 }

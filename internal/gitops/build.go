@@ -9,9 +9,14 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/fleetform/fleetform/internal/gitops/gitrepo"
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/render"
 )
+
+// actionDelete is the Change.Action of a removed file; the tree's gitrepo.Action names
+// the others (add, modify).
+const actionDelete = "delete"
 
 // errStopped ends a plan whose render was stopped: its output is incomplete.
 var errStopped = errors.New("stopped while rendering")
@@ -130,10 +135,10 @@ func (pl *planner) unchanged(tp *typePlan) (bool, error) {
 	for _, a := range tp.assigned {
 		b = shardLine(b, a.DeploymentTarget, shardEntry{digest: a.InputDigest, workload: a.Workload})
 	}
-	if objectHash(plumbing.BlobObject, b) != shardBlob {
+	if gitrepo.BlobHash(b) != shardBlob {
 		return false, nil
 	}
-	tree, err := pl.p.editor.dirHash(pl.p.full(tp.name))
+	tree, err := pl.p.tree.DirHash(pl.p.full(tp.name))
 	return err == nil && tree == recorded.tree, err
 }
 
@@ -148,10 +153,10 @@ func (pl *planner) readShard(ct string) (shard, error) {
 	if !ok || !hasShard {
 		return nil, nil
 	}
-	if tree, err := pl.p.editor.dirHash(pl.p.full(ct)); err != nil || tree != recorded.tree {
+	if tree, err := pl.p.tree.DirHash(pl.p.full(ct)); err != nil || tree != recorded.tree {
 		return nil, err
 	}
-	data, err := pl.p.blob(h)
+	data, err := pl.p.tree.Blob(h)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +232,7 @@ func (pl *planner) previousTargets(tp *typePlan) (shard, error) {
 	if tp.old != nil {
 		return tp.old, nil
 	}
-	_, dirs, err := pl.p.editor.list(pl.p.full(tp.name))
+	_, dirs, err := pl.p.tree.List(pl.p.full(tp.name))
 	if err != nil {
 		return nil, err
 	}
@@ -248,12 +253,7 @@ func (pl *planner) ref(ct, dt string, e shardEntry) AssignmentRef {
 
 // writeFolder writes a cluster-type folder's tree (into the plan's pack) and returns it.
 func (pl *planner) writeFolder(ct string) (plumbing.Hash, error) {
-	chain, err := pl.p.editor.walk(pl.p.full(ct), false)
-	if err != nil || chain == nil {
-		return plumbing.ZeroHash, err
-	}
-	h, _ := pl.p.editor.writeDir(chain[len(chain)-1], pl.p.pack)
-	return h, nil
+	return pl.p.tree.WriteDir(pl.p.full(ct))
 }
 
 // removeLostTypes removes the folders (and shards) of cluster types that are gone, unless
@@ -307,7 +307,7 @@ func (x *index) lookup(ct string) (indexEntry, bool) {
 func (pl *planner) replaceDir(dir string, f *render.Files, affected map[string]bool) error {
 	want := map[string][]byte{}
 	f.Each(func(name string, content []byte) { want[name] = content })
-	files, dirs, err := pl.p.editor.list(pl.p.full(dir))
+	files, dirs, err := pl.p.tree.List(pl.p.full(dir))
 	if err != nil {
 		return err
 	}
@@ -335,12 +335,10 @@ func (pl *planner) replaceDir(dir string, f *render.Files, affected map[string]b
 // StateDir are fleetform's own and are not reported.
 func (pl *planner) set(rel string, content []byte, affected map[string]bool) error {
 	p := pl.p
-	h := objectHash(plumbing.BlobObject, content)
-	action, old, err := p.editor.setFile(p.full(rel), h)
-	if err != nil || action == actionNone {
+	action, old, err := p.tree.SetFile(p.full(rel), content)
+	if err != nil || action == gitrepo.Unchanged {
 		return err
 	}
-	p.pack.add(plumbing.BlobObject, content)
 	if strings.HasPrefix(rel, StateDir+"/") {
 		p.StateChanged = true
 		return nil
@@ -348,8 +346,8 @@ func (pl *planner) set(rel string, content []byte, affected map[string]bool) err
 	c := Change{Path: rel, Action: string(action)}
 	if pl.opts.Diff {
 		c.New = content
-		if action == actionModify {
-			if c.Old, err = p.blob(old); err != nil {
+		if action == gitrepo.Modified {
+			if c.Old, err = p.tree.Blob(old); err != nil {
 				return err
 			}
 		}
@@ -362,7 +360,7 @@ func (pl *planner) set(rel string, content []byte, affected map[string]bool) err
 // remove deletes a file or folder (relative to the GitOps path) and records each file.
 func (pl *planner) remove(rel string, affected map[string]bool) error {
 	p := pl.p
-	removed, err := p.editor.remove(p.full(rel))
+	removed, err := p.tree.Remove(p.full(rel))
 	if err != nil || len(removed) == 0 {
 		return err
 	}
@@ -371,9 +369,9 @@ func (pl *planner) remove(rel string, affected map[string]bool) error {
 		return nil
 	}
 	for _, full := range slices.Sorted(maps.Keys(removed)) {
-		c := Change{Path: strings.TrimPrefix(full, p.full("")), Action: string(actionDelete)}
+		c := Change{Path: strings.TrimPrefix(full, p.full("")), Action: actionDelete}
 		if pl.opts.Diff {
-			if c.Old, err = p.blob(removed[full]); err != nil {
+			if c.Old, err = p.tree.Blob(removed[full]); err != nil {
 				return err
 			}
 		}
@@ -403,7 +401,7 @@ func (pl *planner) checkMassDelete(ownedTargets, ownedTypes int) {
 	}
 	removedTypes := 0
 	for _, c := range p.Changes {
-		if c.Action == string(actionDelete) && strings.Count(c.Path, "/") == 1 && strings.HasSuffix(c.Path, "/"+render.ReadmeFile) {
+		if c.Action == actionDelete && strings.Count(c.Path, "/") == 1 && strings.HasSuffix(c.Path, "/"+render.ReadmeFile) {
 			removedTypes++
 		}
 	}
@@ -449,16 +447,16 @@ func (pl *planner) ownedClusterTypes(current []string) (map[string]bool, error) 
 		}
 		return owned, nil
 	}
-	_, dirs, err := pl.p.editor.list(pl.p.base)
+	_, dirs, err := pl.p.tree.List(pl.p.base)
 	if err != nil {
 		return nil, err
 	}
-	readme := objectHash(plumbing.BlobObject, []byte(render.ReadmeText))
+	readme := gitrepo.BlobHash([]byte(render.ReadmeText))
 	for _, d := range dirs {
 		if strings.HasPrefix(d, ".") {
 			continue
 		}
-		h, ok, err := pl.p.editor.file(pl.p.full(d + "/" + render.ReadmeFile))
+		h, ok, err := pl.p.tree.File(pl.p.full(d + "/" + render.ReadmeFile))
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", d, err)
 		}

@@ -19,13 +19,3 @@ func checkTarget(in Input) error {
 	}
 	return nil
 }
-
-// checkNewEntry refuses to add to a tree an entry git would refuse (a .git folder in any
-// form, an empty name, "." or ".."): whatever the path came from, the writer never makes
-// a commit that git fsck rejects or that cannot be checked out.
-func checkNewEntry(p, name string) error {
-	if err := platform.CheckTreeName(name); err != nil {
-		return fmt.Errorf("refusing to write %q: %w", p, err)
-	}
-	return nil
-}

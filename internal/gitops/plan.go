@@ -1,7 +1,8 @@
 // Package gitops writes an environment's rendered tree to the platform GitOps repository:
 // it plans exactly which files change (only the assignments whose inputs changed are
 // rendered again), enforces what fleetform owns and the mass-deletion guard, and writes the
-// change as one commit, retried when someone else wrote in between.
+// change as one commit, retried when someone else wrote in between. The git plumbing it
+// reads and writes through (repository, trees, packs, publishing) is package gitrepo.
 package gitops
 
 import (
@@ -14,9 +15,9 @@ import (
 	"slices"
 	"strings"
 
-	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/fleetform/fleetform/internal/gitops/gitrepo"
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/render"
 	"github.com/fleetform/fleetform/internal/schedule"
@@ -99,11 +100,9 @@ type Plan struct {
 	MassDelete   *MassDelete
 	Output       *render.Output
 
-	repo   *repository
-	git    *git.Repository
-	editor *treeEditor
-	pack   *pack
-	base   string
+	// tree is the branch tip's tree, edited into the tree the plan writes.
+	tree tree
+	base string
 }
 
 // NoChange reports whether applying the plan would write nothing.
@@ -141,20 +140,19 @@ type planner struct {
 }
 
 // makePlan reads the branch and plans the change.
-func makePlan(ctx context.Context, repo *repository, in Input, opts *Options) (*Plan, error) {
+func makePlan(ctx context.Context, repo *gitrepo.Repo, in Input, opts *Options) (*Plan, error) {
 	if err := checkTarget(in); err != nil {
 		return nil, err
 	}
-	tip, err := repo.tip(ctx, in.Target.Branch)
+	tip, err := repo.Tip(ctx, in.Target.Branch)
 	if err != nil {
 		return nil, err
 	}
-	g, root, err := repo.openAt(tip)
+	t, err := repo.Edit(tip)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", in.Target.Branch, err)
 	}
-	p := &Plan{Environment: in.Snapshot.Environment, Target: in.Target, Base: tip, repo: repo, git: g,
-		editor: newTreeEditor(g.Storer, root), pack: newPack(), base: cleanPath(in.Target.Path)}
+	p := &Plan{Environment: in.Snapshot.Environment, Target: in.Target, Base: tip, tree: t, base: cleanPath(in.Target.Path)}
 	pl := &planner{p: p, opts: opts, stop: ctx.Done()}
 	if err := pl.readState(); err != nil {
 		return nil, err
@@ -191,11 +189,11 @@ func (p *Plan) full(rel string) string {
 // readState reads the index and lists the shards (their content is read only for the
 // cluster types that changed).
 func (pl *planner) readState() error {
-	h, ok, err := pl.p.editor.file(pl.p.full(IndexFile))
+	h, ok, err := pl.p.tree.File(pl.p.full(IndexFile))
 	if err != nil || !ok {
 		return err
 	}
-	data, err := pl.p.blob(h)
+	data, err := pl.p.tree.Blob(h)
 	if err != nil {
 		return err
 	}
@@ -204,7 +202,7 @@ func (pl *planner) readState() error {
 		pl.logger().Warn("ignoring fleetform's state: every cluster type is compared in full", "error", err.Error())
 		return nil
 	}
-	if pl.shards, err = pl.p.editor.files(pl.p.full(ShardDir)); err != nil {
+	if pl.shards, err = pl.p.tree.Files(pl.p.full(ShardDir)); err != nil {
 		return err
 	}
 	pl.index = x
@@ -216,19 +214,6 @@ func (pl *planner) logger() *slog.Logger {
 		return pl.opts.Logger
 	}
 	return slog.New(slog.DiscardHandler)
-}
-
-// blob reads a blob of the repository.
-func (p *Plan) blob(h plumbing.Hash) ([]byte, error) {
-	obj, err := p.git.Storer.EncodedObject(plumbing.BlobObject, h)
-	if err != nil {
-		return nil, fmt.Errorf("read blob %s: %w", h, err)
-	}
-	data, err := readObject(obj)
-	if err != nil {
-		return nil, fmt.Errorf("read blob %s: %w", h, err)
-	}
-	return data, nil
 }
 
 func refOf(a *schedule.Assignment) AssignmentRef {

@@ -1,4 +1,4 @@
-package gitops
+package gitrepo
 
 import (
 	"errors"
@@ -22,16 +22,21 @@ const staleTmpAge = time.Hour
 // writer is at work. The operating system releases the lock of a killed process.
 const tmpLockName = "writers.lock"
 
+// LockTemporaryFiles holds the writers' lock of a repository's objects/fleetform-tmp (dir)
+// shared, as a writer at work does, until the returned function is called: while it is
+// held, no temporary file there is removed.
+func LockTemporaryFiles(dir string) (func(), error) { return lockTmpShared(dir) }
+
 // tmpPrefixes are the names the pack writer gives its temporary files.
 var tmpPrefixes = []string{"tmp_pack_", "tmp_idx_"}
 
-// removeStaleTmp removes the temporary packs and indexes that writers killed before they
-// finished left in objects/fleetform-tmp (a cold apply's pack is 100 MB and more, and git
-// gc keeps them): the files older than staleTmpAge, and only when no writer holds the
-// writers' lock. Nothing is removed when another writer is at work; the next write
-// looks again. Failures are logged: they never fail a write.
-func (r *repository) removeStaleTmp(now time.Time) {
-	dir := filepath.Join(r.gitDir, "objects", tmpDirName)
+// RemoveStaleTemporaryFiles removes the temporary packs and indexes that writers killed
+// before they finished left in objects/fleetform-tmp (a cold apply's pack is 100 MB and
+// more, and git gc keeps them): the files older than staleTmpAge, and only when no writer
+// holds the writers' lock. Nothing is removed when another writer is at work; the next
+// write looks again. Failures are logged: they never fail a write.
+func (r *Repo) RemoveStaleTemporaryFiles(now time.Time) {
+	dir := filepath.Join(r.gitDir, "objects", TemporaryDir)
 	stale := staleTmpFiles(dir, now)
 	if len(stale) == 0 {
 		return

@@ -1,6 +1,6 @@
 //go:build !(darwin || dragonfly || freebsd || linux || netbsd || openbsd)
 
-package gitops
+package gitrepo
 
 // Without flock, writers take no lock, and a temporary file is taken as left behind by a
 // killed writer from its age alone (staleTmpAge).

@@ -1,4 +1,4 @@
-package gitops
+package gitrepo
 
 import (
 	"bufio"
@@ -41,6 +41,9 @@ type packObject struct {
 
 func newPack() *pack { return &pack{seen: map[plumbing.Hash]bool{}} }
 
+// BlobHash is the git name of a blob with the content (the name SetFile gives it).
+func BlobHash(content []byte) plumbing.Hash { return objectHash(plumbing.BlobObject, content) }
+
 // objectHash is the git name of an object: SHA-1 of "<type> <size>\x00<content>".
 func objectHash(typ plumbing.ObjectType, content []byte) plumbing.Hash {
 	h := sha1.New() //nolint:gosec // git object names are SHA-1
@@ -72,18 +75,18 @@ func (p *pack) add(typ plumbing.ObjectType, content []byte) plumbing.Hash {
 	return h
 }
 
-// tmpDirName is the folder (under objects/) where packs are written before they are
+// TemporaryDir is the folder (under objects/) where packs are written before they are
 // renamed into objects/pack. Not objects/pack itself: go-git lists that folder with an
 // lstat of every entry, and fails (losing track of every pack) when a temporary file is
 // renamed away by a concurrent writer in between.
-const tmpDirName = "fleetform-tmp"
+const TemporaryDir = "fleetform-tmp"
 
 // write writes the pack and its index into objectsDir/pack and returns the pack's name.
 // Both are written under temporary names, then the index is renamed in, then the pack:
 // git finds packs by their index and skips an index whose pack is not there yet, and
 // go-git finds them by the pack and needs its index, so a concurrent reader of either never
 // sees half a pack. On failure the temporary files are removed; a writer killed before it
-// finished leaves them, for a later write to remove (removeStaleTmp).
+// finished leaves them, for a later write to remove (RemoveStaleTemporaryFiles).
 func (p *pack) write(objectsDir string, logger *slog.Logger) (name string, err error) {
 	if len(p.objects) == 0 {
 		return "", nil
@@ -92,7 +95,7 @@ func (p *pack) write(objectsDir string, logger *slog.Logger) (name string, err e
 	if err != nil {
 		return "", fmt.Errorf("write pack: %w", err)
 	}
-	dir, tmpDir := filepath.Join(objectsDir, "pack"), filepath.Join(objectsDir, tmpDirName)
+	dir, tmpDir := filepath.Join(objectsDir, "pack"), filepath.Join(objectsDir, TemporaryDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // objects/pack: git's own mode for the folders of a repository
 		return "", err
 	}

@@ -1,6 +1,6 @@
 //go:build darwin || dragonfly || freebsd || linux || netbsd || openbsd
 
-package gitops
+package gitrepo
 
 import (
 	"errors"

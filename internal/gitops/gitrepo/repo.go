@@ -1,4 +1,4 @@
-package gitops
+package gitrepo
 
 import (
 	"bytes"
@@ -26,10 +26,17 @@ import (
 // between. The caller re-reads, re-plans and tries again.
 var ErrConflict = errors.New("the branch moved: someone else wrote in between")
 
-// repository is the GitOps repository fleetform writes: a local repository (path or
-// file:// URL) written in place, or a remote one (http, https, ssh) written through a bare
-// cache clone and pushed.
-type repository struct {
+// Credentials choose the credential for a repository URL: nil for none (gitauth.Store).
+type Credentials interface {
+	For(ctx context.Context, url string) (*gitauth.Credential, error)
+}
+
+var _ Credentials = (*gitauth.Store)(nil)
+
+// Repo is a GitOps repository fleetform writes: a local repository (path or file:// URL)
+// written in place, or a remote one (http, https, ssh) written through a bare cache clone
+// and pushed.
+type Repo struct {
 	location string // as given, for messages (credentials redacted)
 	gitDir   string // where objects and refs are (the repository, or the cache clone)
 	remote   string // the URL to fetch from and push to; "" when local
@@ -37,9 +44,9 @@ type repository struct {
 	logger   *slog.Logger
 }
 
-// openRepository opens location; remote repositories are cloned (bare) into cacheDir and
-// reached with the credential creds choose for their URL (nil creds: none).
-func openRepository(ctx context.Context, location, cacheDir string, creds Credentials, logger *slog.Logger) (*repository, error) {
+// Open opens location; remote repositories are cloned (bare) into cacheDir and reached
+// with the credential creds choose for their URL (nil creds: none). logger must not be nil.
+func Open(ctx context.Context, location, cacheDir string, creds Credentials, logger *slog.Logger) (*Repo, error) {
 	if strings.HasPrefix(location, "-") { // the git CLI would read it as an option (--upload-pack=...)
 		return nil, fmt.Errorf("repository %q: a repository URL or path cannot start with -", redact.URL(location))
 	}
@@ -48,11 +55,11 @@ func openRepository(ctx context.Context, location, cacheDir string, creds Creden
 		if err != nil {
 			return nil, err
 		}
-		return &repository{location: location, gitDir: gitDir, logger: logger}, nil
+		return &Repo{location: location, gitDir: gitDir, logger: logger}, nil
 	}
 	sum := sha256.Sum256([]byte(normalizeURL(location)))
 	cache := filepath.Join(cacheDir, hex.EncodeToString(sum[:8]))
-	r := &repository{location: redact.URL(location), gitDir: cache, remote: location, logger: logger}
+	r := &Repo{location: redact.URL(location), gitDir: cache, remote: location, logger: logger}
 	if creds != nil {
 		cred, err := creds.For(ctx, location)
 		if err != nil {
@@ -89,7 +96,7 @@ func findGitDir(p string) (string, error) {
 func normalizeURL(u string) string { return strings.TrimSuffix(strings.TrimSuffix(u, "/"), ".git") }
 
 // open returns a fresh go-git handle for reading (it sees packs written since).
-func (r *repository) open() (*git.Repository, error) {
+func (r *Repo) open() (*git.Repository, error) {
 	g, err := git.PlainOpenWithOptions(r.gitDir, &git.PlainOpenOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", r.location, err)
@@ -102,7 +109,7 @@ func (r *repository) open() (*git.Repository, error) {
 // lookup, and when a file vanishes from there while it lists (another process's temporary
 // pack being renamed) that listing fails and leaves the handle without any pack; so the
 // tip is read with a fresh handle again, a bounded number of times, before giving up.
-func (r *repository) openAt(tip plumbing.Hash) (*git.Repository, plumbing.Hash, error) {
+func (r *Repo) openAt(tip plumbing.Hash) (*git.Repository, plumbing.Hash, error) {
 	const attempts = 3
 	var err error
 	for range attempts {
@@ -121,9 +128,9 @@ func (r *repository) openAt(tip plumbing.Hash) (*git.Repository, plumbing.Hash, 
 	return nil, plumbing.ZeroHash, fmt.Errorf("read commit %s in %s: %w", tip, r.location, err)
 }
 
-// tip returns the branch's commit (fetching it first for a remote), or zero when the
+// Tip returns the branch's commit (fetching it first for a remote), or zero when the
 // branch does not exist yet.
-func (r *repository) tip(ctx context.Context, branch string) (plumbing.Hash, error) {
+func (r *Repo) Tip(ctx context.Context, branch string) (plumbing.Hash, error) {
 	ref := "refs/heads/" + branch
 	if r.remote != "" {
 		ref = "refs/remotes/origin/" + branch
@@ -149,10 +156,10 @@ func (r *repository) tip(ctx context.Context, branch string) (plumbing.Hash, err
 	return plumbing.NewHash(strings.TrimSpace(string(out))), nil
 }
 
-// publish moves the branch from old (zero: create it) to commit, failing with ErrConflict
+// Publish moves the branch from old (zero: create it) to commit, failing with ErrConflict
 // when it is no longer at old. Local repositories: an atomic update-ref; remote ones: a
 // fast-forward push (a rejected push is a conflict).
-func (r *repository) publish(ctx context.Context, branch string, commit, old plumbing.Hash) error {
+func (r *Repo) Publish(ctx context.Context, branch string, commit, old plumbing.Hash) error {
 	if r.remote == "" {
 		if err := r.checkNotCheckedOut(ctx, branch); err != nil {
 			return err
@@ -172,7 +179,7 @@ func (r *repository) publish(ctx context.Context, branch string, commit, old plu
 
 // checkNotCheckedOut refuses to move the branch a work tree has checked out: its files
 // would no longer match the branch.
-func (r *repository) checkNotCheckedOut(ctx context.Context, branch string) error {
+func (r *Repo) checkNotCheckedOut(ctx context.Context, branch string) error {
 	if filepath.Base(r.gitDir) != ".git" {
 		return nil // a bare repository has no work tree
 	}
@@ -187,7 +194,7 @@ func (r *repository) checkNotCheckedOut(ctx context.Context, branch string) erro
 // push pushes commit to ref on the remote without forcing. A push rejected because the
 // branch moved is a conflict: rejected by the client (not a fast-forward), or, when another
 // push won the race on the server, refused there when updating the ref.
-func (r *repository) push(ctx context.Context, commit plumbing.Hash, ref string) error {
+func (r *Repo) push(ctx context.Context, commit plumbing.Hash, ref string) error {
 	_, err := r.git(ctx, "push", "--quiet", "--porcelain", r.remote, commit.String()+":"+ref)
 	if err != nil && isPushConflict(err.Error()) {
 		return fmt.Errorf("%w: %w", ErrConflict, err)
@@ -208,8 +215,8 @@ func isPushConflict(msg string) bool {
 	return false
 }
 
-// deleteRemoteBranch deletes a branch on the remote (or locally).
-func (r *repository) deleteBranch(ctx context.Context, branch string) error {
+// DeleteBranch deletes a branch on the remote (or locally).
+func (r *Repo) DeleteBranch(ctx context.Context, branch string) error {
 	if r.remote == "" {
 		_, err := r.git(ctx, "update-ref", "-d", "refs/heads/"+branch)
 		return err
@@ -222,8 +229,8 @@ func (r *repository) deleteBranch(ctx context.Context, branch string) error {
 // credential helpers, or from the credential chosen for the remote's URL (an HTTP header
 // git sends to that URL only, passed through the environment, never on the command line);
 // URLs in errors are redacted.
-func (r *repository) git(ctx context.Context, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir", r.gitDir}, args...)...) //nolint:gosec // git with fixed subcommands; a remote starting with - is refused in openRepository, branches go behind refs/heads/
+func (r *Repo) git(ctx context.Context, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir", r.gitDir}, args...)...) //nolint:gosec // git with fixed subcommands; a remote starting with - is refused in Open, branches go behind refs/heads/
 	cmd.Env = gitauth.GitEnv(append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C"), r.remote, r.cred)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -1,4 +1,4 @@
-package gitops
+package gitrepo
 
 import (
 	"fmt"
@@ -12,6 +12,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
+
+	"github.com/fleetform/fleetform/internal/platform"
 )
 
 // dir is a git tree, loaded from the repository only when something below it is read or
@@ -31,18 +33,35 @@ type entry struct {
 
 func (e *entry) isDir() bool { return e.mode == filemode.Dir }
 
-// treeEditor edits the tree of a commit. Unchanged folders keep their object names, so
-// writing it back creates objects only along the changed paths.
-type treeEditor struct {
+// Tree is the tree of a commit, read lazily and edited in memory: a folder is read from the
+// repository only when something below it is read or changed. Unchanged folders keep their
+// object names, so writing it back creates objects only along the changed paths. The blobs
+// and folders it adds are collected into one pack, written into the repository by Commit.
+// Paths are slash-separated and relative to the root ("" is the root). A Tree is not safe
+// for concurrent use.
+type Tree struct {
+	repo    *Repo
 	objects storer.EncodedObjectStorer
 	root    *dir
+	pack    *pack
 }
 
-func newTreeEditor(objects storer.EncodedObjectStorer, root plumbing.Hash) *treeEditor {
-	return &treeEditor{objects: objects, root: &dir{hash: root, loaded: root.IsZero(), entries: map[string]*entry{}}}
+// Edit opens the tree of commit tip (zero: an empty tree) for reading and editing. A fresh
+// handle is opened, so it sees the packs written since the last one.
+func (r *Repo) Edit(tip plumbing.Hash) (*Tree, error) {
+	g, root, err := r.openAt(tip)
+	if err != nil {
+		return nil, err
+	}
+	return newTree(r, g.Storer, root), nil
 }
 
-func (t *treeEditor) load(d *dir) error {
+func newTree(repo *Repo, objects storer.EncodedObjectStorer, root plumbing.Hash) *Tree {
+	return &Tree{repo: repo, objects: objects, pack: newPack(),
+		root: &dir{hash: root, loaded: root.IsZero(), entries: map[string]*entry{}}}
+}
+
+func (t *Tree) load(d *dir) error {
 	if d.loaded {
 		return nil
 	}
@@ -58,7 +77,7 @@ func (t *treeEditor) load(d *dir) error {
 	return nil
 }
 
-func (t *treeEditor) subdir(e *entry) (*dir, error) {
+func (t *Tree) subdir(e *entry) (*dir, error) {
 	if e.sub == nil {
 		e.sub = &dir{hash: e.hash}
 	}
@@ -67,7 +86,7 @@ func (t *treeEditor) subdir(e *entry) (*dir, error) {
 
 // walk returns the folders from the root to the folder at p ("" is the root), creating the
 // missing ones when create is set (nil, nil when one is missing and create is not).
-func (t *treeEditor) walk(p string, create bool) ([]*dir, error) {
+func (t *Tree) walk(p string, create bool) ([]*dir, error) {
 	if err := t.load(t.root); err != nil {
 		return nil, err
 	}
@@ -110,46 +129,58 @@ func markChanged(chain []*dir) {
 	}
 }
 
-// fileAction is what setFile did.
-type fileAction string
+// Action is what SetFile did to a file. Its values are the actions `plan` reports.
+type Action string
 
-// File actions, as `plan` reports them.
+// What SetFile did.
 const (
-	actionAdd    fileAction = "add"
-	actionModify fileAction = "modify"
-	actionDelete fileAction = "delete"
-	actionNone   fileAction = ""
+	Unchanged Action = ""       // the file already had that content
+	Added     Action = "add"    // the file is new
+	Modified  Action = "modify" // the file had another content
 )
 
+// SetFile gives the file at p the content, creating the folders on its way (a file in the
+// way is replaced by the folder), and returns what changed and the previous blob. A new blob is
+// added to the tree's pack; content must not change afterwards. It refuses a name git
+// would refuse (a .git folder in any form, "", "." or "..").
+func (t *Tree) SetFile(p string, content []byte) (Action, plumbing.Hash, error) {
+	blob := BlobHash(content)
+	action, old, err := t.setFile(p, blob)
+	if err == nil && action != Unchanged {
+		t.pack.add(plumbing.BlobObject, content)
+	}
+	return action, old, err
+}
+
 // setFile points the file at p to blob, returning what changed (the previous blob too).
-func (t *treeEditor) setFile(p string, blob plumbing.Hash) (fileAction, plumbing.Hash, error) {
+func (t *Tree) setFile(p string, blob plumbing.Hash) (Action, plumbing.Hash, error) {
 	parent, name := path.Split(p)
 	chain, err := t.walk(strings.TrimSuffix(parent, "/"), true)
 	if err != nil {
-		return actionNone, plumbing.ZeroHash, err
+		return Unchanged, plumbing.ZeroHash, err
 	}
 	d := chain[len(chain)-1]
 	old, ok := d.entries[name]
 	switch {
 	case ok && !old.isDir() && old.hash == blob:
-		return actionNone, old.hash, nil
+		return Unchanged, old.hash, nil
 	case ok && old.isDir():
-		return actionNone, plumbing.ZeroHash, fmt.Errorf("%s is a folder, not a file", p)
+		return Unchanged, plumbing.ZeroHash, fmt.Errorf("%s is a folder, not a file", p)
 	case !ok:
 		if err := checkNewEntry(p, name); err != nil {
-			return actionNone, plumbing.ZeroHash, err
+			return Unchanged, plumbing.ZeroHash, err
 		}
 	}
 	d.entries[name] = &entry{mode: filemode.Regular, hash: blob}
 	markChanged(chain)
 	if ok {
-		return actionModify, old.hash, nil
+		return Modified, old.hash, nil
 	}
-	return actionAdd, plumbing.ZeroHash, nil
+	return Added, plumbing.ZeroHash, nil
 }
 
-// file returns the blob of the file at p, if there is one.
-func (t *treeEditor) file(p string) (plumbing.Hash, bool, error) {
+// File returns the blob of the file at p, if there is one.
+func (t *Tree) File(p string) (plumbing.Hash, bool, error) {
 	parent, name := path.Split(p)
 	chain, err := t.walk(strings.TrimSuffix(parent, "/"), false)
 	if err != nil || chain == nil {
@@ -162,8 +193,8 @@ func (t *treeEditor) file(p string) (plumbing.Hash, bool, error) {
 	return e.hash, true, nil
 }
 
-// list returns the names in the folder at p (files and folders), sorted; nil when absent.
-func (t *treeEditor) list(p string) (files, dirs []string, err error) {
+// List returns the names in the folder at p (files and folders), sorted; nil when absent.
+func (t *Tree) List(p string) (files, dirs []string, err error) {
 	chain, err := t.walk(p, false)
 	if err != nil || chain == nil {
 		return nil, nil, err
@@ -179,8 +210,8 @@ func (t *treeEditor) list(p string) (files, dirs []string, err error) {
 	return files, dirs, nil
 }
 
-// dirHash returns the object name of the folder at p as read (zero when absent or new).
-func (t *treeEditor) dirHash(p string) (plumbing.Hash, error) {
+// DirHash returns the object name of the folder at p as read (zero when absent or new).
+func (t *Tree) DirHash(p string) (plumbing.Hash, error) {
 	parent, name := path.Split(p)
 	chain, err := t.walk(strings.TrimSuffix(parent, "/"), false)
 	if err != nil || chain == nil {
@@ -193,8 +224,9 @@ func (t *treeEditor) dirHash(p string) (plumbing.Hash, error) {
 	return e.hash, nil
 }
 
-// remove deletes the file or folder at p and returns the removed files with their blobs.
-func (t *treeEditor) remove(p string) (map[string]plumbing.Hash, error) {
+// Remove deletes the file or folder at p and returns the removed files with their blobs
+// (none when p is absent).
+func (t *Tree) Remove(p string) (map[string]plumbing.Hash, error) {
 	parent, name := path.Split(p)
 	chain, err := t.walk(strings.TrimSuffix(parent, "/"), false)
 	if err != nil || chain == nil {
@@ -215,7 +247,7 @@ func (t *treeEditor) remove(p string) (map[string]plumbing.Hash, error) {
 }
 
 // collect lists every file at or below e.
-func (t *treeEditor) collect(p string, e *entry, out map[string]plumbing.Hash) error {
+func (t *Tree) collect(p string, e *entry, out map[string]plumbing.Hash) error {
 	if !e.isDir() {
 		out[p] = e.hash
 		return nil
@@ -232,20 +264,26 @@ func (t *treeEditor) collect(p string, e *entry, out map[string]plumbing.Hash) e
 	return nil
 }
 
-// write adds every changed folder to pk, bottom up, and returns the root's object name.
-// Folders left empty are dropped, as git does.
-func (t *treeEditor) write(pk *pack) plumbing.Hash {
-	h, _ := t.writeDir(t.root, pk)
-	return h
+// WriteDir adds every changed folder at or below the folder at p to the tree's pack,
+// bottom up, and returns the folder's object name (zero when p is absent). Folders left
+// empty are dropped, as git does.
+func (t *Tree) WriteDir(p string) (plumbing.Hash, error) {
+	chain, err := t.walk(p, false)
+	if err != nil || chain == nil {
+		return plumbing.ZeroHash, err
+	}
+	h, _ := t.writeDir(chain[len(chain)-1])
+	return h, nil
 }
 
-func (t *treeEditor) writeDir(d *dir, pk *pack) (plumbing.Hash, bool) {
+// writeDir writes d and the changed folders below it, and says whether d holds anything.
+func (t *Tree) writeDir(d *dir) (plumbing.Hash, bool) {
 	if !d.changed {
 		return d.hash, len(d.entries) > 0 || !d.loaded
 	}
 	for name, e := range d.entries {
 		if e.isDir() && e.sub != nil {
-			h, nonEmpty := t.writeDir(e.sub, pk)
+			h, nonEmpty := t.writeDir(e.sub)
 			if !nonEmpty {
 				delete(d.entries, name)
 				continue
@@ -253,7 +291,7 @@ func (t *treeEditor) writeDir(d *dir, pk *pack) (plumbing.Hash, bool) {
 			e.hash = h
 		}
 	}
-	d.hash = pk.add(plumbing.TreeObject, encodeTree(d.entries))
+	d.hash = t.pack.add(plumbing.TreeObject, encodeTree(d.entries))
 	d.changed = false
 	return d.hash, len(d.entries) > 0
 }
@@ -283,8 +321,8 @@ func sortName(name string, e *entry) string {
 	return name
 }
 
-// files returns the files (name -> blob) of the folder at p; nil when absent.
-func (t *treeEditor) files(p string) (map[string]plumbing.Hash, error) {
+// Files returns the files (name -> blob) of the folder at p; nil when absent.
+func (t *Tree) Files(p string) (map[string]plumbing.Hash, error) {
 	chain, err := t.walk(p, false)
 	if err != nil || chain == nil {
 		return nil, err
@@ -296,4 +334,14 @@ func (t *treeEditor) files(p string) (map[string]plumbing.Hash, error) {
 		}
 	}
 	return out, nil
+}
+
+// checkNewEntry refuses to add to a tree an entry git would refuse (a .git folder in any
+// form, an empty name, "." or ".."): whatever the path came from, the writer never makes
+// a commit that git fsck rejects or that cannot be checked out.
+func checkNewEntry(p, name string) error {
+	if err := platform.CheckTreeName(name); err != nil {
+		return fmt.Errorf("refusing to write %q: %w", p, err)
+	}
+	return nil
 }

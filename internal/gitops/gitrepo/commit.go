@@ -1,0 +1,63 @@
+package gitrepo
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// Commit writes the edited tree, a commit of it with parent (none when zero), message and
+// sig as author and committer, and every object they need into the repository as one
+// pack, and returns the commit. No branch moves: Publish does that.
+func (t *Tree) Commit(parent plumbing.Hash, message string, sig object.Signature) (plumbing.Hash, error) {
+	root, _ := t.writeDir(t.root)
+	c := &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: root}
+	if !parent.IsZero() {
+		c.ParentHashes = []plumbing.Hash{parent}
+	}
+	obj := t.objects.NewEncodedObject()
+	if err := c.Encode(obj); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	data, err := readObject(obj)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("encode commit: %w", err)
+	}
+	h := t.pack.add(plumbing.CommitObject, data)
+	if _, err := t.pack.write(filepath.Join(t.repo.gitDir, "objects"), t.repo.logger); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return h, nil
+}
+
+// Blob reads a blob of the repository.
+func (t *Tree) Blob(h plumbing.Hash) ([]byte, error) {
+	obj, err := t.objects.EncodedObject(plumbing.BlobObject, h)
+	if err != nil {
+		return nil, fmt.Errorf("read blob %s: %w", h, err)
+	}
+	data, err := readObject(obj)
+	if err != nil {
+		return nil, fmt.Errorf("read blob %s: %w", h, err)
+	}
+	return data, nil
+}
+
+// readObject returns the content of an encoded object.
+func readObject(obj plumbing.EncodedObject) (data []byte, err error) {
+	r, err := obj.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := r.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	data = make([]byte, obj.Size())
+	_, err = io.ReadFull(r, data)
+	return data, err
+}

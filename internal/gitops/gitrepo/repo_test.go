@@ -1,0 +1,191 @@
+package gitrepo_test
+
+import (
+	"errors"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/fleetform/fleetform/internal/gitops/gitrepo"
+	"github.com/fleetform/fleetform/internal/gittest"
+)
+
+// open opens repo through the plumbing, in place or over HTTP (through the cache).
+func open(t *testing.T, repo *gittest.Repo, transport string) *gitrepo.Repo {
+	t.Helper()
+	loc := repo.Dir
+	if transport == "http" {
+		loc = gittest.ServeRepo(t, repo)
+	}
+	r, err := gitrepo.Open(t.Context(), loc, t.TempDir(), nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+var sig = object.Signature{Name: "tester", Email: "tester@localhost", When: time.Unix(1700000000, 0).UTC()}
+
+// TestTreeEditsBecomeOneCommit: a tree read at the branch's tip, edited, is written as one
+// commit on top of it; the branch moves only when it is published, and a publish from a
+// tip that is no longer the branch's is a conflict.
+func TestTreeEditsBecomeOneCommit(t *testing.T) {
+	for _, transport := range []string{"path", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			repo := gittest.NewBare(t).Checked(t)
+			tip := repo.Commit(t, "dev", map[string]string{
+				"README.md": "notes", "ct/a/x.yaml": "x", "ct/a/y.yaml": "y", "ct/b/z.yaml": "z",
+			})
+			r := open(t, repo, transport)
+			if got, err := r.Tip(t.Context(), "dev"); err != nil || got != tip {
+				t.Fatalf("Tip = %s, %v; want %s", got, err, tip)
+			}
+			tr, err := r.Edit(tip)
+			if err != nil {
+				t.Fatal(err)
+			}
+			editTree(t, tr)
+			commit, err := tr.Commit(tip, "edit\n", sig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := repo.Tip(t, "dev"); got != tip {
+				t.Fatalf("the branch moved to %s before Publish", got)
+			}
+			if err := r.Publish(t.Context(), "dev", commit, tip); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]string{"README.md": "notes", "ct/a/x.yaml": "x", "ct/a/y.yaml": "y2", "ct/c/new.yaml": "n"}
+			if got := repo.Files(t, "dev"); !maps.Equal(got, want) {
+				t.Errorf("dev holds %v, want %v", got, want)
+			}
+			checkCommit(t, repo.Dir, commit, tip)
+
+			late, err := r.Edit(tip)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := late.SetFile("late.txt", []byte("late")); err != nil {
+				t.Fatal(err)
+			}
+			lateCommit, err := late.Commit(tip, "late\n", sig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Publish(t.Context(), "dev", lateCommit, tip); !errors.Is(err, gitrepo.ErrConflict) {
+				t.Errorf("publishing from a stale tip: %v, want ErrConflict", err)
+			}
+			if got := repo.Tip(t, "dev"); got != commit {
+				t.Errorf("dev is %s after a conflict, want %s", got, commit)
+			}
+		})
+	}
+}
+
+// editTree reads and edits the tree of TestTreeEditsBecomeOneCommit's first commit.
+func editTree(t *testing.T, tr *gitrepo.Tree) {
+	t.Helper()
+	if files, dirs, err := tr.List("ct"); err != nil || files != nil || !slices.Equal(dirs, []string{"a", "b"}) {
+		t.Errorf("List(ct) = %v %v %v", files, dirs, err)
+	}
+	if h, ok, err := tr.File("ct/a/x.yaml"); err != nil || !ok || h != gitrepo.BlobHash([]byte("x")) {
+		t.Errorf("File(ct/a/x.yaml) = %s %v %v", h, ok, err)
+	}
+	if data, err := tr.Blob(gitrepo.BlobHash([]byte("y"))); err != nil || string(data) != "y" {
+		t.Errorf("Blob(y) = %q %v", data, err)
+	}
+	for _, c := range []struct {
+		path, content string
+		action        gitrepo.Action
+		old           plumbing.Hash
+	}{
+		{"ct/a/x.yaml", "x", gitrepo.Unchanged, gitrepo.BlobHash([]byte("x"))},
+		{"ct/a/y.yaml", "y2", gitrepo.Modified, gitrepo.BlobHash([]byte("y"))},
+		{"ct/c/new.yaml", "n", gitrepo.Added, plumbing.ZeroHash},
+	} {
+		action, old, err := tr.SetFile(c.path, []byte(c.content))
+		if err != nil || action != c.action || old != c.old {
+			t.Errorf("SetFile(%s) = %q %s %v, want %q %s", c.path, action, old, err, c.action, c.old)
+		}
+	}
+	removed, err := tr.Remove("ct/b")
+	if want := map[string]plumbing.Hash{"ct/b/z.yaml": gitrepo.BlobHash([]byte("z"))}; err != nil || !maps.Equal(removed, want) {
+		t.Errorf("Remove(ct/b) = %v %v, want %v", removed, err, want)
+	}
+	if h, err := tr.DirHash("ct/b"); err != nil || !h.IsZero() {
+		t.Errorf("DirHash of a removed folder = %s %v", h, err)
+	}
+}
+
+// checkCommit fails unless commit has parent as its only parent and sig as its author and
+// committer.
+func checkCommit(t *testing.T, dir string, commit, parent plumbing.Hash) {
+	t.Helper()
+	g, err := git.PlainOpen(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := g.CommitObject(commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.ParentHashes, []plumbing.Hash{parent}) || c.Author.Name != sig.Name || c.Committer.Email != sig.Email ||
+		!c.Author.When.Equal(sig.When) || c.Message != "edit\n" {
+		t.Errorf("commit %s: parents %v, author %v, committer %v, message %q", commit, c.ParentHashes, c.Author, c.Committer, c.Message)
+	}
+}
+
+// TestSetFileRefusesNamesGitRefuses: a path with a name git refuses in a tree is refused,
+// and the tree is left as it was.
+func TestSetFileRefusesNamesGitRefuses(t *testing.T) {
+	repo := gittest.NewBare(t).Checked(t)
+	tip := repo.Commit(t, "dev", map[string]string{"a/x": "x"})
+	tr, err := open(t, repo, "path").Edit(tip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{".git/config", "a/.GIT/x", "a/../b", "a//b", "a/.", "git~1/x"} {
+		if _, _, err := tr.SetFile(p, []byte("bad")); err == nil || !strings.Contains(err.Error(), "refusing to write") {
+			t.Errorf("SetFile(%q) = %v, want a refusal", p, err)
+		}
+	}
+	if files, dirs, err := tr.List(""); err != nil || files != nil || !slices.Equal(dirs, []string{"a"}) {
+		t.Errorf("root after refusals: %v %v %v", files, dirs, err)
+	}
+}
+
+// TestWriteFiles: files written onto a new branch make a root commit; removing one and
+// writing the same content again changes only what differs; nothing to change, no commit.
+func TestWriteFiles(t *testing.T) {
+	repo := gittest.NewBare(t).Checked(t)
+	r := open(t, repo, "path")
+	ctx := t.Context()
+	first, base, err := r.WriteFiles(ctx, "main", map[string][]byte{"a/x": []byte("x"), "b": []byte("b")}, "first\n", sig)
+	if err != nil || first.IsZero() || !base.IsZero() {
+		t.Fatalf("WriteFiles on a new branch = %s on %s, %v", first, base, err)
+	}
+	if err := r.Publish(ctx, "main", first, base); err != nil {
+		t.Fatal(err)
+	}
+	second, base, err := r.WriteFiles(ctx, "main", map[string][]byte{"a/x": []byte("x"), "b": nil, "c": []byte("c")}, "second\n", sig)
+	if err != nil || second.IsZero() || base != first {
+		t.Fatalf("WriteFiles = %s on %s, %v; want a commit on %s", second, base, err, first)
+	}
+	if err := r.Publish(ctx, "main", second, base); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := repo.Files(t, "main"), map[string]string{"a/x": "x", "c": "c"}; !maps.Equal(got, want) {
+		t.Errorf("main holds %v, want %v", got, want)
+	}
+	same, base, err := r.WriteFiles(ctx, "main", map[string][]byte{"a/x": []byte("x"), "b": nil}, "same\n", sig)
+	if err != nil || !same.IsZero() || base != second {
+		t.Errorf("WriteFiles with nothing to change = %s on %s, %v", same, base, err)
+	}
+}
