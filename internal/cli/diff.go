@@ -11,6 +11,7 @@ import (
 
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/pipeline"
+	"github.com/fleetform/fleetform/internal/yamlnode"
 )
 
 func newDiffCmd(e *env) *cobra.Command {
@@ -52,7 +53,12 @@ func diffText(w io.Writer, d hub.EnvDiff) error {
 	}
 	for _, wd := range d.Workloads {
 		for _, c := range wd.Config {
-			fmt.Fprintf(w, "%s: config %s: %s: %s, %s: %s\n", wd.Workload, c.Key, d.From, valuesText(c.From), d.To, valuesText(c.To))
+			expected := ""
+			if c.Expected {
+				expected = " (differs by the environment's name, as expected)"
+			}
+			fmt.Fprintf(w, "%s: config %s%s:\n  %s: %s\n  %s: %s\n", wd.Workload, c.Key, expected,
+				d.From, valuesText(c.From), d.To, valuesText(c.To))
 		}
 	}
 	return nil
@@ -83,7 +89,11 @@ func valuesText(vs []any) string {
 	}
 	parts := make([]string, 0, len(vs))
 	for _, v := range vs {
-		parts = append(parts, fmt.Sprint(v))
+		text := yamlnode.Text(v)
+		if strings.Contains(text, "\n") {
+			text = "\n    " + strings.ReplaceAll(text, "\n", "\n    ")
+		}
+		parts = append(parts, text)
 	}
 	return strings.Join(parts, " | ")
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/fleetform/fleetform/internal/hub/postgres"
 	"github.com/fleetform/fleetform/internal/hub/sqlite"
 	"github.com/fleetform/fleetform/internal/redact"
+	"github.com/fleetform/fleetform/internal/ui"
 )
 
 type hubServeOptions struct {
@@ -129,7 +130,7 @@ func (o *hubServeOptions) run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	return o.serve(ctx, e, hs, hs.api, nil)
+	return o.serve(ctx, e, hs, hs.handler(), nil)
 }
 
 // hubServer is a hub with its store, metrics and API handler, as `hub serve` and `serve`
@@ -139,6 +140,7 @@ type hubServer struct {
 	store   hub.Store
 	metrics *api.Metrics
 	api     http.Handler
+	ui      *ui.Handler
 }
 
 // start opens the store, makes the hub and settles the admin token (printing a generated
@@ -162,9 +164,18 @@ func (o *hubServeOptions) start(ctx context.Context, e *env) (*hubServer, error)
 	if generated != "" {
 		fmt.Fprintf(e.stderr, "fleetform hub: generated the admin token (shown once; set %s to choose it):\n%s\n", hubAdminTokenEnv, generated)
 	}
-	return &hubServer{hub: h, store: st.store, metrics: metrics,
-		api: api.New(h, api.Options{Logger: e.logger, Metrics: metrics, DriftAfter: o.staleAfter})}, nil
+	web, err := ui.New(h, ui.Options{Logger: e.logger, SecureCookies: o.tlsCert != "", DriftAfter: o.staleAfter})
+	if err != nil {
+		_ = st.store.Close()
+		return nil, failed(ExitFailed, err)
+	}
+	hs := &hubServer{hub: h, store: st.store, metrics: metrics, ui: web,
+		api: api.New(h, api.Options{Logger: e.logger, Metrics: metrics, DriftAfter: o.staleAfter})}
+	return hs, nil
 }
+
+// handler serves the API and the web UI on one port.
+func (hs *hubServer) handler() http.Handler { return ui.Mount(hs.api, hs.ui) }
 
 // serve runs the hub, the server of handler and work (when not nil) until ctx ends, then
 // drains: work first (it finishes what is in flight), the server (requests in flight wait

@@ -155,8 +155,9 @@ func (o *serveOptions) run(ctx context.Context, e *env) error {
 		return err
 	}
 	svc := o.service(e, hs, popts, creds)
+	hs.ui.SetChain(svc.Chain)
 	webhooks := serve.NewWebhooks(os.Getenv(serve.WebhookSecretEnv), svc, e.logger)
-	return o.srv.serve(ctx, e, hs, serve.Handler(hs.api, hs.hub, svc, webhooks), svc.Run)
+	return o.srv.serve(ctx, e, hs, serve.Handler(hs.handler(), hs.hub, svc, webhooks), svc.Run)
 }
 
 // service builds the service around the hub.

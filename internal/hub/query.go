@@ -171,6 +171,10 @@ type ConfigDiff struct {
 	Key  string `json:"key"`
 	From []any  `json:"from"`
 	To   []any  `json:"to"`
+	// Expected is set when the values differ only by the environments' own names (a key
+	// such as the environment's name, or a host name containing it): a difference each
+	// environment is meant to have, not a discrepancy.
+	Expected bool `json:"expected,omitempty"`
 }
 
 // Diff compares the latest desired states (and reported versions) of two environments.
@@ -204,7 +208,7 @@ func (h *Hub) Diff(ctx context.Context, from, to string) (EnvDiff, error) {
 		}
 	}
 	for _, w := range slices.Sorted(maps.Keys(names)) {
-		out.Workloads = append(out.Workloads, diffWorkload(w, sides[from][w], sides[to][w]))
+		out.Workloads = append(out.Workloads, diffWorkload(from, to, w, sides[from][w], sides[to][w]))
 	}
 	return out, nil
 }
@@ -243,7 +247,7 @@ func viewWorkloads(d Desired, versions []WorkloadVersion) map[string]*workloadVi
 	return out
 }
 
-func diffWorkload(name string, from, to *workloadView) WorkloadDiff {
+func diffWorkload(fromEnv, toEnv, name string, from, to *workloadView) WorkloadDiff {
 	empty := &workloadView{side: WorkloadSide{DeploymentTargets: []string{}, ClusterTypes: []string{}, Versions: map[string]string{}}}
 	if from == nil {
 		from = empty
@@ -261,12 +265,41 @@ func diffWorkload(name string, from, to *workloadView) WorkloadDiff {
 	}
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		if !reflect.DeepEqual(from.config[k], to.config[k]) {
-			out.Config = append(out.Config, ConfigDiff{Key: k, From: orEmpty(from.config[k]), To: orEmpty(to.config[k])})
+			out.Config = append(out.Config, ConfigDiff{Key: k, From: orEmpty(from.config[k]), To: orEmpty(to.config[k]),
+				Expected: differByEnvironmentName(fromEnv, toEnv, from.config[k], to.config[k])})
 		}
 	}
-	out.Same = len(out.Config) == 0 && slices.Equal(from.side.ClusterTypes, to.side.ClusterTypes) &&
+	out.Same = !slices.ContainsFunc(out.Config, func(c ConfigDiff) bool { return !c.Expected }) && slices.Equal(from.side.ClusterTypes, to.side.ClusterTypes) &&
 		maps.Equal(versionSet(from.side.Versions), versionSet(to.side.Versions))
 	return out
+}
+
+// differByEnvironmentName reports whether two sides' values are the same once the source
+// environment's name is replaced by the target's in every string (only for string values
+// that contain the source's name).
+func differByEnvironmentName(fromEnv, toEnv string, from, to []any) bool {
+	if fromEnv == "" || len(from) == 0 || len(from) != len(to) {
+		return false
+	}
+	renamed := make([]string, 0, len(from))
+	for _, v := range from {
+		s, ok := v.(string)
+		if !ok || !strings.Contains(s, fromEnv) {
+			return false
+		}
+		renamed = append(renamed, strings.ReplaceAll(s, fromEnv, toEnv))
+	}
+	slices.Sort(renamed)
+	got := make([]string, 0, len(to))
+	for _, v := range to {
+		s, ok := v.(string)
+		if !ok {
+			return false
+		}
+		got = append(got, s)
+	}
+	slices.Sort(got)
+	return slices.Equal(renamed, got)
 }
 
 func versionSet(m map[string]string) map[string]bool {

@@ -14,6 +14,8 @@ import (
 type Principal struct {
 	Kind    string // admin, read or cluster
 	Cluster string // for cluster tokens
+	// Name is the token's label (admin and read tokens), for the history's "by whom".
+	Name string
 }
 
 // cachedPrincipal is a token lookup kept in memory until expires.
@@ -154,7 +156,7 @@ func (h *Hub) Authenticate(ctx context.Context, token string) (Principal, error)
 	case TokenExpired:
 		return Principal{}, Errorf(CodeUnauthorized, "token %s expired at %s", t.ID, t.ExpiresAt.UTC().Format(time.RFC3339))
 	}
-	p := Principal{Kind: t.Kind, Cluster: t.Cluster}
+	p := Principal{Kind: t.Kind, Cluster: t.Cluster, Name: t.Name}
 	if h.opts.TokenCacheTTL > 0 {
 		expires := now.Add(h.opts.TokenCacheTTL)
 		if !t.ExpiresAt.IsZero() && t.ExpiresAt.Before(expires) {

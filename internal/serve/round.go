@@ -8,6 +8,7 @@ import (
 
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/promote"
 	"github.com/fleetform/fleetform/internal/redact"
 )
 
@@ -75,8 +76,9 @@ func (s *Service) served(ctx context.Context, cp *platform.ControlPlane) ([]stri
 			branches[info.Name] = info.Object.Spec.ControlPlane.Branch
 		}
 	}
+	chain, _ := promote.NewChain(infos)
 	s.mu.Lock()
-	s.envs = envs
+	s.envs, s.order = envs, chain.Order
 	s.mu.Unlock()
 	return envs, branches, nil
 }

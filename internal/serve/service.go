@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -61,6 +62,8 @@ type Service struct {
 	sources map[string]*source // by repoKey
 	facts   map[string]*envFacts
 	envs    []string
+	// order is the environments in promotion order (every one, served or not).
+	order   []string
 	started bool // the first round (a sync of every environment) is done
 	ready   bool // and every source was polled once
 	leading bool
@@ -107,6 +110,14 @@ func (s *Service) Trigger(repoURL string) bool {
 		}
 	}
 	return known
+}
+
+// Chain lists the control plane's environments in promotion order, as read last (empty
+// before the first round).
+func (s *Service) Chain(context.Context) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.order), nil
 }
 
 // Ready reports whether this replica can take traffic: a follower once it knows it follows,

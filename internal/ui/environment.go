@@ -1,0 +1,136 @@
+package ui
+
+import (
+	"context"
+	"net/http"
+	"slices"
+
+	"github.com/fleetform/fleetform/internal/hub"
+)
+
+// typeRow is a cluster type of an environment with its rollout.
+type typeRow struct {
+	Name    string
+	Targets int
+	Counts  counts
+}
+
+type environmentData struct {
+	Env      string
+	Revision string
+	Missing  bool
+	Types    []typeRow
+	Targets  []hub.TargetRollout
+	Pager    pager
+	Drift    driftSummary
+	Sync     *syncView
+	Decision *decision
+}
+
+// driftSummary counts what drifts and names the first few of each.
+type driftSummary struct {
+	Behind, Failing, Silent, WrongPath counts2
+}
+
+// counts2 is a count with the first names it covers.
+type counts2 struct {
+	N     int
+	First []string
+}
+
+func firstNames(cs []hub.ClusterRecord, n int) counts2 {
+	out := counts2{N: len(cs)}
+	for _, c := range cs[:min(n, len(cs))] {
+		out.First = append(out.First, c.Name)
+	}
+	return out
+}
+
+// syncView is the last sync of an environment, with links to the forge.
+type syncView struct {
+	hub.SyncRecord
+	GitOpsLink, GitOpsRepoShown string
+}
+
+func (u *Handler) environment(w http.ResponseWriter, r *http.Request, s session) {
+	env := r.PathValue("env")
+	data, err := u.environmentData(r.Context(), env)
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	lo, hi, p := paginate(r, len(data.Targets), u.opts.PageSize)
+	data.Targets, data.Pager = data.Targets[lo:hi], p
+	u.render(w, r, s, "environment", "Environment "+env, "overview", data)
+}
+
+func (u *Handler) environmentData(ctx context.Context, env string) (environmentData, error) {
+	out := environmentData{Env: env}
+	if err := u.knownEnvironment(ctx, env); err != nil {
+		return out, err
+	}
+	dec, err := u.hub.History(ctx, hub.HistoryFilter{Environment: env, Kind: hub.EventPromotion, Limit: 1})
+	if err != nil {
+		return out, err
+	}
+	if len(dec) > 0 {
+		out.Decision = decisionOf(dec[0])
+	}
+	if sync, err := u.hub.LatestSync(ctx, env); err == nil {
+		out.Sync = &syncView{SyncRecord: sync, GitOpsLink: commitLink(sync.GitOpsRepo, sync.GitOpsCommit),
+			GitOpsRepoShown: safeURL(sync.GitOpsRepo)}
+	} else if hub.ErrorCode(err) != hub.CodeNotFound {
+		return out, err
+	}
+	ro, err := u.hub.Rollout(ctx, env)
+	if hub.ErrorCode(err) == hub.CodeNotFound {
+		out.Missing = true
+		return out, nil
+	}
+	if err != nil {
+		return out, err
+	}
+	out.Revision, out.Targets = ro.Revision, ro.Targets
+	out.Types = typeRows(ro.Targets)
+	drift, err := u.hub.Drift(ctx, env, u.opts.DriftAfter)
+	if err != nil {
+		return out, err
+	}
+	failing := map[string]bool{}
+	for _, f := range drift.Failing {
+		failing[f.Cluster] = true
+	}
+	for _, c := range drift.FailingClusters {
+		failing[c.Name] = true
+	}
+	out.Drift = driftSummary{Behind: firstNames(drift.Behind, 10), Silent: firstNames(drift.Silent, 10),
+		WrongPath: firstNames(drift.WrongPath, 10), Failing: counts2{N: len(failing)}}
+	out.Drift.Failing.First = sortedKeys(failing)[:min(10, len(failing))]
+	return out, nil
+}
+
+// typeRows sums an environment's targets per cluster type (clusters counted once per type,
+// the target furthest behind speaking for it).
+func typeRows(targets []hub.TargetRollout) []typeRow {
+	byType := map[string][]hub.TargetRollout{}
+	for _, t := range targets {
+		byType[t.ClusterType] = append(byType[t.ClusterType], t)
+	}
+	out := make([]typeRow, 0, len(byType))
+	for _, ct := range sortedKeys(byType) {
+		out = append(out, typeRow{Name: ct, Targets: len(byType[ct]), Counts: workloadCounts(byType[ct])})
+	}
+	return out
+}
+
+// knownEnvironment is a not-found error unless the hub knows env.
+func (u *Handler) knownEnvironment(ctx context.Context, env string) error {
+	envs, err := u.hub.Environments(ctx)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(envs, env) {
+		return hub.Errorf(hub.CodeNotFound, "the hub knows no environment %q", env)
+	}
+	return nil
+}

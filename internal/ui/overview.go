@@ -1,0 +1,264 @@
+package ui
+
+import (
+	"cmp"
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fleetform/fleetform/internal/hub"
+)
+
+// counts is how many clusters that should run something are in each state.
+type counts struct {
+	Intended, Compliant, Failed, Progressing, Unknown int
+}
+
+func (c *counts) add(o counts) {
+	c.Intended += o.Intended
+	c.Compliant += o.Compliant
+	c.Failed += o.Failed
+	c.Progressing += o.Progressing
+	c.Unknown += o.Unknown
+}
+
+// Share is a state's share of the intended clusters in whole percent, for the bars.
+func (c counts) Share(state string) int {
+	if c.Intended == 0 {
+		return 0
+	}
+	n := map[string]int{"compliant": c.Compliant, "failed": c.Failed, "progressing": c.Progressing, "unknown": c.Unknown}[state]
+	return n * 100 / c.Intended
+}
+
+// Health is the cell's colour: failed when any cluster failed, compliant when all are,
+// unknown when none reported, progressing otherwise.
+func (c counts) Health() string {
+	switch {
+	case c.Failed > 0:
+		return "failed"
+	case c.Intended > 0 && c.Compliant == c.Intended:
+		return "compliant"
+	case c.Unknown == c.Intended:
+		return "unknown"
+	}
+	return "progressing"
+}
+
+func targetCounts(t hub.TargetRollout) counts {
+	return counts{Intended: t.Clusters, Compliant: t.Compliant, Failed: t.Failed, Progressing: t.Progressing, Unknown: t.Unknown}
+}
+
+// workloadCounts sums a workload's clusters over its cluster types. Where several of its
+// deployment targets share a cluster type, the target furthest from compliant speaks for
+// the type (a cluster runs the workload's latest revision only when every target on it does).
+func workloadCounts(targets []hub.TargetRollout) counts {
+	byType := map[string]counts{}
+	for _, t := range targets {
+		c := targetCounts(t)
+		if old, ok := byType[t.ClusterType]; !ok || c.Compliant < old.Compliant {
+			byType[t.ClusterType] = c
+		}
+	}
+	var out counts
+	for _, c := range byType {
+		out.add(c)
+	}
+	return out
+}
+
+// envState is an environment as the overview's column header shows it.
+type envState struct {
+	Name     string
+	Revision string
+	// From is the environment it is promoted from ("" for a first one).
+	From string
+	// Decision is the latest promotion decision into it (nil: none recorded).
+	Decision *decision
+	// Missing is set when the hub has no desired state for it yet.
+	Missing bool
+}
+
+// decision is a recorded promotion decision.
+type decision struct {
+	Time     time.Time
+	Commit   string
+	Promoted bool
+	// Reasons are the unmet gates' sentences of a refusal.
+	Reasons []string
+	Message string
+}
+
+func decisionOf(e hub.Event) *decision {
+	d := &decision{Time: e.Time, Commit: e.Revision, Message: e.Message}
+	if rest, ok := strings.CutPrefix(e.Message, "refused: "); ok {
+		d.Reasons = strings.Split(rest, "; ")
+	} else {
+		d.Promoted = true
+	}
+	return d
+}
+
+// overviewCell is a workload in an environment.
+type overviewCell struct {
+	Env      string
+	Present  bool
+	Counts   counts
+	Versions string
+}
+
+type overviewRow struct {
+	Workload string
+	Cells    []overviewCell
+}
+
+type overviewData struct {
+	Environments []envState
+	Rows         []overviewRow
+	// Total sums every workload per environment.
+	Totals []counts
+}
+
+func (u *Handler) overview(w http.ResponseWriter, r *http.Request, s session) {
+	data, err := u.overviewData(r.Context())
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	u.render(w, r, s, "overview", "Fleet", "overview", data)
+}
+
+func (u *Handler) overviewData(ctx context.Context) (overviewData, error) {
+	envs, err := u.environments(ctx)
+	if err != nil {
+		return overviewData{}, err
+	}
+	out := overviewData{}
+	rows := map[string][]overviewCell{}
+	for i, env := range envs {
+		st, cells, err := u.environmentColumn(ctx, env.name, env.from)
+		if err != nil {
+			return out, err
+		}
+		out.Environments = append(out.Environments, st)
+		var total counts
+		for wl, c := range cells {
+			if rows[wl] == nil {
+				rows[wl] = make([]overviewCell, len(envs))
+			}
+			rows[wl][i] = c
+			total.add(c.Counts)
+		}
+		out.Totals = append(out.Totals, total)
+	}
+	for _, wl := range sortedKeys(rows) {
+		cells := rows[wl]
+		for i := range cells {
+			cells[i].Env = envs[i].name
+		}
+		out.Rows = append(out.Rows, overviewRow{Workload: wl, Cells: cells})
+	}
+	return out, nil
+}
+
+// environmentColumn reads an environment's rollout, versions and latest promotion decision.
+func (u *Handler) environmentColumn(ctx context.Context, env, from string) (envState, map[string]overviewCell, error) {
+	st := envState{Name: env, From: from}
+	dec, err := u.hub.History(ctx, hub.HistoryFilter{Environment: env, Kind: hub.EventPromotion, Limit: 1})
+	if err != nil {
+		return st, nil, err
+	}
+	if len(dec) > 0 {
+		st.Decision = decisionOf(dec[0])
+	}
+	ro, err := u.hub.Rollout(ctx, env)
+	if hub.ErrorCode(err) == hub.CodeNotFound {
+		st.Missing = true
+		return st, map[string]overviewCell{}, nil
+	}
+	if err != nil {
+		return st, nil, err
+	}
+	st.Revision = ro.Revision
+	versions, err := u.hub.Versions(ctx, env)
+	if err != nil {
+		return st, nil, err
+	}
+	byWorkload := map[string][]hub.TargetRollout{}
+	for _, t := range ro.Targets {
+		byWorkload[t.Workload] = append(byWorkload[t.Workload], t)
+	}
+	vs := map[string][]string{}
+	for _, v := range versions {
+		if !slices.Contains(vs[v.Workload], v.Version) {
+			vs[v.Workload] = append(vs[v.Workload], v.Version)
+		}
+	}
+	cells := map[string]overviewCell{}
+	for wl, ts := range byWorkload {
+		slices.Sort(vs[wl])
+		cells[wl] = overviewCell{Env: env, Present: true, Counts: workloadCounts(ts), Versions: strings.Join(vs[wl], ", ")}
+	}
+	return st, cells, nil
+}
+
+// chainEnv is an environment with the one it is promoted from.
+type chainEnv struct{ name, from string }
+
+// environments lists the hub's environments in promotion order: the configured chain's,
+// else the order the recorded promotions imply (each after the one it was promoted from),
+// then by name.
+func (u *Handler) environments(ctx context.Context) ([]chainEnv, error) {
+	names, err := u.hub.Environments(ctx)
+	if err != nil {
+		return nil, err
+	}
+	from := map[string]string{}
+	for _, env := range names {
+		events, err := u.hub.History(ctx, hub.HistoryFilter{Environment: env, Kind: hub.EventPromotion, Limit: 1})
+		if err != nil {
+			return nil, err
+		}
+		if len(events) > 0 && events[0].From != "" {
+			from[env] = events[0].From
+		}
+	}
+	var order []string
+	if u.opts.Chain != nil {
+		if order, err = u.opts.Chain(ctx); err != nil {
+			return nil, err
+		}
+	}
+	rank := map[string]int{}
+	for i, env := range order {
+		rank[env] = i
+	}
+	depth := func(env string) int {
+		if r, ok := rank[env]; ok {
+			return r
+		}
+		d := len(order)
+		for seen := map[string]bool{env: true}; from[env] != "" && !seen[from[env]]; env = from[env] {
+			seen[from[env]] = true
+			d++
+		}
+		return d
+	}
+	slices.SortStableFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(depth(a), depth(b)), cmp.Compare(a, b)) })
+	out := make([]chainEnv, 0, len(names))
+	for _, env := range names {
+		out = append(out, chainEnv{name: env, from: from[env]})
+	}
+	return out, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,187 @@
+package ui
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/fleetform/fleetform/internal/hub"
+)
+
+// Cookie names.
+const (
+	// sessionCookie holds the signed-in hub token.
+	sessionCookie = "fleetform_session"
+	// signInCookie holds the sign-in form's CSRF token (double submit: there is no session
+	// to derive it from yet).
+	signInCookie = "fleetform_signin"
+	// csrfField is the form field every POST carries.
+	csrfField = "csrf"
+)
+
+// sessionLifetime is how long a sign-in lasts.
+const sessionLifetime = 12 * time.Hour
+
+// session is who asks for a page.
+type session struct {
+	principal hub.Principal
+	// csrf is the token the session's forms carry ("" when not signed in).
+	csrf string
+}
+
+func (s session) admin() bool { return s.principal.Kind == hub.TokenAdmin }
+
+// who names the session's token for the navigation bar.
+func (s session) who() string {
+	if s.principal.Kind == "" {
+		return ""
+	}
+	name := s.principal.Name
+	if name == "" {
+		name = "unnamed token"
+	}
+	return name + " (" + s.principal.Kind + ")"
+}
+
+// csrfToken derives a session's CSRF token from its hub token: an HMAC keyed by the token,
+// so only whoever holds the token (in the page the server wrote for it) knows it, and every
+// replica computes the same one.
+func csrfToken(token string) string {
+	m := hmac.New(sha256.New, []byte(token))
+	m.Write([]byte("fleetform ui csrf"))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+func sameSecret(a, b string) bool {
+	return a != "" && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
+}
+
+// requestToken is the request's hub token: the bearer header, else the session cookie.
+func requestToken(r *http.Request) (token string, fromCookie bool) {
+	if scheme, t, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
+		return strings.TrimSpace(t), false
+	}
+	if c, err := r.Cookie(sessionCookie); err == nil {
+		return c.Value, true
+	}
+	return "", false
+}
+
+// signedIn wraps a page: it needs an admin or read-only token, and a POST needs the
+// session's CSRF token. Without a token, a browser is sent to the sign-in page.
+func (u *Handler) signedIn(next func(http.ResponseWriter, *http.Request, session)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		token, fromCookie := requestToken(r)
+		if token == "" {
+			u.toSignIn(w, r)
+			return
+		}
+		p, err := u.hub.Authenticate(r.Context(), token)
+		if err != nil {
+			if fromCookie && hub.ErrorCode(err) == hub.CodeUnauthorized {
+				u.clearSession(w, r)
+				u.toSignIn(w, r)
+				return
+			}
+			u.renderError(w, session{}, http.StatusUnauthorized, hubMessage(err))
+			return
+		}
+		if p.Kind != hub.TokenAdmin && p.Kind != hub.TokenRead {
+			u.renderError(w, session{}, http.StatusForbidden, "the UI needs the admin token or a read-only token")
+			return
+		}
+		s := session{principal: p, csrf: csrfToken(token)}
+		if r.Method == http.MethodPost && !sameSecret(r.PostFormValue(csrfField), s.csrf) {
+			u.renderError(w, s, http.StatusForbidden, "this form is missing its CSRF token or it is stale: reload the page and try again")
+			return
+		}
+		next(w, r, s)
+	}
+}
+
+// toSignIn redirects a GET to the sign-in page (back here afterwards); anything else is 401.
+func (u *Handler) toSignIn(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		u.renderError(w, session{}, http.StatusUnauthorized, "sign in first")
+		return
+	}
+	http.Redirect(w, r, "/signin?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+}
+
+// localPath returns next when it is a path on this server, else "/".
+func localPath(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
+		return "/"
+	}
+	return next
+}
+
+func (u *Handler) signInForm(w http.ResponseWriter, r *http.Request) {
+	secret := make([]byte, 32)
+	_, _ = rand.Read(secret)
+	token := base64.RawURLEncoding.EncodeToString(secret)
+	http.SetCookie(w, &http.Cookie{Name: signInCookie, Value: token, Path: "/signin", HttpOnly: true, //nolint:gosec // Secure behind TLS (u.secure); a laptop's http://127.0.0.1 has none
+
+		Secure: u.secure(r), SameSite: http.SameSiteStrictMode, MaxAge: 3600})
+	u.renderSignIn(w, http.StatusOK, token, localPath(r.URL.Query().Get("next")), "")
+}
+
+func (u *Handler) renderSignIn(w http.ResponseWriter, status int, csrf, next, problem string) {
+	p := page{Title: "Sign in", CSRF: csrf, Data: map[string]string{"Next": next, "Problem": problem}}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_ = u.pages["signin"].ExecuteTemplate(w, "layout", p)
+}
+
+func (u *Handler) signIn(w http.ResponseWriter, r *http.Request) {
+	c, err := r.Cookie(signInCookie)
+	if err != nil || !sameSecret(r.PostFormValue(csrfField), c.Value) {
+		u.renderError(w, session{}, http.StatusForbidden, "the sign-in form is missing its CSRF token or it is stale: reload the page and try again")
+		return
+	}
+	next := localPath(r.PostFormValue("next"))
+	token := strings.TrimSpace(r.PostFormValue("token"))
+	p, err := u.hub.Authenticate(r.Context(), token)
+	problem := ""
+	switch {
+	case token == "":
+		problem = "paste a hub token (admin or read-only)"
+	case err != nil && hub.ErrorCode(err) == hub.CodeUnauthorized:
+		problem = "the hub does not accept this token: " + hubMessage(err)
+	case err != nil:
+		u.fail(w, r, session{}, err)
+		return
+	case p.Kind != hub.TokenAdmin && p.Kind != hub.TokenRead:
+		problem = "this is a cluster's token: sign in with the admin token or a read-only token"
+	}
+	if problem != "" {
+		u.renderSignIn(w, http.StatusUnauthorized, c.Value, next, problem)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: token, Path: "/", HttpOnly: true, Secure: u.secure(r), //nolint:gosec // Secure behind TLS (u.secure)
+
+		SameSite: http.SameSiteStrictMode, MaxAge: int(sessionLifetime / time.Second)})
+	http.SetCookie(w, &http.Cookie{Name: signInCookie, Value: "", Path: "/signin", MaxAge: -1, HttpOnly: true, //nolint:gosec // as above
+
+		Secure: u.secure(r), SameSite: http.SameSiteStrictMode})
+	http.Redirect(w, r, next, http.StatusSeeOther) //nolint:gosec // next is a path on this server (localPath)
+}
+
+func (u *Handler) signOut(w http.ResponseWriter, r *http.Request, _ session) {
+	u.clearSession(w, r)
+	http.Redirect(w, r, "/signin", http.StatusSeeOther)
+}
+
+func (u *Handler) clearSession(w http.ResponseWriter, r *http.Request) {
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, //nolint:gosec // Secure behind TLS (u.secure)
+
+		Secure: u.secure(r), SameSite: http.SameSiteStrictMode})
+}
+
+func (u *Handler) secure(r *http.Request) bool { return u.opts.SecureCookies || r.TLS != nil }

@@ -1,0 +1,63 @@
+package ui
+
+import (
+	"fmt"
+	"html/template"
+	"strings"
+	"time"
+)
+
+// pageNames are the templates/*.html files that are pages (each is parsed with layout.html).
+var pageNames = []string{"overview", "environment", "workload", "clustertype", "cluster", "diff", "promotions", "signin", "error"}
+
+func templateFuncs() template.FuncMap {
+	return template.FuncMap{
+		"short": func(s string) string { return s[:min(len(s), 7)] },
+		"ago":   ago,
+		"when": func(t time.Time) string {
+			if t.IsZero() {
+				return "never"
+			}
+			return t.UTC().Format("2006-01-02 15:04:05 UTC")
+		},
+		"join": strings.Join,
+		"add":  func(a, b int) int { return a + b },
+		"pct":  func(n, of int) int { return pct(n, of) },
+	}
+}
+
+func pct(n, of int) int {
+	if of <= 0 {
+		return 0
+	}
+	return n * 100 / of
+}
+
+// ago is a time relative to now, rounded for people.
+func ago(t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	d := time.Since(t)
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%d min ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d h ago", int(d.Hours()))
+	}
+	return fmt.Sprintf("%d days ago", int(d.Hours()/24))
+}
+
+func parsePages() (map[string]*template.Template, error) {
+	out := map[string]*template.Template{}
+	for _, name := range pageNames {
+		t, err := template.New(name).Funcs(templateFuncs()).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
+		if err != nil {
+			return nil, fmt.Errorf("ui template %s: %w", name, err)
+		}
+		out[name] = t
+	}
+	return out, nil
+}

@@ -1,0 +1,182 @@
+package ui
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/fleetform/fleetform/internal/hub"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// Chain lists environments in promotion order (the first environments of the chain
+// first). serve passes the control plane's; without one the UI derives the order from the
+// promotions recorded in the hub, then by name.
+type Chain func(ctx context.Context) ([]string, error)
+
+// Options configure a Handler.
+type Options struct {
+	// Logger logs failed pages (default: discard).
+	Logger *slog.Logger
+	// Chain orders environments (nil: from the hub's promotion history).
+	Chain Chain
+	// SecureCookies marks the session cookie Secure (set it behind TLS; a request that
+	// arrived over TLS gets it anyway).
+	SecureCookies bool
+	// DriftAfter is how long after a revision was posted a cluster at another one counts as
+	// behind (default: the hub's staleness limit).
+	DriftAfter time.Duration
+	// PageSize bounds the rows of a paginated table (default 100).
+	PageSize int
+}
+
+// Handler serves the UI.
+type Handler struct {
+	hub   *hub.Hub
+	opts  Options
+	mux   *http.ServeMux
+	pages map[string]*template.Template
+}
+
+// New returns the UI over h.
+func New(h *hub.Hub, opts Options) (*Handler, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.DriftAfter <= 0 {
+		opts.DriftAfter = h.StaleAfter()
+	}
+	if opts.PageSize <= 0 {
+		opts.PageSize = 100
+	}
+	pages, err := parsePages()
+	if err != nil {
+		return nil, err
+	}
+	u := &Handler{hub: h, opts: opts, mux: http.NewServeMux(), pages: pages}
+	u.routes()
+	return u, nil
+}
+
+func (u *Handler) routes() {
+	static, _ := fs.Sub(staticFS, "static")
+	u.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	u.mux.HandleFunc("GET /signin", u.signInForm)
+	u.mux.HandleFunc("POST /signin", u.signIn)
+	u.mux.HandleFunc("POST /signout", u.signedIn(u.signOut))
+
+	u.mux.HandleFunc("GET /{$}", u.signedIn(u.overview))
+	u.mux.HandleFunc("GET /environments/{env}", u.signedIn(u.environment))
+	u.mux.HandleFunc("GET /workloads/{name}", u.signedIn(u.workload))
+	u.mux.HandleFunc("GET /cluster-types/{env}/{name}", u.signedIn(u.clusterType))
+	u.mux.HandleFunc("GET /clusters/{name}", u.signedIn(u.cluster))
+	u.mux.HandleFunc("GET /diff", u.signedIn(u.diff))
+	u.mux.HandleFunc("GET /promotions", u.signedIn(u.promotions))
+	u.mux.HandleFunc("POST /promotions/approve", u.signedIn(u.approve))
+}
+
+// SetChain sets how environments are ordered (before the handler serves requests).
+func (u *Handler) SetChain(c Chain) { u.opts.Chain = c }
+
+// ServeHTTP serves a page with the UI's security headers.
+func (u *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "+
+		"frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	u.mux.ServeHTTP(w, r)
+}
+
+// Mount serves the API (everything under /api/, and /healthz, /readyz and /metrics) and
+// the UI (every other path) on one handler.
+func Mount(api, ui http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		if strings.HasPrefix(p, "/api/") || p == "/healthz" || p == "/readyz" || p == "/metrics" {
+			api.ServeHTTP(w, r)
+			return
+		}
+		ui.ServeHTTP(w, r)
+	})
+}
+
+// page is what every template receives.
+type page struct {
+	Title string
+	// Nav is the section the page belongs to, for the navigation bar.
+	Nav   string
+	Admin bool
+	// Who names the signed-in token.
+	Who  string
+	CSRF string
+	Data any
+}
+
+// render writes a page with status 200.
+func (u *Handler) render(w http.ResponseWriter, r *http.Request, s session, name, title, nav string, data any) {
+	t, ok := u.pages[name]
+	if !ok {
+		u.fail(w, r, s, errors.New("no page "+name))
+		return
+	}
+	p := page{Title: title, Nav: nav, Admin: s.admin(), Who: s.who(), CSRF: s.csrf, Data: data}
+	var b strings.Builder
+	if err := t.ExecuteTemplate(&b, "layout", p); err != nil {
+		u.opts.Logger.ErrorContext(r.Context(), "page", "page", name, "error", err.Error())
+		http.Error(w, "the page could not be rendered", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = w.Write([]byte(b.String()))
+}
+
+// fail shows an error page: the hub's not-found and invalid errors as 404 and 400, others
+// as 500 without their text (logged instead).
+func (u *Handler) fail(w http.ResponseWriter, r *http.Request, s session, err error) {
+	status, msg := http.StatusInternalServerError, "the hub could not answer; the server's log says why"
+	switch hub.ErrorCode(err) {
+	case hub.CodeNotFound:
+		status, msg = http.StatusNotFound, hubMessage(err)
+	case hub.CodeInvalid:
+		status, msg = http.StatusBadRequest, hubMessage(err)
+	case hub.CodeForbidden:
+		status, msg = http.StatusForbidden, hubMessage(err)
+	default:
+		if !errors.Is(err, context.Canceled) {
+			u.opts.Logger.ErrorContext(r.Context(), "page failed", "path", r.URL.Path, "error", err.Error())
+		}
+	}
+	u.renderError(w, s, status, msg)
+}
+
+// renderError writes the error page with status.
+func (u *Handler) renderError(w http.ResponseWriter, s session, status int, msg string) {
+	p := page{Title: http.StatusText(status), Admin: s.admin(), Who: s.who(), CSRF: s.csrf,
+		Data: map[string]any{"Status": status, "Message": msg}}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_ = u.pages["error"].ExecuteTemplate(w, "layout", p)
+}
+
+// hubMessage is a hub error's message without its code.
+func hubMessage(err error) string {
+	var he *hub.Error
+	if errors.As(err, &he) {
+		return he.Message
+	}
+	return err.Error()
+}

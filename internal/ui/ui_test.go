@@ -1,0 +1,273 @@
+package ui_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/fleetform/fleetform/internal/hub"
+)
+
+// client is a browser-like HTTP client: it keeps cookies and does not follow redirects.
+func client(t *testing.T) *http.Client {
+	t.Helper()
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// get fetches a page with a bearer token ("" for none) and returns its status and body.
+func (f *fleet) get(t *testing.T, c *http.Client, path, token string) (int, string, http.Header) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, f.srv.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body), resp.Header
+}
+
+// post sends a form and returns the status and body.
+func (f *fleet) post(t *testing.T, c *http.Client, path string, form url.Values) (int, string, http.Header) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, f.srv.URL+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body), resp.Header
+}
+
+var csrfRE = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+func csrfOf(t *testing.T, body string) string {
+	t.Helper()
+	m := csrfRE.FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no CSRF token in the page:\n%s", body)
+	}
+	return m[1]
+}
+
+// signIn signs c in with token through the sign-in form.
+func (f *fleet) signIn(t *testing.T, c *http.Client, token string) {
+	t.Helper()
+	_, body, _ := f.get(t, c, "/signin?next=/promotions", "")
+	status, _, h := f.post(t, c, "/signin", url.Values{"csrf": {csrfOf(t, body)}, "token": {token}, "next": {"/promotions"}})
+	if status != http.StatusSeeOther || h.Get("Location") != "/promotions" {
+		t.Fatalf("sign-in: %d to %q", status, h.Get("Location"))
+	}
+}
+
+func TestOverviewCountsMatchTheRollout(t *testing.T) {
+	f := newFleet(t)
+	status, body, h := f.get(t, client(t), "/", f.readToken)
+	if status != http.StatusOK {
+		t.Fatalf("GET /: %d\n%s", status, body)
+	}
+	if !strings.HasPrefix(h.Get("Content-Type"), "text/html") {
+		t.Fatalf("content type %q", h.Get("Content-Type"))
+	}
+	// Environments in promotion order, as the recorded promotions imply.
+	if i, j, k := strings.Index(body, `data-env="dev"`), strings.Index(body, `data-env="stage"`), strings.Index(body, `data-env="prod"`); i >= j || j >= k {
+		t.Fatalf("environment order dev %d, stage %d, prod %d", i, j, k)
+	}
+	want := map[string]string{
+		"shop/dev": "4/6", "billing/dev": "2/2", "shop/stage": "1/1", "shop/prod": "1/2",
+	}
+	cellRE := regexp.MustCompile(`(?s)<tr data-workload="([^"]+)">(.*?)</tr>`)
+	countRE := regexp.MustCompile(`data-env="([^"]+)" data-compliant="(\d+)" data-intended="(\d+)"`)
+	got := map[string]string{}
+	for _, row := range cellRE.FindAllStringSubmatch(body, -1) {
+		for _, c := range countRE.FindAllStringSubmatch(row[2], -1) {
+			got[row[1]+"/"+c[1]] = c[2] + "/" + c[3]
+		}
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: got %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
+	// Against the API's answer: per environment, compliant and intended summed per cluster type.
+	ro, err := f.hub.Rollout(context.Background(), "prod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ro.Targets) != 1 || ro.Targets[0].Compliant != 1 || ro.Targets[0].Clusters != 2 {
+		t.Fatalf("prod rollout %+v", ro.Targets)
+	}
+	for _, s := range []string{"1.4.2", "waiting: c0ffee1", "needs an approval", "promoted beef222"} {
+		if !strings.Contains(body, s) {
+			t.Errorf("the overview lacks %q", s)
+		}
+	}
+}
+
+func TestPagesAnswerAndLinkEachOther(t *testing.T) {
+	f := newFleet(t)
+	c := client(t)
+	pages := map[string][]string{
+		"/environments/dev":        {"dev-s4", "Silent", `href="/cluster-types/dev/small"`, "https://github.com/org/gitops/commit/"},
+		"/workloads/shop":          {"shop-dev", "shop-prod", "1.4.1", "REPLICAS", "host: db", "→ Ready"},
+		"/cluster-types/dev/large": {"billing-dev", "dev-l1", "pool: 5"},
+		"/clusters/dev-s3":         {"NonCompliant", "shop-dev", "Failed"},
+		"/diff?from=stage&to=prod": {"REPLICAS", "differ by the environment"},
+		"/promotions":              {"start of the chain", "promoted from dev", "needs an approval"},
+		"/environments/dev?page=1": {"shop-dev"},
+		"/diff":                    {"Compare"},
+		"/static/ui.css":           {".bar"},
+	}
+	for path, wants := range pages {
+		status, body, _ := f.get(t, c, path, adminToken)
+		if status != http.StatusOK {
+			t.Errorf("GET %s: %d\n%s", path, status, body)
+			continue
+		}
+		for _, w := range wants {
+			if !strings.Contains(body, w) {
+				t.Errorf("GET %s lacks %q", path, w)
+			}
+		}
+		if strings.Contains(body, "secret-pat") || strings.Contains(body, adminToken) || strings.Contains(body, "map[") {
+			t.Errorf("GET %s shows a secret or Go's map notation", path)
+		}
+	}
+	for _, path := range []string{"/environments/nowhere", "/workloads/nothing", "/clusters/ghost", "/cluster-types/dev/nope", "/diff?from=dev&to=nowhere"} {
+		if status, _, _ := f.get(t, c, path, adminToken); status != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404", path, status)
+		}
+	}
+}
+
+func TestSignInSessionAndCSRF(t *testing.T) {
+	f := newFleet(t)
+	c := client(t)
+	status, _, h := f.get(t, c, "/workloads/shop?x=1", "")
+	if status != http.StatusSeeOther || h.Get("Location") != "/signin?next="+url.QueryEscape("/workloads/shop?x=1") {
+		t.Fatalf("unsigned GET: %d to %q", status, h.Get("Location"))
+	}
+	_, form, _ := f.get(t, c, "/signin", "")
+	if status, _, _ := f.post(t, c, "/signin", url.Values{"token": {adminToken}}); status != http.StatusForbidden {
+		t.Fatalf("sign-in without CSRF: %d, want 403", status)
+	}
+	if status, body, _ := f.post(t, c, "/signin", url.Values{"csrf": {csrfOf(t, form)}, "token": {"wrong"}}); status != http.StatusUnauthorized ||
+		!strings.Contains(body, "does not accept") {
+		t.Fatalf("sign-in with a wrong token: %d\n%s", status, body)
+	}
+	status, _, h = f.post(t, c, "/signin", url.Values{"csrf": {csrfOf(t, form)}, "token": {adminToken}, "next": {"//evil.example/x"}})
+	if status != http.StatusSeeOther || h.Get("Location") != "/" {
+		t.Fatalf("sign-in: %d to %q (an off-site next must become /)", status, h.Get("Location"))
+	}
+	cookie := h.Get("Set-Cookie")
+	for _, attr := range []string{"fleetform_session=", "HttpOnly", "SameSite=Strict", "Path=/"} {
+		if !strings.Contains(cookie, attr) {
+			t.Errorf("session cookie %q lacks %s", cookie, attr)
+		}
+	}
+	status, body, h := f.get(t, c, "/promotions", "")
+	if status != http.StatusOK || !strings.Contains(body, `action="/promotions/approve"`) {
+		t.Fatalf("signed-in admin: %d, approve form shown: %v", status, strings.Contains(body, "/promotions/approve"))
+	}
+	csp := h.Get("Content-Security-Policy")
+	for _, d := range []string{"default-src 'none'", "frame-ancestors 'none'"} {
+		if !strings.Contains(csp, d) || strings.Contains(csp, "script-src") {
+			t.Errorf("CSP %q: wants %s and no script source", csp, d)
+		}
+	}
+	if strings.Contains(body, "<script") || strings.Contains(body, " style=") {
+		t.Error("a page carries inline script or style")
+	}
+	approval := url.Values{"environment": {"stage"}, "commit": {"c0ffee1111111111111111111111111111111111"}, "reason": {"tested by hand"}}
+	if status, _, _ := f.post(t, c, "/promotions/approve", approval); status != http.StatusForbidden {
+		t.Fatalf("approval without CSRF: %d, want 403", status)
+	}
+	approval.Set("csrf", "forged")
+	if status, _, _ := f.post(t, c, "/promotions/approve", approval); status != http.StatusForbidden {
+		t.Fatalf("approval with a forged CSRF token: %d, want 403", status)
+	}
+	if ok, _ := f.hub.Approved(context.Background(), "stage", "c0ffee1111111111111111111111111111111111"); ok {
+		t.Fatal("a refused POST recorded an approval")
+	}
+	approval.Set("csrf", csrfOf(t, body))
+	if status, _, h := f.post(t, c, "/promotions/approve", approval); status != http.StatusSeeOther || h.Get("Location") != "/promotions?approved=stage" {
+		t.Fatalf("approval: %d to %q", status, h.Get("Location"))
+	}
+	events, err := f.hub.Approvals(context.Background(), "stage")
+	if err != nil || len(events) != 1 || events[0].Message != "approved by configured: tested by hand" {
+		t.Fatalf("approvals %+v, %v", events, err)
+	}
+	if status, _, _ := f.post(t, c, "/signout", url.Values{"csrf": {csrfOf(t, body)}}); status != http.StatusSeeOther {
+		t.Fatalf("sign-out: %d", status)
+	}
+	if status, _, _ := f.get(t, c, "/", ""); status != http.StatusSeeOther {
+		t.Fatalf("after sign-out: %d, want a redirect to sign in", status)
+	}
+}
+
+func TestReadOnlyTokensSeeNoWriteControls(t *testing.T) {
+	f := newFleet(t)
+	c := client(t)
+	f.signIn(t, c, f.readToken)
+	_, body, _ := f.get(t, c, "/promotions", "")
+	if strings.Contains(body, "/promotions/approve") {
+		t.Fatal("a read-only session sees the approve form")
+	}
+	status, _, _ := f.post(t, c, "/promotions/approve", url.Values{"csrf": {csrfOf(t, body)}, "environment": {"stage"},
+		"commit": {"c0ffee1111111111111111111111111111111111"}, "reason": {"x"}})
+	if status != http.StatusForbidden {
+		t.Fatalf("read-only approval: %d, want 403", status)
+	}
+	if ok, _ := f.hub.Approved(context.Background(), "stage", "c0ffee1111111111111111111111111111111111"); ok {
+		t.Fatal("a read-only POST recorded an approval")
+	}
+	if strings.Contains(body, f.readToken) {
+		t.Fatal("the page shows the session's token")
+	}
+}
+
+func TestClusterTokensAndBadTokensAreRefused(t *testing.T) {
+	f := newFleet(t)
+	c := client(t)
+	tok, err := f.hub.RegisterCluster(context.Background(), hub.Cluster{Name: "edge-x", Environment: "dev", ClusterType: "small"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, _, _ := f.get(t, c, "/", tok); status != http.StatusForbidden {
+		t.Fatalf("a cluster token: %d, want 403", status)
+	}
+	if status, _, _ := f.get(t, c, "/", "nope"); status != http.StatusUnauthorized {
+		t.Fatalf("an unknown bearer token: %d, want 401", status)
+	}
+	// The API keeps answering JSON under /api/.
+	status, body, h := f.get(t, c, "/api/v1/environments", adminToken)
+	if status != http.StatusOK || !strings.HasPrefix(h.Get("Content-Type"), "application/json") || !strings.Contains(body, "stage") {
+		t.Fatalf("API through the UI's mux: %d %q %s", status, h.Get("Content-Type"), body)
+	}
+}
