@@ -17,9 +17,17 @@ import (
 // status decides (else the cluster's status); at another revision, progressing; no fresh
 // report, unknown.
 func (h *Hub) Rollout(ctx context.Context, env string) (Rollout, error) {
+	out, _, err := h.DesiredRollout(ctx, env)
+	return out, err
+}
+
+// DesiredRollout is Rollout with the desired state it counts against, read once.
+func (h *Hub) DesiredRollout(ctx context.Context, env string) (Rollout, Desired, error) {
 	var out Rollout
+	var d Desired
 	err := h.store.View(ctx, func(r Reader) error {
-		d, err := r.LatestDesired(ctx, env)
+		var err error
+		d, err = r.LatestDesired(ctx, env)
 		if errors.Is(err, ErrNotFound) {
 			return Errorf(CodeNotFound, "environment %q has no desired state: fleetform apply --hub posts it", env)
 		}
@@ -37,7 +45,7 @@ func (h *Hub) Rollout(ctx context.Context, env string) (Rollout, error) {
 		out = computeRollout(d, counts, clusters)
 		return nil
 	})
-	return out, err
+	return out, d, err
 }
 
 func computeRollout(d Desired, counts []TargetCount, clusters []ClusterCount) Rollout {

@@ -35,7 +35,7 @@ func (u *Handler) clusterType(w http.ResponseWriter, r *http.Request, s session)
 
 func (u *Handler) clusterTypeData(ctx context.Context, env, name string) (clusterTypeData, error) {
 	out := clusterTypeData{Env: env, Name: name}
-	ro, err := u.hub.Rollout(ctx, env)
+	ro, d, err := u.hub.DesiredRollout(ctx, env)
 	if err != nil {
 		return out, err
 	}
@@ -45,10 +45,6 @@ func (u *Handler) clusterTypeData(ctx context.Context, env, name string) (cluste
 		if t.ClusterType == name {
 			counted[t.DeploymentTarget] = targetCounts(t)
 		}
-	}
-	d, err := u.hub.LatestDesired(ctx, env)
-	if err != nil {
-		return out, err
 	}
 	for _, a := range d.Assignments {
 		if a.ClusterType == name {

@@ -73,6 +73,8 @@ func workloadCounts(targets []hub.TargetRollout) counts {
 type envState struct {
 	Name     string
 	Revision string
+	// Rendered is the control-plane commit the latest desired state rendered.
+	Rendered string
 	// From is the environment it is promoted from ("" for a first one).
 	From string
 	// Decision is the latest promotion decision into it (nil: none recorded).
@@ -173,7 +175,7 @@ func (u *Handler) environmentColumn(ctx context.Context, env, from string) (envS
 	if len(dec) > 0 {
 		st.Decision = decisionOf(dec[0])
 	}
-	ro, err := u.hub.Rollout(ctx, env)
+	ro, d, err := u.hub.DesiredRollout(ctx, env)
 	if hub.ErrorCode(err) == hub.CodeNotFound {
 		st.Missing = true
 		return st, map[string]overviewCell{}, nil
@@ -181,7 +183,7 @@ func (u *Handler) environmentColumn(ctx context.Context, env, from string) (envS
 	if err != nil {
 		return st, nil, err
 	}
-	st.Revision = ro.Revision
+	st.Revision, st.Rendered = ro.Revision, d.PromotedCommit
 	versions, err := u.hub.Versions(ctx, env)
 	if err != nil {
 		return st, nil, err

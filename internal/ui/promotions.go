@@ -12,8 +12,6 @@ import (
 // stage is an environment of the promotion chain as the promotions page shows it.
 type stage struct {
 	envState
-	// Rendered is the control-plane commit the environment's latest desired state rendered.
-	Rendered  string
 	Approvals []hub.Event
 	// Candidate is the commit waiting to be promoted into it ("" when none is waiting).
 	Candidate string
@@ -49,11 +47,6 @@ func (u *Handler) promotionsData(ctx context.Context) (promotionsData, error) {
 			return out, err
 		}
 		sg := stage{envState: st}
-		if !st.Missing {
-			if d, err := u.hub.LatestDesired(ctx, env.name); err == nil {
-				sg.Rendered = d.PromotedCommit
-			}
-		}
 		if sg.Approvals, err = u.hub.Approvals(ctx, env.name); err != nil {
 			return out, err
 		}

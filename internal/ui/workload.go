@@ -99,7 +99,7 @@ func (u *Handler) workloadData(ctx context.Context, name string) (workloadData, 
 // workloadIn is a workload's targets in one environment's latest desired state.
 func (u *Handler) workloadIn(ctx context.Context, env, name string) (workloadEnv, error) {
 	out := workloadEnv{Env: env}
-	ro, err := u.hub.Rollout(ctx, env)
+	ro, d, err := u.hub.DesiredRollout(ctx, env)
 	if hub.ErrorCode(err) == hub.CodeNotFound {
 		return out, nil
 	}
@@ -116,10 +116,6 @@ func (u *Handler) workloadIn(ctx context.Context, env, name string) (workloadEnv
 		return out, nil
 	}
 	out.Counts = workloadCounts(mine)
-	d, err := u.hub.LatestDesired(ctx, env)
-	if err != nil {
-		return out, err
-	}
 	versions, err := u.hub.Versions(ctx, env)
 	if err != nil {
 		return out, err
