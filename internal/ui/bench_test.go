@@ -113,6 +113,7 @@ var benchPages = []struct{ name, path string }{
 }
 
 func benchUI(b *testing.B, store hub.Store) {
+	b.Helper()
 	seedBenchFleet(b, store)
 	h := hub.New(store, hub.Options{})
 	ctx := context.Background()
