@@ -1,14 +1,20 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/api"
+	"github.com/fleetform/fleetform/internal/hub/client"
 )
 
 type historyOptions struct {
@@ -39,15 +45,7 @@ func newHistoryCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			events, err := c.History(cmd.Context(), o.f)
-			if err != nil {
-				return failed(ExitFailed, err)
-			}
-			if events == nil {
-				events = []hub.Event{}
-			}
-			doc := api.HistoryList{Events: events}
-			return writeOut(e, o.out, doc, func(w io.Writer) error { return historyText(w, events) })
+			return o.run(cmd.Context(), e, c)
 		},
 	}
 	o.hub.bindRequired(cmd)
@@ -61,6 +59,56 @@ func newHistoryCmd(e *env) *cobra.Command {
 	f.StringVar(&o.since, "since", "", "only events since this time (RFC 3339) or this long ago (24h)")
 	f.IntVar(&o.f.Limit, "limit", 100, "at most this many events")
 	return cmd
+}
+
+// run asks for one event more than --limit, to tell whether the limit cut the history.
+func (o *historyOptions) run(ctx context.Context, e *env, c *client.Client) error {
+	if o.f.Limit <= 0 || o.f.Limit > hub.MaxHistoryLimit {
+		return failed(ExitUsage, fmt.Errorf("--limit %d: want 1 to %d", o.f.Limit, hub.MaxHistoryLimit))
+	}
+	f := o.f
+	f.Limit = min(o.f.Limit+1, hub.MaxHistoryLimit)
+	events, err := c.History(ctx, f)
+	if err != nil {
+		return failed(ExitFailed, err)
+	}
+	doc := api.HistoryList{Events: events}
+	if len(events) > o.f.Limit {
+		doc.Events, doc.Truncated = events[:o.f.Limit], true
+	}
+	if doc.Events == nil {
+		doc.Events = []hub.Event{}
+	}
+	if len(doc.Events) == 0 && o.f.Workload != "" {
+		if err := knownWorkload(ctx, c, o.f.Workload); err != nil {
+			return err
+		}
+	}
+	doc.Summary = hub.SummariseHistory(doc.Events)
+	return writeOut(e, o.out, doc, func(w io.Writer) error { return historyText(w, doc, o.f.Limit) })
+}
+
+// knownWorkload is an error unless some environment's latest desired state has the workload.
+func knownWorkload(ctx context.Context, c *client.Client, workload string) error {
+	envs, err := c.Environments(ctx)
+	if err != nil {
+		return failed(ExitFailed, err)
+	}
+	for _, env := range envs {
+		ro, err := c.Rollout(ctx, env)
+		if hub.ErrorCode(err) == hub.CodeNotFound {
+			continue
+		}
+		if err != nil {
+			return failed(ExitFailed, err)
+		}
+		for _, t := range ro.Targets {
+			if t.Workload == workload {
+				return nil
+			}
+		}
+	}
+	return failed(ExitFailed, fmt.Errorf("workload %q is unknown: no environment's latest desired state has it and the hub recorded nothing of it (fleetform status lists the workloads)", workload))
 }
 
 func (o *historyOptions) parseSince(now time.Time) error {
@@ -79,7 +127,40 @@ func (o *historyOptions) parseSince(now time.Time) error {
 	return nil
 }
 
-func historyText(w io.Writer, events []hub.Event) error {
+func historyText(w io.Writer, doc api.HistoryList, limit int) error {
+	if err := eventsText(w, doc.Events); err != nil {
+		return err
+	}
+	if len(doc.Summary) > 0 {
+		fmt.Fprintln(w, "\nPer revision:")
+		t := newTable(w, "ENVIRONMENT", "KIND", "REVISION", "EVENTS", "FROM", "TO", "SUMMARY")
+		for _, s := range doc.Summary {
+			t.row(s.Environment, s.Kind, orDash(shortSHA(s.Revision)), strconv.Itoa(s.Events), s.First.UTC().Format(time.RFC3339),
+				s.Last.UTC().Format(time.RFC3339), orDash(summaryText(s)))
+		}
+		if err := t.flush(); err != nil {
+			return err
+		}
+	}
+	if doc.Truncated {
+		fmt.Fprintf(w, "\nOnly the latest %d events: --limit cut older ones (raise --limit, or narrow with --since, --env, --workload).\n", limit)
+	}
+	return nil
+}
+
+// summaryText is a revision's transitions by state ("23 -> Ready, 2 -> Failed"), else its message.
+func summaryText(s hub.RevisionSummary) string {
+	parts := make([]string, 0, len(s.To))
+	for _, state := range slices.Sorted(maps.Keys(s.To)) {
+		parts = append(parts, fmt.Sprintf("%d -> %s", s.To[state], state))
+	}
+	if len(parts) == 0 {
+		return s.Message
+	}
+	return strings.Join(parts, ", ")
+}
+
+func eventsText(w io.Writer, events []hub.Event) error {
 	t := newTable(w, "TIME", "KIND", "ENVIRONMENT", "WHERE", "REVISION", "CHANGE", "MESSAGE")
 	for _, ev := range events {
 		where := ev.Cluster

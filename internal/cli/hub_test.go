@@ -191,11 +191,19 @@ func TestHubCommands(t *testing.T) {
 		len(ro.Targets) != 1 || ro.Targets[0].Failed != 1 {
 		t.Fatalf("status -o json: %+v %v", ro, err)
 	}
-	if err := json.Unmarshal([]byte(fleetform(t, 0, "status", "--hub", h.url, "--env", "dev", "--workload", "other", "-o", "json")), &ro); err != nil ||
-		len(ro.Targets) != 0 {
-		t.Fatalf("status --workload other: %+v %v", ro, err)
-	}
+	// An unknown workload is an error, not an empty table.
+	fleetform(t, cli.ExitFailed, "status", "--hub", h.url, "--env", "dev", "--workload", "other", "-o", "json")
+	fleetform(t, cli.ExitFailed, "status", "--hub", h.url, "--workload", "other")
 	fleetform(t, cli.ExitFailed, "status", "--hub", h.url, "--env", "nowhere")
+	// Every environment: per workload, the clusters it should reach and those it has.
+	mustContain(t, "status of every environment", fleetform(t, 0, "status", "--hub", h.url),
+		`WORKLOAD +ENVIRONMENT +SHOULD REACH +HAS +FAILED +PROGRESSING +UNKNOWN`,
+		`observability +dev +1 +0 +1 +0 +0`)
+	var reach struct{ Workloads []hub.WorkloadReach }
+	if err := json.Unmarshal([]byte(fleetform(t, 0, "status", "--hub", h.url, "--workload", "observability", "-o", "json")), &reach); err != nil ||
+		len(reach.Workloads) != 1 || reach.Workloads[0].ShouldReach != 1 || reach.Workloads[0].Failed != 1 {
+		t.Fatalf("status -o json of every environment: %+v %v", reach, err)
+	}
 
 	mustContain(t, "diff", fleetform(t, 0, "diff", "--hub", h.url, "dev", "dev"), `observability +yes +large +large`)
 	var d hub.EnvDiff
@@ -208,7 +216,16 @@ func TestHubCommands(t *testing.T) {
 		`TIME +KIND +ENVIRONMENT +WHERE +REVISION +CHANGE +MESSAGE`,
 		`deployment +dev +large-1/observability-prometheus +v1 +- -> Failed`,
 		`cluster +dev +large-1 +`+applied.Commit[:12]+` +- -> Compliant@`+applied.Commit,
-		`desired +dev +- +`+applied.Commit[:12]+` +- +1 assignment\(s\) scheduled`)
+		`desired +dev +- +`+applied.Commit[:12]+` +- +1 assignment\(s\) scheduled`,
+		`Per revision:`, `deployment +v1 +1 +.* +1 -> Failed`)
+	mustContain(t, "history cut by --limit", fleetform(t, 0, "history", "--hub", h.url, "--env", "dev", "--limit", "1"),
+		`Only the latest 1 events: --limit cut older ones`)
+	var cut api.HistoryList
+	if err := json.Unmarshal([]byte(fleetform(t, 0, "history", "--hub", h.url, "--env", "dev", "--limit", "1", "-o", "json")), &cut); err != nil ||
+		len(cut.Events) != 1 || !cut.Truncated || len(cut.Summary) != 1 {
+		t.Fatalf("history --limit 1 -o json: %+v %v", cut, err)
+	}
+	fleetform(t, cli.ExitFailed, "history", "--hub", h.url, "--workload", "nothing-by-this-name")
 	var hist api.HistoryList
 	if err := json.Unmarshal([]byte(fleetform(t, 0, "history", "--hub", h.url, "--workload", "observability", "-o", "json")), &hist); err != nil ||
 		len(hist.Events) != 1 || hist.Events[0].To != "Failed" {

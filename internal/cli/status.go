@@ -1,15 +1,18 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/hub/client"
 )
 
 // The commands that read the hub: status, diff, history, drift; and approve, which writes
@@ -26,34 +29,86 @@ func newStatusCmd(e *env) *cobra.Command {
 	var o statusOptions
 	cmd := &cobra.Command{
 		Use: "status",
-		Example: "  FLEETFORM_HUB_TOKEN=... fleetform status --hub https://hub.example.com --env prod\n" +
+		Example: "  FLEETFORM_HUB_TOKEN=... fleetform status --hub https://hub.example.com\n" +
+			"  FLEETFORM_HUB_TOKEN=... fleetform status --hub https://hub.example.com --env prod\n" +
 			"  FLEETFORM_HUB_TOKEN=... fleetform status --hub https://hub.example.com --env prod --workload shop -o json",
-		Short: "Show how far an environment's latest GitOps revision has reached its clusters",
-		Long: "status prints, for every deployment target of the environment's latest desired revision,\n" +
-			"how many clusters of its cluster type are compliant, failed, progressing (or at another\n" +
-			"revision) and unknown (silent). Reads the hub (token in " + hubTokenEnv + ").",
+		Short: "Show how far each workload's latest desired revision has reached its clusters",
+		Long: "status prints, per workload and environment, how many of the clusters that should run it\n" +
+			"run its latest desired revision (\"should reach 100, has 73\"). With --env, it also lists\n" +
+			"every deployment target of that environment: how many clusters of its cluster type are\n" +
+			"compliant, failed, progressing (or at another revision) and unknown (silent); -o json then\n" +
+			"prints that environment's rollout, and without --env {\"workloads\": [...]} with every\n" +
+			"environment's counts. Reads the hub (token in " + hubTokenEnv + ").",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := o.hub.clientFor(o.out)
 			if err != nil {
 				return err
 			}
-			ro, err := c.Rollout(cmd.Context(), o.environment)
-			if err != nil {
-				return failed(ExitFailed, err)
-			}
-			if o.workload != "" {
-				ro.Targets = slices.DeleteFunc(ro.Targets, func(t hub.TargetRollout) bool { return t.Workload != o.workload })
-			}
-			return writeOut(e, o.out, ro, func(w io.Writer) error { return rolloutText(w, ro) })
+			return o.run(cmd.Context(), e, c)
 		},
 	}
 	o.hub.bindRequired(cmd)
 	o.out.bind(cmd)
-	cmd.Flags().StringVar(&o.environment, "env", "", "environment (required)")
-	cmd.Flags().StringVar(&o.workload, "workload", "", "only this workload's deployment targets")
-	_ = cmd.MarkFlagRequired("env")
+	cmd.Flags().StringVar(&o.environment, "env", "", "only this environment (default: every environment)")
+	cmd.Flags().StringVar(&o.workload, "workload", "", "only this workload (an error when no environment schedules it)")
 	return cmd
+}
+
+// run reads the rollouts and prints them.
+func (o *statusOptions) run(ctx context.Context, e *env, c *client.Client) error {
+	envs := []string{o.environment}
+	if o.environment == "" {
+		all, err := c.Environments(ctx)
+		if err != nil {
+			return failed(ExitFailed, err)
+		}
+		envs = all
+	}
+	var rollouts []hub.Rollout
+	for _, env := range envs {
+		ro, err := c.Rollout(ctx, env)
+		if o.environment == "" && hub.ErrorCode(err) == hub.CodeNotFound {
+			continue // registered clusters, no desired state yet
+		}
+		if err != nil {
+			return failed(ExitFailed, err)
+		}
+		rollouts = append(rollouts, ro)
+	}
+	if o.workload != "" {
+		known := false
+		for i := range rollouts {
+			rollouts[i].Targets = slices.DeleteFunc(rollouts[i].Targets, func(t hub.TargetRollout) bool { return t.Workload != o.workload })
+			known = known || len(rollouts[i].Targets) > 0
+		}
+		if !known {
+			return failed(ExitFailed, fmt.Errorf("workload %q is not in the latest desired state of %s: check its name (fleetform status lists the workloads)",
+				o.workload, strings.Join(envs, ", ")))
+		}
+	}
+	summary := hub.SummariseRollouts(rollouts)
+	if o.environment != "" {
+		return writeOut(e, o.out, rollouts[0], func(w io.Writer) error {
+			if err := rolloutText(w, rollouts[0]); err != nil {
+				return err
+			}
+			fmt.Fprintln(w)
+			return reachText(w, summary)
+		})
+	}
+	return writeOut(e, o.out, map[string]any{"workloads": summary}, func(w io.Writer) error { return reachText(w, summary) })
+}
+
+// reachText prints, per workload and environment, how many clusters should run it and how
+// many run its latest desired revision.
+func reachText(w io.Writer, reach []hub.WorkloadReach) error {
+	t := newTable(w, "WORKLOAD", "ENVIRONMENT", "SHOULD REACH", "HAS", "FAILED", "PROGRESSING", "UNKNOWN")
+	for _, r := range reach {
+		t.row(r.Workload, r.Environment, strconv.Itoa(r.ShouldReach), strconv.Itoa(r.Has), strconv.Itoa(r.Failed),
+			strconv.Itoa(r.Progressing), strconv.Itoa(r.Unknown))
+	}
+	return t.flush()
 }
 
 // writeOut prints v in the chosen format and maps a failure to ExitFailed.

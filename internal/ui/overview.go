@@ -51,22 +51,10 @@ func targetCounts(t hub.TargetRollout) counts {
 	return counts{Intended: t.Clusters, Compliant: t.Compliant, Failed: t.Failed, Progressing: t.Progressing, Unknown: t.Unknown}
 }
 
-// workloadCounts sums a workload's clusters over its cluster types. Where several of its
-// deployment targets share a cluster type, the target furthest from compliant speaks for
-// the type (a cluster runs the workload's latest revision only when every target on it does).
+// workloadCounts is how far a workload (its targets) has reached (hub.Reach).
 func workloadCounts(targets []hub.TargetRollout) counts {
-	byType := map[string]counts{}
-	for _, t := range targets {
-		c := targetCounts(t)
-		if old, ok := byType[t.ClusterType]; !ok || c.Compliant < old.Compliant {
-			byType[t.ClusterType] = c
-		}
-	}
-	var out counts
-	for _, c := range byType {
-		out.add(c)
-	}
-	return out
+	r := hub.Reach(targets)
+	return counts{Intended: r.ShouldReach, Compliant: r.Has, Failed: r.Failed, Progressing: r.Progressing, Unknown: r.Unknown}
 }
 
 // envState is an environment as the overview's column header shows it.

@@ -1,11 +1,8 @@
 package ui
 
 import (
-	"cmp"
 	"context"
 	"net/http"
-	"slices"
-	"time"
 
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/yamlnode"
@@ -34,20 +31,10 @@ type workloadEnv struct {
 	Targets []workloadTarget
 }
 
-// timelineEntry summarises the events of one revision in one environment: how many status
-// transitions went to each state, from when to when.
-type timelineEntry struct {
-	Env, Revision, Kind string
-	First, Last         time.Time
-	// To counts the transitions by the state they reached.
-	To      map[string]int
-	Message string
-}
-
 type workloadData struct {
 	Workload string
 	Envs     []workloadEnv
-	Timeline []timelineEntry
+	Timeline []hub.RevisionSummary
 	// Cut is set when the timeline summarises only the latest events.
 	Cut bool
 }
@@ -92,7 +79,7 @@ func (u *Handler) workloadData(ctx context.Context, name string) (workloadData, 
 		}
 		events = append(events, promos...)
 	}
-	out.Timeline = summarise(events)
+	out.Timeline = hub.SummariseHistory(events)
 	return out, nil
 }
 
@@ -152,49 +139,4 @@ func configValues(m map[string]any) []configValue {
 		out = append(out, configValue{Key: k, Value: yamlnode.Text(m[k])})
 	}
 	return out
-}
-
-// summarise folds events into one entry per environment, revision and kind, newest first.
-func summarise(events []hub.Event) []timelineEntry {
-	type key struct{ env, rev, kind string }
-	byKey := map[key]*timelineEntry{}
-	for _, e := range events {
-		k := key{e.Environment, e.Revision, e.Kind}
-		t := byKey[k]
-		if t == nil {
-			t = &timelineEntry{Env: e.Environment, Revision: e.Revision, Kind: e.Kind, First: e.Time, Last: e.Time, To: map[string]int{}}
-			byKey[k] = t
-		}
-		t.First, t.Last = minTime(t.First, e.Time), maxTime(t.Last, e.Time)
-		if e.To != "" && (e.Kind == hub.EventDeployment || e.Kind == hub.EventCluster) {
-			t.To[e.To]++
-		}
-		if e.Kind == hub.EventPromotion || e.Kind == hub.EventApproval {
-			if !e.Time.Before(t.Last) {
-				t.Message = e.Message
-			}
-		}
-	}
-	out := make([]timelineEntry, 0, len(byKey))
-	for _, t := range byKey {
-		out = append(out, *t)
-	}
-	slices.SortFunc(out, func(a, b timelineEntry) int {
-		return cmp.Or(b.Last.Compare(a.Last), cmp.Compare(a.Env, b.Env), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Revision, b.Revision))
-	})
-	return out
-}
-
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }

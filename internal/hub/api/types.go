@@ -97,6 +97,10 @@ type EnvironmentList struct {
 // HistoryList answers GET /api/v1/history, newest first.
 type HistoryList struct {
 	Events []hub.Event `json:"events"`
+	// Summary folds the events per environment, revision and kind (fleetform history fills it).
+	Summary []hub.RevisionSummary `json:"summary,omitempty"`
+	// Truncated is set when --limit cut the history: older events matched too.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // SourceList answers GET /api/v1/sources: the git sources fleetform serve polls, by URL and
