@@ -11,7 +11,7 @@ PKGS      := ./...
 FUZZTIME  ?= 10s
 FUZZMINIMIZETIME ?= 2s
 
-.PHONY: all build quickstart demo demo-check test unit fuzz-smoke fuzz-long lint vulncheck bench bench-e2e bench-sim fmt verify clean
+.PHONY: all build quickstart demo demo-check screenshots test unit fuzz-smoke fuzz-long lint vulncheck bench bench-e2e bench-sim fmt verify clean
 
 all: build
 
@@ -27,7 +27,11 @@ quickstart: build
 ## demo: the example end to end: apply into a local GitOps repository, the hub on SQLite, a
 ## simulated fleet, rollout status, and a promotion from dev to prod through the gates (.demo/)
 demo: build
-	scripts/demo.sh
+	DEMO_KEEP_SERVING=1 scripts/demo.sh
+
+## screenshots: the demo, then a screenshot of every page of the web UI into docs/ui/ (Chromium)
+screenshots: build
+	scripts/screenshots.sh
 
 ## test: the whole test suite (unit, integration, CLI scripts, golden trees, fuzz smoke, the demo)
 test: unit fuzz-smoke demo-check

@@ -50,7 +50,9 @@ step "fleetform serve on SQLite: the hub's API, polling every second"
 export FLEETFORM_HUB_ADMIN_TOKEN=demo-admin-token FLEETFORM_HUB_TOKEN=demo-admin-token
 "$FF" serve "${CP[@]}" --addr "127.0.0.1:$PORT" --data-dir "$DIR/serve" --interval 1s >"$DIR/serve.log" 2>&1 &
 SERVE_PID=$!
-trap 'kill $SERVE_PID 2>/dev/null || true; wait $SERVE_PID 2>/dev/null || true' EXIT
+# DEMO_KEEP_SERVING=1 (make demo) leaves serve running after a successful demo, for the UI.
+stop_serve() { kill $SERVE_PID 2>/dev/null || true; wait $SERVE_PID 2>/dev/null || true; }
+trap stop_serve EXIT
 wait_for grep -q serving "$DIR/serve.log"
 HUB=$(sed -n 's/.*serving \(http:[^ ]*\).*/\1/p' "$DIR/serve.log")
 echo "serve: $HUB (admin token: demo-admin-token)"
@@ -87,7 +89,22 @@ run status --hub "$HUB" --env prod
 
 step "The promotions and the refusal, from the hub's history"
 run history --hub "$HUB" --env prod --kind promotion
+
+step "The web UI, on serve's port, with a read-only token"
+run status --hub "$HUB"
+VIEWER=$("$FF" hub token create demo-viewer --hub "$HUB" --kind read)
+(umask 077 && printf 'UI_URL=%s/\nUI_TOKEN=%s\n' "$HUB" "$VIEWER" >"$DIR/ui.env")
+if command -v curl >/dev/null; then
+	curl -fsS -o /dev/null -H "Authorization: Bearer $VIEWER" "$HUB/" || { echo "the UI does not answer"; exit 1; }
+fi
 echo
-echo "Demo done: everything is in $DIR. To explore, start serve again:"
-echo "  FLEETFORM_HUB_ADMIN_TOKEN=demo-admin-token $FF serve ${CP[*]} --addr ${HUB#http://} --data-dir $DIR/serve &"
+echo "Demo done: everything is in $DIR."
+echo "The UI: $HUB/  (sign in with the read-only token $VIEWER, or the admin token demo-admin-token)"
+if [ "${DEMO_KEEP_SERVING:-0}" = 1 ]; then
+	trap - EXIT
+	echo "serve keeps running (pid $SERVE_PID, log $DIR/serve.log); stop it with: kill $SERVE_PID"
+else
+	echo "To explore, start serve again:"
+	echo "  FLEETFORM_HUB_ADMIN_TOKEN=demo-admin-token $FF serve ${CP[*]} --addr ${HUB#http://} --data-dir $DIR/serve &"
+fi
 echo "  FLEETFORM_HUB_TOKEN=demo-admin-token $FF diff --hub $HUB dev prod"

@@ -57,8 +57,7 @@ func diffText(w io.Writer, d hub.EnvDiff) error {
 			if c.Expected {
 				expected = " (differs by the environment's name, as expected)"
 			}
-			fmt.Fprintf(w, "%s: config %s%s:\n  %s: %s\n  %s: %s\n", wd.Workload, c.Key, expected,
-				d.From, valuesText(c.From), d.To, valuesText(c.To))
+			fmt.Fprintf(w, "%s: config %s%s:\n%s\n%s\n", wd.Workload, c.Key, expected, sideText(d.From, c.From), sideText(d.To, c.To))
 		}
 	}
 	return nil
@@ -81,6 +80,16 @@ func versionsText(m map[string]string) string {
 		parts = append(parts, k+"="+m[k])
 	}
 	return strings.Join(parts, ",")
+}
+
+// sideText is one environment's values of a key: "  ENV: VALUE", a structured value as YAML
+// on the lines below.
+func sideText(env string, vs []any) string {
+	text := valuesText(vs)
+	if strings.HasPrefix(text, "\n") {
+		return "  " + env + ":" + text
+	}
+	return "  " + env + ": " + text
 }
 
 func valuesText(vs []any) string {

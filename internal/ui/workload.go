@@ -3,6 +3,8 @@ package ui
 import (
 	"context"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/yamlnode"
@@ -11,13 +13,13 @@ import (
 // historyLimit bounds the events a timeline summarises.
 const historyLimit = 5000
 
-// workloadTarget is a deployment target of a workload in an environment.
+// workloadTarget is a deployment target of a workload on one cluster type of an environment.
 type workloadTarget struct {
-	Name         string
-	ClusterTypes []string
-	Counts       counts
-	Version      string
-	Config       []configValue
+	Name        string
+	ClusterType string
+	Counts      counts
+	Version     string
+	Config      []configValue
 }
 
 // configValue is one composed configuration value, shown as YAML when structured.
@@ -107,29 +109,23 @@ func (u *Handler) workloadIn(ctx context.Context, env, name string) (workloadEnv
 	if err != nil {
 		return out, err
 	}
-	byTarget := map[string]*workloadTarget{}
-	for _, t := range mine {
-		wt := byTarget[t.DeploymentTarget]
-		if wt == nil {
-			wt = &workloadTarget{Name: t.DeploymentTarget}
-			byTarget[t.DeploymentTarget] = wt
-		}
-		wt.ClusterTypes = append(wt.ClusterTypes, t.ClusterType)
-		wt.Counts.add(targetCounts(t))
-	}
-	for _, a := range d.Assignments {
-		if wt := byTarget[a.DeploymentTarget]; wt != nil && a.Workload == name && wt.Config == nil {
-			wt.Config = configValues(a.Config)
-		}
-	}
+	version := map[string]string{}
 	for _, v := range versions {
-		if wt := byTarget[v.DeploymentTarget]; wt != nil && v.Workload == name {
-			wt.Version = v.Version
+		if v.Workload == name {
+			version[v.DeploymentTarget] = v.Version
 		}
 	}
-	for _, dt := range sortedKeys(byTarget) {
-		out.Targets = append(out.Targets, *byTarget[dt])
+	config := map[[2]string]map[string]any{}
+	for _, a := range d.Assignments {
+		if a.Workload == name {
+			config[[2]string{a.DeploymentTarget, a.ClusterType}] = a.Config
+		}
 	}
+	for _, t := range mine { // sorted by cluster type, then target
+		out.Targets = append(out.Targets, workloadTarget{Name: t.DeploymentTarget, ClusterType: t.ClusterType, Counts: targetCounts(t),
+			Version: version[t.DeploymentTarget], Config: configValues(config[[2]string{t.DeploymentTarget, t.ClusterType}])})
+	}
+	slices.SortStableFunc(out.Targets, func(a, b workloadTarget) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
