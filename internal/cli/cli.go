@@ -181,6 +181,11 @@ func newRoot(e *env) *cobra.Command {
 		newServeCmd(e),
 		newSyncCmd(e),
 		newSourcesCmd(e),
+		newInitCmd(e),
+		newAddCmd(e),
+		newSetCmd(e),
+		newUnsetCmd(e),
+		newRemoveCmd(e),
 	)
 	return root
 }
