@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -176,6 +177,9 @@ func authoringText(w io.Writer, res *authoring.Result, withDiff bool) error {
 			fmt.Fprintf(w, "  ~ %s on %s: %s: %s -> %s\n", c.DeploymentTarget, c.ClusterType, c.Key, showValue(c.Before), showValue(c.After))
 		}
 	}
+	for _, n := range res.Notes {
+		fmt.Fprintln(w, "note:", n)
+	}
 	switch {
 	case !res.Valid:
 		fmt.Fprintln(w, "refused: nothing written")
@@ -196,6 +200,11 @@ func authoringText(w io.Writer, res *authoring.Result, withDiff bool) error {
 func showValue(v any) string {
 	if v == nil {
 		return "(unset)"
+	}
+	if _, ok := v.(string); !ok {
+		if b, err := json.Marshal(v); err == nil {
+			return string(b)
+		}
 	}
 	s := strings.TrimSpace(fmt.Sprint(v))
 	if s == "" || strings.ContainsAny(s, " \n") {
