@@ -57,7 +57,7 @@ func (ws *workspace) commit(ctx context.Context, req Request, msg string) ([]Com
 		var h plumbing.Hash
 		var err error
 		if ws.workTree != "" && branch == ws.head {
-			h, err = ws.commitWorkTree(groups[branch], msg, ws.signature(req))
+			h, err = ws.commitWorkTree(ctx, req, groups[branch], msg)
 		} else {
 			h, err = ws.commitBranch(ctx, req, branch, groups[branch], msg)
 		}
@@ -95,18 +95,11 @@ func (ws *workspace) commitBranch(ctx context.Context, req Request, branch strin
 	return commit, nil
 }
 
-// commitWorkTree writes the files into the work tree of the checked-out branch and commits
-// them there, so that the work tree stays in step with its branch. A file with uncommitted
-// edits is refused: they would be committed along.
-func (ws *workspace) commitWorkTree(files map[string][]byte, msg string, sig object.Signature) (plumbing.Hash, error) {
-	wt, err := ws.g.Worktree()
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	head, err := ws.g.Head()
-	if err != nil || head.Hash() != ws.tips[ws.head] {
-		return plumbing.ZeroHash, fmt.Errorf("%w: branch %s moved", ErrConflict, ws.head)
-	}
+// commitWorkTree commits the files on the branch checked out in the work tree (a commit
+// on top of the tip read, the branch moved with a compare-and-swap), then writes them into
+// the work tree and its index, so that the work tree stays in step with its branch. Other
+// files and index entries are left as they are; a file with uncommitted edits is refused.
+func (ws *workspace) commitWorkTree(ctx context.Context, req Request, files map[string][]byte, msg string) (plumbing.Hash, error) {
 	for _, p := range slices.Sorted(maps.Keys(files)) {
 		old, had, err := ws.base(fileKey{ws.head, p})
 		if err != nil {
@@ -117,8 +110,29 @@ func (ws *workspace) commitWorkTree(files map[string][]byte, msg string, sig obj
 			return plumbing.ZeroHash, fmt.Errorf("%s has uncommitted changes in %s: commit or discard them first", p, ws.workTree)
 		}
 	}
+	repo, err := gitrepo.Open(ctx, ws.location, "", nil, req.Logger)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	commit, tip, err := repo.WriteFiles(ctx, ws.head, files, msg, ws.signature(req))
+	if err != nil || commit.IsZero() {
+		return commit, err
+	}
+	branch := plumbing.NewBranchReferenceName(ws.head)
+	err = ws.g.Storer.CheckAndSetReference(plumbing.NewHashReference(branch, commit), plumbing.NewHashReference(branch, ws.tips[ws.head]))
+	if err != nil || tip != ws.tips[ws.head] {
+		return plumbing.ZeroHash, fmt.Errorf("%w: branch %s moved", ErrConflict, ws.head)
+	}
 	if err := applyToDir(ws.workTree, onBranch(files, ws.head)); err != nil {
 		return plumbing.ZeroHash, err
+	}
+	fresh, err := git.PlainOpenWithOptions(ws.workTree, &git.PlainOpenOptions{EnableDotGitCommonDir: true}) // sees the new pack
+	if err != nil {
+		return commit, err
+	}
+	wt, err := fresh.Worktree()
+	if err != nil {
+		return commit, err
 	}
 	for _, p := range slices.Sorted(maps.Keys(files)) {
 		if files[p] == nil {
@@ -127,10 +141,10 @@ func (ws *workspace) commitWorkTree(files map[string][]byte, msg string, sig obj
 			_, err = wt.Add(p)
 		}
 		if err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("stage %s: %w", p, err)
+			return commit, fmt.Errorf("committed %s, but staging %s failed: %w", commit, p, err)
 		}
 	}
-	return wt.Commit(msg, &git.CommitOptions{Author: &sig, Committer: &sig})
+	return commit, nil
 }
 
 func onBranch(files map[string][]byte, branch string) map[fileKey][]byte {

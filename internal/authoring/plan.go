@@ -195,7 +195,7 @@ func diffAssignments(p *EnvironmentPlan, b, a *pipeline.Run) {
 			affected[k.ct] = true
 		}
 	}
-	p.ClusterTypesAffected = slices.Sorted(maps.Keys(affected))
+	p.ClusterTypesAffected = append([]string{}, slices.Sorted(maps.Keys(affected))...)
 }
 
 func comparePairs(x, y pairKey) int {
