@@ -186,6 +186,7 @@ func newRoot(e *env) *cobra.Command {
 		newSetCmd(e),
 		newUnsetCmd(e),
 		newRemoveCmd(e),
+		newOnboardCmd(e),
 	)
 	return root
 }
