@@ -181,6 +181,12 @@ func newRoot(e *env) *cobra.Command {
 		newServeCmd(e),
 		newSyncCmd(e),
 		newSourcesCmd(e),
+		newInitCmd(e),
+		newAddCmd(e),
+		newSetCmd(e),
+		newUnsetCmd(e),
+		newRemoveCmd(e),
+		newOnboardCmd(e),
 	)
 	return root
 }

@@ -1,0 +1,271 @@
+package authoring
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/aymanbagabas/go-udiff"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/fleetform/fleetform/internal/forge"
+	"github.com/fleetform/fleetform/internal/pipeline"
+	"github.com/fleetform/fleetform/internal/platform"
+)
+
+// Mode says what is done with a valid change.
+type Mode string
+
+// Modes.
+const (
+	// ModeWrite writes the files into the directory (or the folder layout's work tree). A
+	// branch that is not checked out (the Kalypso layout, a bare repository) is committed.
+	ModeWrite Mode = "write"
+	// ModeDryRun validates and plans, and writes nothing.
+	ModeDryRun Mode = "dry-run"
+	// ModeCommit commits the change on its branch (the environment's in the Kalypso layout).
+	ModeCommit Mode = "commit"
+	// ModePR pushes a new branch with the commit to the origin remote and opens a pull request.
+	ModePR Mode = "pr"
+)
+
+// ErrInvalid means the change would make the control plane invalid: nothing was written.
+var ErrInvalid = errors.New("the change is refused: it makes the control plane invalid")
+
+// ErrConflict means the branch moved while the change was being made, every attempt.
+var ErrConflict = errors.New("the control plane changed while the change was being made; try again")
+
+// PROpener opens a pull request on the forge of repoURL.
+type PROpener func(ctx context.Context, repoURL string, req forge.NewChangeRequest) (*pipeline.PullRequest, error)
+
+// Request is a change to make.
+type Request struct {
+	// ControlPlane is a directory or a local git repository.
+	ControlPlane string
+	Platform     platform.Options
+	Operations   []Operation
+	Mode         Mode
+	// Author signs commits (name and email).
+	Author object.Signature
+	// Message is the commit subject (default: what the operations do).
+	Message string
+	// Actor, when set, is recorded in the commit message (the API's token name).
+	Actor string
+	// MaxAttempts bounds how many times the change is made again on the latest commit when
+	// the branch moved in between (default 3).
+	MaxAttempts int
+	// OpenPR opens the pull request of ModePR.
+	OpenPR PROpener
+	// Remote is where ModePR pushes (default: the origin remote's URL).
+	Remote string
+	// Credentials for pushing to Remote (nil: git's own).
+	Credentials gitCredentials
+	Logger      *slog.Logger
+}
+
+// FileChange is a file the change adds, modifies or deletes.
+type FileChange struct {
+	Branch string `json:"branch,omitempty"`
+	Path   string `json:"path"`
+	Action string `json:"action"`
+	Diff   string `json:"diff,omitempty"`
+}
+
+// CommitRef is a commit the change made.
+type CommitRef struct {
+	Branch string `json:"branch"`
+	Commit string `json:"commit"`
+}
+
+// Result is what a change did, or would do: the -o json of the authoring commands and the
+// answer of the authoring API.
+type Result struct {
+	Operations []string          `json:"operations"`
+	Valid      bool              `json:"valid"`
+	NoChange   bool              `json:"noChange"`
+	Written    bool              `json:"written"`
+	Files      []FileChange      `json:"files"`
+	Plan       []EnvironmentPlan `json:"plan"`
+	Commits    []CommitRef       `json:"commits"`
+	// PullRequest is set with ModePR.
+	PullRequest *pipeline.PullRequest `json:"pullRequest,omitempty"`
+	Notes       []string              `json:"notes,omitempty"`
+	pipeline.DiagnosticReport
+}
+
+// Apply makes the change: edits, validation, plan, then what the mode says. A change that
+// makes the control plane invalid returns the Result with its errors and ErrInvalid.
+func Apply(ctx context.Context, req Request) (*Result, error) {
+	if req.Logger == nil {
+		req.Logger = slog.New(slog.DiscardHandler)
+	}
+	attempts := max(req.MaxAttempts, 1)
+	if req.MaxAttempts == 0 {
+		attempts = 3
+	}
+	for i := 1; ; i++ {
+		res, err := applyOnce(ctx, req)
+		if errors.Is(err, ErrConflict) && i < attempts {
+			req.Logger.InfoContext(ctx, "the control plane moved: making the change again on its latest commit", "attempt", i+1)
+			continue
+		}
+		return res, err
+	}
+}
+
+func applyOnce(ctx context.Context, req Request) (*Result, error) {
+	ws, cp, err := openWorkspace(ctx, req.ControlPlane, req.Platform, req.Mode == ModeCommit || req.Mode == ModePR)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Files: []FileChange{}, Plan: []EnvironmentPlan{}, Commits: []CommitRef{},
+		DiagnosticReport: pipeline.DiagnosticReport{Errors: []platform.Diagnostic{}}}
+	for _, op := range req.Operations {
+		res.Operations = append(res.Operations, op.Describe())
+		if err := ws.apply(op); err != nil {
+			return nil, fmt.Errorf("%s: %w", op.Describe(), err)
+		}
+	}
+	changed, err := ws.changed()
+	if err != nil {
+		return nil, err
+	}
+	if err := ws.describeFiles(res, changed); err != nil {
+		return nil, err
+	}
+	if len(changed) == 0 {
+		res.Valid, res.NoChange = true, true
+		return res, nil
+	}
+	if err := ws.validate(ctx, cp, res, changed); err != nil {
+		return res, err
+	}
+	return res, ws.finish(ctx, req, res)
+}
+
+// validate loads the control plane before and after, refuses new errors and plans.
+func (ws *workspace) validate(ctx context.Context, cp *platform.ControlPlane, res *Result, changed []fileKey) error {
+	before := cp
+	if ws.g == nil {
+		c, cleanup, err := ws.open(ctx, false)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		before = c
+	}
+	after, cleanup, err := ws.open(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	bf, bd, err := loadFleet(ctx, before)
+	if err != nil {
+		return err
+	}
+	af, ad, err := loadFleet(ctx, after)
+	if err != nil {
+		return fmt.Errorf("load the changed control plane: %w", err)
+	}
+	all := func(fs map[string]*fleet, ds []platform.Diagnostic) []platform.Diagnostic {
+		for _, f := range fs {
+			ds = append(ds, f.diags...)
+		}
+		return ds
+	}
+	problems := newProblems(all(bf, bd), all(af, ad))
+	res.Plan = planFleet(bf, af, ws.touchesCommon(changed))
+	if len(problems) > 0 {
+		res.Errors = problems
+		return ErrInvalid
+	}
+	res.Valid = true
+	return nil
+}
+
+// touchesCommon reports whether a change is in the common (promotable) content.
+func (ws *workspace) touchesCommon(changed []fileKey) bool {
+	for _, k := range changed {
+		switch {
+		case ws.layout == platform.LayoutKalypso && k.branch == ws.commonBranch() && !strings.HasPrefix(k.path, ".environments/"):
+			return true
+		case ws.layout != platform.LayoutKalypso && !strings.HasPrefix(k.path, "environments/"):
+			return true
+		}
+	}
+	return false
+}
+
+// describeFiles lists the changed files with their diffs.
+func (ws *workspace) describeFiles(res *Result, changed []fileKey) error {
+	for _, k := range changed {
+		old, had, err := ws.base(k)
+		if err != nil {
+			return err
+		}
+		now := ws.changes[k]
+		fc := FileChange{Branch: k.branch, Path: k.path, Action: "modify"}
+		switch {
+		case !had:
+			fc.Action = "add"
+		case now == nil:
+			fc.Action = "delete"
+		}
+		oldName, newName := "a/"+k.path, "b/"+k.path
+		if !had {
+			oldName = "/dev/null"
+		}
+		if now == nil {
+			newName = "/dev/null"
+		}
+		fc.Diff = udiff.Unified(oldName, newName, string(old), string(now))
+		res.Files = append(res.Files, fc)
+	}
+	return nil
+}
+
+// message is the commit message of a change.
+func message(req Request, res *Result) string {
+	subject := req.Message
+	if subject == "" {
+		subject = "fleetform: " + strings.Join(res.Operations, "; ")
+	}
+	msg := subject + "\n"
+	if req.Actor != "" {
+		msg += "\nChanged-By: " + req.Actor + "\n"
+	}
+	return msg
+}
+
+// finish does what the mode says with a valid change.
+func (ws *workspace) finish(ctx context.Context, req Request, res *Result) error {
+	switch req.Mode {
+	case ModeDryRun:
+		return nil
+	case ModeWrite, "":
+		if ws.g == nil {
+			if err := applyToDir(ws.dir, ws.changes); err != nil {
+				return err
+			}
+			res.Written = true
+			return nil
+		}
+		res.Notes = append(res.Notes, "a branch of a git repository is written by a commit")
+		fallthrough
+	case ModeCommit:
+		if ws.g == nil {
+			return fmt.Errorf("--commit: %s is not a git repository", ws.location)
+		}
+		commits, err := ws.commit(ctx, req, message(req, res))
+		if err != nil {
+			return err
+		}
+		res.Commits, res.Written = commits, true
+		return nil
+	case ModePR:
+		return ws.pullRequest(ctx, req, res)
+	}
+	return fmt.Errorf("mode %q: want write, dry-run, commit or pr", req.Mode)
+}

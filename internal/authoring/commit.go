@@ -1,0 +1,234 @@
+package authoring
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/fleetform/fleetform/internal/forge"
+	"github.com/fleetform/fleetform/internal/gitops/gitrepo"
+)
+
+// gitCredentials choose the credential for a push (gitauth.Store).
+type gitCredentials = gitrepo.Credentials
+
+// branchOrder puts the common branch last: an environment's branch exists before the
+// declaration that names it.
+func (ws *workspace) branchOrder() []string {
+	groups := ws.byBranch()
+	branches := slices.Sorted(maps.Keys(groups))
+	slices.SortStableFunc(branches, func(a, b string) int {
+		ca, cb := a == ws.commonBranch(), b == ws.commonBranch()
+		switch {
+		case ca && !cb:
+			return 1
+		case cb && !ca:
+			return -1
+		}
+		return 0
+	})
+	return branches
+}
+
+func (ws *workspace) signature(req Request) object.Signature {
+	sig := req.Author
+	if sig.Name == "" {
+		sig.Name, sig.Email = "fleetform", "fleetform@localhost"
+	}
+	sig.When = time.Now()
+	return sig
+}
+
+// commit commits the change on each branch it touches, with a compare-and-swap on each.
+func (ws *workspace) commit(ctx context.Context, req Request, msg string) ([]CommitRef, error) {
+	groups := ws.byBranch()
+	var out []CommitRef
+	for _, branch := range ws.branchOrder() {
+		var h plumbing.Hash
+		var err error
+		if ws.workTree != "" && branch == ws.head {
+			h, err = ws.commitWorkTree(ctx, req, groups[branch], msg)
+		} else {
+			h, err = ws.commitBranch(ctx, req, branch, groups[branch], msg)
+		}
+		if err != nil {
+			return out, err
+		}
+		if !h.IsZero() {
+			out = append(out, CommitRef{Branch: branch, Commit: h.String()})
+		}
+	}
+	return out, nil
+}
+
+func (ws *workspace) commitBranch(ctx context.Context, req Request, branch string, files map[string][]byte, msg string) (plumbing.Hash, error) {
+	repo, err := gitrepo.Open(ctx, ws.location, "", nil, req.Logger)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	commit, tip, err := repo.WriteFiles(ctx, branch, files, msg, ws.signature(req))
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if tip != ws.tips[branch] {
+		return plumbing.ZeroHash, fmt.Errorf("%w: branch %s moved", ErrConflict, branch)
+	}
+	if commit.IsZero() {
+		return commit, nil
+	}
+	if err := repo.Publish(ctx, branch, commit, tip); err != nil {
+		if errors.Is(err, gitrepo.ErrConflict) {
+			return plumbing.ZeroHash, fmt.Errorf("%w: %w", ErrConflict, err)
+		}
+		return plumbing.ZeroHash, err
+	}
+	return commit, nil
+}
+
+// commitWorkTree commits the files on the branch checked out in the work tree (a commit
+// on top of the tip read, the branch moved with a compare-and-swap), then writes them into
+// the work tree and its index, so that the work tree stays in step with its branch. Other
+// files and index entries are left as they are; a file with uncommitted edits is refused.
+func (ws *workspace) commitWorkTree(ctx context.Context, req Request, files map[string][]byte, msg string) (plumbing.Hash, error) {
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		old, had, err := ws.base(fileKey{ws.head, p})
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		disk, err := os.ReadFile(filepath.Join(ws.workTree, filepath.FromSlash(p)))
+		if (err == nil) != had || string(disk) != string(old) {
+			return plumbing.ZeroHash, fmt.Errorf("%s has uncommitted changes in %s: commit or discard them first", p, ws.workTree)
+		}
+	}
+	repo, err := gitrepo.Open(ctx, ws.location, "", nil, req.Logger)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	commit, tip, err := repo.WriteFiles(ctx, ws.head, files, msg, ws.signature(req))
+	if err != nil || commit.IsZero() {
+		return commit, err
+	}
+	branch := plumbing.NewBranchReferenceName(ws.head)
+	err = ws.g.Storer.CheckAndSetReference(plumbing.NewHashReference(branch, commit), plumbing.NewHashReference(branch, ws.tips[ws.head]))
+	if err != nil || tip != ws.tips[ws.head] {
+		return plumbing.ZeroHash, fmt.Errorf("%w: branch %s moved", ErrConflict, ws.head)
+	}
+	if err := applyToDir(ws.workTree, onBranch(files, ws.head)); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	fresh, err := git.PlainOpenWithOptions(ws.workTree, &git.PlainOpenOptions{EnableDotGitCommonDir: true}) // sees the new pack
+	if err != nil {
+		return commit, err
+	}
+	wt, err := fresh.Worktree()
+	if err != nil {
+		return commit, err
+	}
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		if files[p] == nil {
+			_, err = wt.Remove(p)
+		} else {
+			_, err = wt.Add(p)
+		}
+		if err != nil {
+			return commit, fmt.Errorf("committed %s, but staging %s failed: %w", commit, p, err)
+		}
+	}
+	return commit, nil
+}
+
+func onBranch(files map[string][]byte, branch string) map[fileKey][]byte {
+	out := make(map[fileKey][]byte, len(files))
+	for p, c := range files {
+		out[fileKey{branch, p}] = c
+	}
+	return out
+}
+
+// pullRequest pushes the change as a new branch and opens a pull request into its branch.
+func (ws *workspace) pullRequest(ctx context.Context, req Request, res *Result) error {
+	if ws.g == nil {
+		return fmt.Errorf("--pr: %s is not a git repository", ws.location)
+	}
+	branches := ws.branchOrder()
+	if len(branches) != 1 {
+		return fmt.Errorf("--pr: the change touches branches %s; a pull request holds one: use --commit", strings.Join(branches, ", "))
+	}
+	if req.OpenPR == nil {
+		return errors.New("--pr: no forge to open the pull request on")
+	}
+	remote := req.Remote
+	if remote == "" {
+		r, err := ws.g.Remote("origin")
+		if err != nil || len(r.Config().URLs) == 0 {
+			return fmt.Errorf("--pr: the control plane has no origin remote to push to")
+		}
+		remote = r.Config().URLs[0]
+	}
+	cache, err := os.MkdirTemp("", "fleetform-pr-*")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(cache) }()
+	repo, err := gitrepo.Open(ctx, remote, cache, req.Credentials, req.Logger)
+	if err != nil {
+		return err
+	}
+	base := branches[0]
+	msg := message(req, res)
+	commit, _, err := repo.WriteFiles(ctx, base, ws.byBranch()[base], msg, ws.signature(req))
+	if err != nil {
+		return err
+	}
+	if commit.IsZero() {
+		res.NoChange = true
+		return nil
+	}
+	head := "fleetform/authoring/" + time.Now().UTC().Format("20060102-150405") + "-" + commit.String()[:8]
+	if err := repo.Publish(ctx, head, commit, plumbing.ZeroHash); err != nil {
+		return fmt.Errorf("push %s: %w", head, err)
+	}
+	subject, _, _ := strings.Cut(msg, "\n")
+	pr, err := req.OpenPR(ctx, remote, forge.NewChangeRequest{Base: base, Head: head, Title: subject,
+		Body: markdown(res), Labels: []string{"fleetform"}})
+	if err != nil {
+		return fmt.Errorf("the branch %s is pushed, but: %w", head, err)
+	}
+	res.PullRequest, res.Written = pr, true
+	res.Commits = append(res.Commits, CommitRef{Branch: head, Commit: commit.String()})
+	return nil
+}
+
+// markdown is the body of a pull request: the operations and the fleet plan.
+func markdown(res *Result) string {
+	var b strings.Builder
+	b.WriteString("Authored with fleetform:\n\n")
+	for _, op := range res.Operations {
+		fmt.Fprintf(&b, "- %s\n", op)
+	}
+	b.WriteString("\n### What it does to the fleet\n\n")
+	for _, p := range res.Plan {
+		fmt.Fprintf(&b, "- **%s**: %s\n", p.Environment, p.Summary())
+	}
+	return b.String()
+}
+
+// Summary is one line about an environment's plan.
+func (p EnvironmentPlan) Summary() string {
+	s := fmt.Sprintf("%d assignment(s) gained, %d lost, %d config value(s) changed",
+		len(p.AssignmentsAdded), len(p.AssignmentsRemoved), len(p.ConfigChanged))
+	if p.Note != "" {
+		s += " (" + p.Note + ")"
+	}
+	return s
+}

@@ -1,0 +1,10 @@
+package authoring
+
+import (
+	"os"
+	"testing"
+
+	"github.com/fleetform/fleetform/internal/fuzztest"
+)
+
+func TestMain(m *testing.M) { os.Exit(fuzztest.Main(m)) }

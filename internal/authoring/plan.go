@@ -1,0 +1,223 @@
+package authoring
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/fleetform/fleetform/internal/compose"
+	"github.com/fleetform/fleetform/internal/gitops"
+	"github.com/fleetform/fleetform/internal/pipeline"
+	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/promote"
+	"github.com/fleetform/fleetform/internal/render"
+	"github.com/fleetform/fleetform/internal/schedule"
+)
+
+// EnvironmentPlan is what a change does to one environment's fleet: the data of `plan`
+// without the GitOps repository.
+type EnvironmentPlan struct {
+	Environment          string                 `json:"environment"`
+	AssignmentsAdded     []gitops.AssignmentRef `json:"assignmentsAdded"`
+	AssignmentsRemoved   []gitops.AssignmentRef `json:"assignmentsRemoved"`
+	ConfigChanged        []ConfigChange         `json:"configChanged"`
+	ClusterTypesAffected []string               `json:"clusterTypesAffected"`
+	// Note says why a change does not show yet (an environment pinned to a promoted commit).
+	Note string `json:"note,omitempty"`
+}
+
+// ConfigChange is a composed config value that changes on one assignment. Before or After
+// is absent when the key is added or removed.
+type ConfigChange struct {
+	ClusterType      string `json:"clusterType"`
+	DeploymentTarget string `json:"deploymentTarget"`
+	Key              string `json:"key"`
+	Before           any    `json:"before,omitempty"`
+	After            any    `json:"after,omitempty"`
+}
+
+// fleet is one environment loaded and scheduled, with its diagnostics, or its failure.
+type fleet struct {
+	run   *pipeline.Run
+	err   error
+	diags []platform.Diagnostic
+}
+
+// loadFleet loads every environment of cp up to rendering (for validation) and its chain.
+func loadFleet(ctx context.Context, cp *platform.ControlPlane) (map[string]*fleet, []platform.Diagnostic, error) {
+	infos, envDiags, err := cp.Environments(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	_, chainDiags := promote.NewChain(infos)
+	out := map[string]*fleet{}
+	for _, info := range infos {
+		r, err := pipeline.Load(ctx, cp, info.Name, pipeline.UpToRender, render.Options{})
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		f := &fleet{run: r, err: err}
+		if err != nil {
+			f.diags = platform.AsDiagnostics(err)
+		} else {
+			f.diags = r.Diagnostics()
+			f.diags = append(f.diags, templateDiagnostics(r.Snapshot)...)
+		}
+		out[info.Name] = f
+	}
+	return out, append(envDiags, chainDiags...), nil
+}
+
+// templateDiagnostics reports cluster types whose templates do not exist, even when nothing
+// is scheduled on them yet (render only sees them through assignments).
+func templateDiagnostics(s *platform.Snapshot) []platform.Diagnostic {
+	e := render.NewEngine(s)
+	var out []platform.Diagnostic
+	for _, ct := range s.ClusterTypes {
+		_, problems := e.TemplatesFor(ct.Spec)
+		for _, p := range problems {
+			field, msg := render.SplitField(p)
+			d := ct.Source.Diag(field, msg, "use a Template of the control plane or a built-in one (builtin/flux, builtin/argocd, builtin/namespace, builtin/configmap, ...)")
+			d.Kind, d.Name = "ClusterType", ct.Metadata.Name
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// diagKey identifies a diagnostic across edits (lines move).
+func diagKey(d platform.Diagnostic) string {
+	return strings.Join([]string{string(d.Severity), d.Repo, d.File, d.Kind, d.Name, d.Path, d.Message}, "\x00")
+}
+
+// newProblems are the errors of after that before did not have.
+func newProblems(before, after []platform.Diagnostic) []platform.Diagnostic {
+	had := map[string]bool{}
+	for _, d := range before {
+		had[diagKey(d)] = true
+	}
+	var out []platform.Diagnostic
+	seen := map[string]bool{}
+	for _, d := range after {
+		k := diagKey(d)
+		if d.Severity == platform.SeverityError && !had[k] && !seen[k] {
+			seen[k] = true
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// planFleet compares every environment before and after.
+func planFleet(before, after map[string]*fleet, commonChanged bool) []EnvironmentPlan {
+	names := slices.Sorted(maps.Keys(after))
+	for n := range before {
+		if after[n] == nil {
+			names = append(names, n)
+		}
+	}
+	out := []EnvironmentPlan{}
+	for _, n := range names {
+		p := EnvironmentPlan{Environment: n, AssignmentsAdded: []gitops.AssignmentRef{}, AssignmentsRemoved: []gitops.AssignmentRef{},
+			ConfigChanged: []ConfigChange{}, ClusterTypesAffected: []string{}}
+		b, a := runOf(before[n]), runOf(after[n])
+		diffAssignments(&p, b, a)
+		if a != nil && commonChanged && a.Snapshot.Revisions.Pinned {
+			c := a.Snapshot.Revisions.Common
+			p.Note = fmt.Sprintf("pinned to %s: the change to common content reaches %s when it is promoted (fleetform promote --to %s)",
+				c[:min(len(c), 12)], n, n)
+		}
+		if after[n] == nil {
+			p.Note = "environment removed"
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func runOf(f *fleet) *pipeline.Run {
+	if f == nil || f.err != nil {
+		return nil
+	}
+	return f.run
+}
+
+type pairKey struct{ ct, dt string }
+
+func assignments(r *pipeline.Run) map[pairKey]schedule.Assignment {
+	out := map[pairKey]schedule.Assignment{}
+	if r == nil {
+		return out
+	}
+	for _, a := range r.Schedule.Assignments {
+		out[pairKey{a.ClusterType, a.DeploymentTarget}] = a
+	}
+	return out
+}
+
+func ref(a schedule.Assignment) gitops.AssignmentRef {
+	return gitops.AssignmentRef{Workload: a.Workload, DeploymentTarget: a.DeploymentTarget, ClusterType: a.ClusterType, Namespace: a.Namespace}
+}
+
+// diffAssignments fills the assignments gained and lost and the config values changed.
+func diffAssignments(p *EnvironmentPlan, b, a *pipeline.Run) {
+	before, after := assignments(b), assignments(a)
+	affected := map[string]bool{}
+	var cb, ca *compose.Composer
+	if b != nil {
+		cb = compose.New(b.Snapshot)
+	}
+	if a != nil {
+		ca = compose.New(a.Snapshot)
+	}
+	keys := slices.SortedFunc(maps.Keys(after), comparePairs)
+	for _, k := range keys {
+		x := after[k]
+		y, had := before[k]
+		if !had {
+			p.AssignmentsAdded = append(p.AssignmentsAdded, ref(x))
+			affected[k.ct] = true
+			continue
+		}
+		changes := diffConfig(cb.Compose(y.Type, y.Target).Data, ca.Compose(x.Type, x.Target).Data)
+		for _, c := range changes {
+			c.ClusterType, c.DeploymentTarget = k.ct, k.dt
+			p.ConfigChanged = append(p.ConfigChanged, c)
+			affected[k.ct] = true
+		}
+	}
+	for _, k := range slices.SortedFunc(maps.Keys(before), comparePairs) {
+		if _, ok := after[k]; !ok {
+			p.AssignmentsRemoved = append(p.AssignmentsRemoved, ref(before[k]))
+			affected[k.ct] = true
+		}
+	}
+	p.ClusterTypesAffected = append([]string{}, slices.Sorted(maps.Keys(affected))...)
+}
+
+func comparePairs(x, y pairKey) int {
+	if c := strings.Compare(x.ct, y.ct); c != 0 {
+		return c
+	}
+	return strings.Compare(x.dt, y.dt)
+}
+
+func diffConfig(b, a map[string]any) []ConfigChange {
+	var out []ConfigChange
+	keys := map[string]bool{}
+	for k := range b {
+		keys[k] = true
+	}
+	for k := range a {
+		keys[k] = true
+	}
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if !reflect.DeepEqual(b[k], a[k]) {
+			out = append(out, ConfigChange{Key: k, Before: b[k], After: a[k]})
+		}
+	}
+	return out
+}

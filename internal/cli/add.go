@@ -1,0 +1,230 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/mail"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/spf13/cobra"
+
+	"github.com/fleetform/fleetform/internal/authoring"
+	"github.com/fleetform/fleetform/internal/forge"
+	"github.com/fleetform/fleetform/internal/pipeline"
+)
+
+// authoringOptions are the flags of every command that changes the control plane.
+type authoringOptions struct {
+	cp       controlPlaneOptions
+	out      outputOption
+	dryRun   bool
+	commit   bool
+	pr       bool
+	author   string
+	message  string
+	forgeURL string
+	sig      object.Signature // set by check
+}
+
+func (o *authoringOptions) bind(cmd *cobra.Command, e *env) {
+	o.cp.bind(cmd, e, false)
+	o.out.bind(cmd)
+	f := cmd.Flags()
+	f.BoolVar(&o.dryRun, "dry-run", false, "validate and plan, print the file diff, write nothing")
+	f.BoolVar(&o.commit, "commit", false, "commit the change (on the environment's branch in the Kalypso layout)")
+	f.BoolVar(&o.pr, "pr", false, "push a branch to the origin remote and open a pull request (GitHub; token from FLEETFORM_GITHUB_TOKEN or GITHUB_TOKEN)")
+	f.StringVar(&o.author, "author", "fleetform <fleetform@localhost>", "commit author, as \"Name <email>\"")
+	f.StringVar(&o.message, "message", "", "commit subject (default: names what was done)")
+	f.StringVar(&o.forgeURL, "forge-url", "", "API base URL of the forge for --pr (GitHub Enterprise: https://HOST/api/v3/)")
+}
+
+// check checks the flags shared by the authoring commands.
+func (o *authoringOptions) check() error {
+	if err := o.out.check(); err != nil {
+		return err
+	}
+	n := 0
+	for _, b := range []bool{o.dryRun, o.commit, o.pr} {
+		if b {
+			n++
+		}
+	}
+	if n > 1 {
+		return failed(ExitUsage, errors.New("--dry-run, --commit and --pr exclude each other"))
+	}
+	addr, err := mail.ParseAddress(o.author)
+	if err != nil {
+		return failed(ExitUsage, fmt.Errorf("--author %q: want \"Name <email>\"", o.author))
+	}
+	o.sig = object.Signature{Name: addr.Name, Email: addr.Address}
+	return nil
+}
+
+func (o *authoringOptions) mode() authoring.Mode {
+	switch {
+	case o.dryRun:
+		return authoring.ModeDryRun
+	case o.commit:
+		return authoring.ModeCommit
+	case o.pr:
+		return authoring.ModePR
+	}
+	return authoring.ModeWrite
+}
+
+// labelsFlag parses --label k=v flags.
+func labelsFlag(pairs []string) (map[string]string, error) {
+	if len(pairs) == 0 {
+		return nil, nil
+	}
+	ls, err := authoring.ParseLabels(pairs)
+	if err != nil {
+		return nil, failed(ExitUsage, fmt.Errorf("--label: %w", err))
+	}
+	return ls, nil
+}
+
+// change makes the change and prints what it does.
+func (o *authoringOptions) change(ctx context.Context, e *env, ops ...authoring.Operation) error {
+	req, err := o.request(ctx, e, ops)
+	if err != nil {
+		return err
+	}
+	res, err := authoring.Apply(ctx, req)
+	return o.report(e, res, err)
+}
+
+func (o *authoringOptions) request(_ context.Context, e *env, ops []authoring.Operation) (authoring.Request, error) {
+	popts, err := o.cp.platformOptions(e)
+	if err != nil {
+		return authoring.Request{}, err
+	}
+	creds, err := o.cp.credentials(e)
+	if err != nil {
+		return authoring.Request{}, err
+	}
+	popts.Credentials = creds
+	req := authoring.Request{ControlPlane: o.cp.controlPlane, Platform: popts, Operations: ops, Mode: o.mode(),
+		Author: o.sig, Message: o.message, Logger: e.logger, Credentials: creds}
+	if o.pr {
+		req.OpenPR = func(ctx context.Context, repoURL string, cr forge.NewChangeRequest) (*pipeline.PullRequest, error) {
+			repo, client, err := pipeline.ForgeClient(ctx, creds, repoURL, o.forgeURL)
+			if err != nil {
+				return nil, err
+			}
+			pr, err := client.Create(ctx, repo, cr)
+			if err != nil {
+				return nil, err
+			}
+			return &pipeline.PullRequest{Number: pr.Number, URL: pr.URL, Head: pr.Head, Base: pr.Base}, nil
+		}
+	}
+	return req, nil
+}
+
+// report prints the result of a change and chooses the exit code.
+func (o *authoringOptions) report(e *env, res *authoring.Result, err error) error {
+	if res == nil {
+		if err == nil {
+			err = errors.New("no result")
+		}
+		return failed(ExitFailed, err)
+	}
+	printDiagnostics(e.stderr, res.Errors)
+	werr := o.out.write(e.stdout, res, func(w io.Writer) error { return authoringText(w, res, o.dryRun) })
+	switch {
+	case err != nil:
+		return failed(ExitFailed, err)
+	case werr != nil:
+		return failed(ExitFailed, werr)
+	}
+	return nil
+}
+
+func authoringText(w io.Writer, res *authoring.Result, withDiff bool) error {
+	for _, op := range res.Operations {
+		fmt.Fprintln(w, op)
+	}
+	if res.NoChange {
+		fmt.Fprintln(w, "no change: the control plane already says that")
+		return nil
+	}
+	for _, f := range res.Files {
+		where := f.Path
+		if f.Branch != "" {
+			where = f.Branch + ":" + f.Path
+		}
+		fmt.Fprintf(w, "  %-6s %s\n", f.Action, where)
+	}
+	if withDiff {
+		for _, f := range res.Files {
+			fmt.Fprint(w, f.Diff)
+		}
+	}
+	for _, p := range res.Plan {
+		fmt.Fprintf(w, "%s: %s\n", p.Environment, p.Summary())
+		for _, a := range p.AssignmentsAdded {
+			fmt.Fprintf(w, "  + %s on %s (namespace %s)\n", a.DeploymentTarget, a.ClusterType, a.Namespace)
+		}
+		for _, a := range p.AssignmentsRemoved {
+			fmt.Fprintf(w, "  - %s on %s (namespace %s)\n", a.DeploymentTarget, a.ClusterType, a.Namespace)
+		}
+		for _, c := range p.ConfigChanged {
+			fmt.Fprintf(w, "  ~ %s on %s: %s: %s -> %s\n", c.DeploymentTarget, c.ClusterType, c.Key, showValue(c.Before), showValue(c.After))
+		}
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintln(w, "note:", n)
+	}
+	switch {
+	case !res.Valid:
+		fmt.Fprintln(w, "refused: nothing written")
+	case res.PullRequest != nil:
+		fmt.Fprintf(w, "pull request #%d into %s: %s\n", res.PullRequest.Number, res.PullRequest.Base, res.PullRequest.URL)
+	case len(res.Commits) > 0:
+		for _, c := range res.Commits {
+			fmt.Fprintf(w, "committed %s on %s\n", c.Commit[:min(len(c.Commit), 12)], c.Branch)
+		}
+	case res.Written:
+		fmt.Fprintln(w, "written")
+	default:
+		fmt.Fprintln(w, "dry run: nothing written")
+	}
+	return nil
+}
+
+func showValue(v any) string {
+	if v == nil {
+		return "(unset)"
+	}
+	if _, ok := v.(string); !ok {
+		if b, err := json.Marshal(v); err == nil {
+			return string(b)
+		}
+	}
+	s := strings.TrimSpace(fmt.Sprint(v))
+	if s == "" || strings.ContainsAny(s, " \n") {
+		return fmt.Sprintf("%q", s)
+	}
+	return s
+}
+
+func newAddCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use: "add",
+		Example: "  fleetform add cluster-type edge --env dev --label region=west\n" +
+			"  fleetform add workload shop --workspace retail --label tier=web\n" +
+			"  fleetform add policy web-on-edge --env dev --targets tier=web --cluster-types \"region in (west,east)\"",
+		Short: "Add an environment, cluster type, workload, deployment target, policy or registration",
+		Long: "add writes a new object into the conventional place of the control plane's layout, after\n" +
+			"loading and validating the whole control plane with it (an invalid change is refused and\n" +
+			"nothing is written), and prints what it does to each environment's fleet.",
+	}
+	cmd.AddCommand(newAddEnvironmentCmd(e), newAddClusterTypeCmd(e), newAddWorkloadCmd(e), newAddTargetCmd(e),
+		newAddPolicyCmd(e), newAddRegistrationCmd(e))
+	return cmd
+}

@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fleetform/fleetform/api/v1alpha1"
+	"github.com/fleetform/fleetform/internal/authoring"
+)
+
+type addPolicyOptions struct {
+	a            authoringOptions
+	workspace    string
+	targets      string
+	clusterTypes string
+}
+
+func newAddPolicyCmd(e *env) *cobra.Command {
+	var o addPolicyOptions
+	cmd := &cobra.Command{
+		Use: "policy NAME --env E --targets SELECTOR --cluster-types SELECTOR",
+		Example: "  fleetform add policy web-on-edge --env dev --targets purpose=test --cluster-types \"region in (east,west),!legacy\"\n" +
+			"  fleetform add policy retail --env prod --workspace retail --targets '' --cluster-types size=large --dry-run",
+		Short: "Add a scheduling policy (selectors in kubectl's -l syntax)",
+		Long: "add policy writes a SchedulingPolicy into the environment's scheduling/ folder. SELECTOR is\n" +
+			"kubectl's -l syntax (k=v, k!=v, k in (a,b), k notin (a,b), k, !k), written as matchLabels and\n" +
+			"matchExpressions. An empty selector ('') selects everything.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.a.check(); err != nil {
+				return err
+			}
+			if !cmd.Flags().Changed("targets") || !cmd.Flags().Changed("cluster-types") {
+				return failed(ExitUsage, errors.New("--targets and --cluster-types are required ('' selects everything)"))
+			}
+			return o.run(cmd.Context(), e, args[0])
+		},
+	}
+	o.a.bind(cmd, e)
+	f := cmd.Flags()
+	f.StringVar(&o.workspace, "workspace", "", "select only the deployment targets of this workspace")
+	f.StringVar(&o.targets, "targets", "", "deployment target selector (kubectl -l syntax)")
+	f.StringVar(&o.clusterTypes, "cluster-types", "", "cluster type selector (kubectl -l syntax)")
+	return cmd
+}
+
+func (o *addPolicyOptions) run(ctx context.Context, e *env, name string) error {
+	spec, err := policySpec(o.workspace, o.targets, o.clusterTypes)
+	if err != nil {
+		return err
+	}
+	return o.a.change(ctx, e, authoring.Operation{Op: authoring.OpAdd, Kind: v1alpha1.KindSchedulingPolicy, Name: name,
+		Env: o.a.cp.env, Spec: spec})
+}
+
+// policySpec is a SchedulingPolicy's spec from two kubectl selectors.
+func policySpec(workspace, targets, clusterTypes string) (map[string]any, error) {
+	ts, err := authoring.ParseSelector(targets)
+	if err != nil {
+		return nil, failed(ExitUsage, fmt.Errorf("--targets: %w", err))
+	}
+	cs, err := authoring.ParseSelector(clusterTypes)
+	if err != nil {
+		return nil, failed(ExitUsage, fmt.Errorf("--cluster-types: %w", err))
+	}
+	dts := map[string]any{"labelSelector": authoring.SelectorMap(ts)}
+	if workspace != "" {
+		dts["workspace"] = workspace
+	}
+	return map[string]any{"deploymentTargetSelector": dts,
+		"clusterTypeSelector": map[string]any{"labelSelector": authoring.SelectorMap(cs)}}, nil
+}
