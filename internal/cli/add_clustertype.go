@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fleetform/fleetform/api/v1alpha1"
 	"github.com/fleetform/fleetform/internal/authoring"
 )
 
@@ -49,12 +48,5 @@ func (o *addClusterTypeOptions) run(ctx context.Context, e *env, name string) er
 	if err != nil {
 		return err
 	}
-	spec := map[string]any{}
-	for k, v := range map[string]string{"reconciler": o.reconciler, "namespaceService": o.namespace, "configType": o.config} {
-		if v != "" {
-			spec[k] = v
-		}
-	}
-	return o.a.change(ctx, e, authoring.Operation{Op: authoring.OpAdd, Kind: v1alpha1.KindClusterType, Name: name,
-		Env: o.a.cp.env, Labels: labels, Spec: spec})
+	return o.a.change(ctx, e, authoring.AddClusterType(name, o.a.cp.env, labels, o.reconciler, o.namespace, o.config))
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fleetform/fleetform/api/v1alpha1"
 	"github.com/fleetform/fleetform/internal/authoring"
 )
 
@@ -48,28 +47,14 @@ func newAddPolicyCmd(e *env) *cobra.Command {
 }
 
 func (o *addPolicyOptions) run(ctx context.Context, e *env, name string) error {
-	spec, err := policySpec(o.workspace, o.targets, o.clusterTypes)
+	op, err := authoring.AddPolicy(name, o.a.cp.env, o.workspace, o.targets, o.clusterTypes)
+	var se *authoring.SelectorError
+	if errors.As(err, &se) {
+		flag := map[string]string{authoring.SelectsTargets: "--targets", authoring.SelectsClusterTypes: "--cluster-types"}[se.Of]
+		return failed(ExitUsage, fmt.Errorf("%s: %w", flag, se.Err))
+	}
 	if err != nil {
-		return err
+		return failed(ExitUsage, err)
 	}
-	return o.a.change(ctx, e, authoring.Operation{Op: authoring.OpAdd, Kind: v1alpha1.KindSchedulingPolicy, Name: name,
-		Env: o.a.cp.env, Spec: spec})
-}
-
-// policySpec is a SchedulingPolicy's spec from two kubectl selectors.
-func policySpec(workspace, targets, clusterTypes string) (map[string]any, error) {
-	ts, err := authoring.ParseSelector(targets)
-	if err != nil {
-		return nil, failed(ExitUsage, fmt.Errorf("--targets: %w", err))
-	}
-	cs, err := authoring.ParseSelector(clusterTypes)
-	if err != nil {
-		return nil, failed(ExitUsage, fmt.Errorf("--cluster-types: %w", err))
-	}
-	dts := map[string]any{"labelSelector": authoring.SelectorMap(ts)}
-	if workspace != "" {
-		dts["workspace"] = workspace
-	}
-	return map[string]any{"deploymentTargetSelector": dts,
-		"clusterTypeSelector": map[string]any{"labelSelector": authoring.SelectorMap(cs)}}, nil
+	return o.a.change(ctx, e, op)
 }

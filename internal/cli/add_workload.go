@@ -3,10 +3,10 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
-	"github.com/fleetform/fleetform/api/v1alpha1"
 	"github.com/fleetform/fleetform/internal/authoring"
 )
 
@@ -29,8 +29,7 @@ func (t *targetFlags) bind(cmd *cobra.Command, labelUsage string) {
 
 // spec is the deployment target as written in its Workload.
 func (t *targetFlags) spec(env string) map[string]any {
-	return map[string]any{"environment": env,
-		"manifests": map[string]any{"repo": t.repo, "branch": t.branch, "path": t.path}}
+	return authoring.TargetSpec(env, t.repo, t.branch, t.path)
 }
 
 type addWorkloadOptions struct {
@@ -73,25 +72,13 @@ func (o *addWorkloadOptions) run(ctx context.Context, e *env, name string) error
 	if err != nil {
 		return err
 	}
-	if o.workspace != "" {
-		if labels == nil {
-			labels = map[string]string{}
-		}
-		labels[v1alpha1.LabelWorkspace] = o.workspace
+	targetLabels, err := labelsFlag(o.target.labels)
+	if err != nil {
+		return err
 	}
-	op := authoring.Operation{Op: authoring.OpAdd, Kind: v1alpha1.KindWorkload, Name: name, Labels: labels}
-	if o.target.name != "" || o.target.repo != "" {
-		if o.target.name == "" || o.target.repo == "" || o.a.cp.env == "" {
-			return failed(ExitUsage, errors.New("a first deployment target needs --target, --env and --repo"))
-		}
-		t := o.target.spec(o.a.cp.env)
-		t["name"] = o.target.name
-		if tl, err := labelsFlag(o.target.labels); err != nil {
-			return err
-		} else if tl != nil {
-			t["labels"] = tl
-		}
-		op.Spec = map[string]any{"deploymentTargets": []any{t}}
+	op, err := authoring.AddWorkload(name, o.workspace, labels, o.target.name, o.a.cp.env, o.target.repo, o.target.branch, o.target.path, targetLabels)
+	if err != nil {
+		return failed(ExitUsage, fmt.Errorf("%w: --target, --env and --repo", err))
 	}
 	return o.a.change(ctx, e, op)
 }
