@@ -1,6 +1,9 @@
 package authoring
 
-import "testing"
+import (
+	"errors"
+	"testing"
+)
 
 func TestSelectorText(t *testing.T) {
 	got, err := SelectorText([]Requirement{
@@ -27,8 +30,8 @@ func TestSelectorText(t *testing.T) {
 
 func TestAddPolicyNamesTheBrokenSelector(t *testing.T) {
 	_, err := AddPolicy("p", "dev", "", "a in (", "")
-	se, ok := err.(*SelectorError)
-	if !ok || se.Of != SelectsTargets {
+	var se *SelectorError
+	if !errors.As(err, &se) || se.Of != SelectsTargets {
 		t.Fatalf("error %v, want a SelectorError of the targets", err)
 	}
 	op, err := AddPolicy("p", "dev", "retail", "purpose=test", "region in (east)")
