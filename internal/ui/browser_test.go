@@ -80,6 +80,8 @@ func within(ctx context.Context, t *testing.T) context.Context {
 
 func TestBrowser(t *testing.T) {
 	f := newFleet(t)
+	cp := newControlPlane(t)
+	f.web.SetChanges(cp)
 	browserCtx := browser(t)
 	base := f.srv.URL
 
@@ -169,6 +171,34 @@ func TestBrowser(t *testing.T) {
 		events, _ := f.hub.Approvals(ctx, "stage")
 		if len(events) != 1 {
 			t.Fatalf("approvals after a forged form: %d, want the one before", len(events))
+		}
+	})
+
+	t.Run("an authoring form previews the change, then commits it", func(t *testing.T) {
+		ctx := within(browserCtx, t)
+		head := cp.git(ctx, t, "rev-parse", "HEAD")
+		err := chromedp.Do(ctx,
+			chromedp.Navigate(base+"/author"),
+			chromedp.WaitVisible(chromedp.CSS(`#form-cluster-type`)),
+			chromedp.SendKeys(chromedp.CSS(`#form-cluster-type input[name=name]`), "plant-lyon"),
+			chromedp.SendKeys(chromedp.CSS(`#form-cluster-type input[name=labels]`), "site=lyon"),
+			chromedp.Click(chromedp.CSS(`#form-cluster-type button`)),
+			chromedp.WaitVisible(chromedp.CSS(`form.confirm button`)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`main`)))
+		if err != nil || !strings.Contains(plan, "add ClusterType plant-lyon in dev") || !strings.Contains(plan, "What it does to the fleet") {
+			t.Fatalf("preview (%v):\n%s", err, plan)
+		}
+		if cp.git(ctx, t, "rev-parse", "HEAD") != head {
+			t.Fatal("the preview committed")
+		}
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`form.confirm button`)), chromedp.WaitVisible(chromedp.CSS(`ul.commits`))); err != nil {
+			t.Fatal(err)
+		}
+		if got := cp.git(ctx, t, "show", "HEAD:environments/dev/cluster-types/plant-lyon.yaml"); !strings.Contains(got, "site: lyon") {
+			t.Fatalf("committed:\n%s", got)
 		}
 	})
 

@@ -20,6 +20,7 @@ const adminToken = "admin-secret-token"
 // UI on one httptest server.
 type fleet struct {
 	hub       *hub.Hub
+	web       *ui.Handler
 	srv       *httptest.Server
 	readToken string
 }
@@ -51,11 +52,11 @@ func newFleet(tb testing.TB) *fleet {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fleet{hub: h, readToken: read}
 	web, err := ui.New(h, ui.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	f := &fleet{hub: h, web: web, readToken: read}
 	f.srv = httptest.NewServer(ui.Mount(api.New(h, api.Options{}), web))
 	t.Cleanup(f.srv.Close)
 

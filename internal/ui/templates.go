@@ -8,7 +8,7 @@ import (
 )
 
 // pageNames are the templates/*.html files that are pages (each is parsed with layout.html).
-var pageNames = []string{"overview", "environment", "workload", "clustertype", "cluster", "diff", "promotions", "signin", "error"}
+var pageNames = []string{"overview", "environment", "workload", "clustertype", "cluster", "diff", "promotions", "author", "change", "signin", "error"}
 
 func templateFuncs() template.FuncMap {
 	return template.FuncMap{
@@ -23,7 +23,24 @@ func templateFuncs() template.FuncMap {
 		"join": strings.Join,
 		"add":  func(a, b int) int { return a + b },
 		"pct":  func(n, of int) int { return pct(n, of) },
+		"dict": dict,
 	}
+}
+
+// dict makes a map of its key and value arguments, to pass several values to a template.
+func dict(kv ...any) (map[string]any, error) {
+	if len(kv)%2 != 0 {
+		return nil, fmt.Errorf("dict: %d arguments, want key and value pairs", len(kv))
+	}
+	out := make(map[string]any, len(kv)/2)
+	for i := 0; i < len(kv); i += 2 {
+		k, ok := kv[i].(string)
+		if !ok {
+			return nil, fmt.Errorf("dict: key %v is not a string", kv[i])
+		}
+		out[k] = kv[i+1]
+	}
+	return out, nil
 }
 
 func pct(n, of int) int {

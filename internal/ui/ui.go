@@ -39,6 +39,8 @@ type Options struct {
 	DriftAfter time.Duration
 	// PageSize bounds the rows of a paginated table (default 100).
 	PageSize int
+	// Changes makes control-plane changes for the authoring pages (nil: none).
+	Changes Changes
 }
 
 // Handler serves the UI.
@@ -84,6 +86,9 @@ func (u *Handler) routes() {
 	u.mux.HandleFunc("GET /diff", u.signedIn(u.diff))
 	u.mux.HandleFunc("GET /promotions", u.signedIn(u.promotions))
 	u.mux.HandleFunc("POST /promotions/approve", u.signedIn(u.approve))
+	u.mux.HandleFunc("GET /author", u.signedIn(u.author))
+	u.mux.HandleFunc("POST /author/preview", u.signedIn(u.preview))
+	u.mux.HandleFunc("POST /author/commit", u.signedIn(u.commit))
 }
 
 // SetChain sets how environments are ordered (before the handler serves requests).
@@ -128,6 +133,11 @@ type page struct {
 
 // render writes a page with status 200.
 func (u *Handler) render(w http.ResponseWriter, r *http.Request, s session, name, title, nav string, data any) {
+	u.renderStatus(w, r, s, http.StatusOK, name, title, nav, data)
+}
+
+// renderStatus writes a page with status.
+func (u *Handler) renderStatus(w http.ResponseWriter, r *http.Request, s session, status int, name, title, nav string, data any) {
 	t, ok := u.pages[name]
 	if !ok {
 		u.fail(w, r, s, errors.New("no page "+name))
@@ -141,6 +151,7 @@ func (u *Handler) render(w http.ResponseWriter, r *http.Request, s session, name
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
 	_, _ = w.Write([]byte(b.String()))
 }
 

@@ -1,0 +1,219 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/fleetform/fleetform/internal/authoring"
+	"github.com/fleetform/fleetform/internal/hub"
+)
+
+// Changes makes control-plane changes for the authoring pages: serve's, which validates,
+// plans, commits (or opens a pull request) and records who did it. Without it the pages say
+// that authoring needs `fleetform serve`.
+type Changes interface {
+	// Change makes (or with dryRun only validates and plans) a change for actor.
+	Change(ctx context.Context, ops []authoring.Operation, dryRun bool, actor string) (*authoring.Result, error)
+}
+
+// SetChanges enables the authoring pages (before the handler serves requests).
+func (u *Handler) SetChanges(c Changes) { u.opts.Changes = c }
+
+// selectorRows is how many rows each selector builder offers.
+const selectorRows = 3
+
+// authorForm is what the authoring page offers.
+type authorForm struct {
+	Envs    []string
+	Enabled bool
+	Rows    []int
+}
+
+func (u *Handler) author(w http.ResponseWriter, r *http.Request, s session) {
+	if !s.admin() {
+		u.renderError(w, s, http.StatusForbidden, "changing the platform needs the admin token")
+		return
+	}
+	envs, err := u.environments(r.Context())
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	data := authorForm{Enabled: u.opts.Changes != nil}
+	for _, e := range envs {
+		data.Envs = append(data.Envs, e.name)
+	}
+	for i := range selectorRows {
+		data.Rows = append(data.Rows, i)
+	}
+	u.render(w, r, s, "author", "Change the platform", "author", data)
+}
+
+// authorResult is a change's validation, plan, files and, once made, its commits.
+type authorResult struct {
+	Op       string
+	Result   *authoring.Result
+	Problem  string
+	Proposed bool
+	// Fields are the form's values, carried to the commit form.
+	Fields []field
+}
+
+type field struct{ Name, Value string }
+
+// preview validates and plans the change of the posted form, writing nothing.
+func (u *Handler) preview(w http.ResponseWriter, r *http.Request, s session) { u.change(w, r, s, true) }
+
+// commit makes the change of the posted form.
+func (u *Handler) commit(w http.ResponseWriter, r *http.Request, s session) { u.change(w, r, s, false) }
+
+func (u *Handler) change(w http.ResponseWriter, r *http.Request, s session, dryRun bool) {
+	if !s.admin() {
+		u.renderError(w, s, http.StatusForbidden, "changing the platform needs the admin token")
+		return
+	}
+	if u.opts.Changes == nil {
+		u.renderError(w, s, http.StatusNotFound, "authoring needs fleetform serve (it knows the control plane)")
+		return
+	}
+	op, err := operationOf(r.PostForm)
+	data := authorResult{Proposed: dryRun, Fields: formFields(r.PostForm)}
+	status := http.StatusOK
+	if err != nil {
+		data.Problem, status = err.Error(), http.StatusBadRequest
+	} else {
+		data.Op = op.Describe()
+		actor := s.principal.Name
+		if actor == "" {
+			actor = "admin"
+		}
+		data.Result, err = u.opts.Changes.Change(r.Context(), []authoring.Operation{op}, dryRun, actor)
+		switch {
+		case errors.Is(err, authoring.ErrInvalid):
+			data.Problem, status = "the change is refused: it would make the control plane invalid (nothing was written)", http.StatusUnprocessableEntity
+		case errors.Is(err, authoring.ErrConflict):
+			data.Problem, status = err.Error(), http.StatusConflict
+		case err != nil:
+			var he *hub.Error
+			if errors.As(err, &he) {
+				u.fail(w, r, s, err)
+				return
+			}
+			data.Problem, status = "the change could not be made: "+credentialFree(err.Error()), http.StatusBadRequest
+		}
+	}
+	title := "Proposed change"
+	if !dryRun {
+		title = "Change made"
+		if data.Problem != "" {
+			title = "Change not made"
+		}
+	}
+	u.renderStatus(w, r, s, status, "change", title, "author", data)
+}
+
+// urlCredentials matches the user-info part of a URL.
+var urlCredentials = regexp.MustCompile(`([a-z][a-z0-9+.-]*://)[^/@\s]+@`)
+
+// credentialFree drops credentials from URLs in a message.
+func credentialFree(s string) string { return urlCredentials.ReplaceAllString(s, "$1") }
+
+// formFields are the posted fields to carry to the commit form (not the CSRF token).
+func formFields(form url.Values) []field {
+	var out []field
+	for _, k := range sortedKeys(form) {
+		if k == csrfField {
+			continue
+		}
+		for _, v := range form[k] {
+			out = append(out, field{Name: k, Value: v})
+		}
+	}
+	return out
+}
+
+// operationOf builds the operation of a posted authoring form (its "form" field names it).
+func operationOf(f url.Values) (authoring.Operation, error) {
+	get := func(k string) string { return strings.TrimSpace(f.Get(k)) }
+	switch get("form") {
+	case "workload":
+		return authoring.AddWorkload(get("name"), get("workspace"), labelsOf(get("labels")), get("target"), get("env"),
+			get("repo"), get("branch"), get("path"), labelsOf(get("target_labels")))
+	case "cluster-type":
+		return authoring.AddClusterType(get("name"), get("env"), labelsOf(get("labels")), get("reconciler"), "", ""), nil
+	case "policy":
+		targets, err := selectorOf(f, "targets")
+		if err != nil {
+			return authoring.Operation{}, err
+		}
+		types, err := selectorOf(f, "types")
+		if err != nil {
+			return authoring.Operation{}, err
+		}
+		return authoring.AddPolicy(get("name"), get("env"), get("workspace"), targets, types)
+	case "config":
+		return configOperation(get)
+	}
+	return authoring.Operation{}, fmt.Errorf("unknown form %q", get("form"))
+}
+
+// configOperation sets one config value at the chosen precedence level.
+func configOperation(get func(string) string) (authoring.Operation, error) {
+	scope := &authoring.ConfigScope{}
+	switch level, at := get("level"), get("at"); level {
+	case "environment":
+		scope.EnvironmentWide = true
+	case "cluster-type":
+		scope.ClusterType = at
+	case "workload":
+		scope.Workload = at
+	case "deployment-target":
+		scope.DeploymentTarget = at
+	case "selector":
+		scope.Selector = at
+	default:
+		return authoring.Operation{}, fmt.Errorf("unknown precedence level %q", level)
+	}
+	key := get("key")
+	if key == "" {
+		return authoring.Operation{}, errors.New("the config key is empty")
+	}
+	return authoring.Operation{Op: authoring.OpSet, Kind: "ConfigMap", Env: get("env"), Scope: scope,
+		Data: map[string]any{key: get("value")}}, nil
+}
+
+// selectorOf is a selector builder's kubectl selector: its text field when filled, else
+// its rows.
+func selectorOf(f url.Values, prefix string) (string, error) {
+	if text := strings.TrimSpace(f.Get(prefix + "_text")); text != "" {
+		return text, nil
+	}
+	var reqs []authoring.Requirement
+	for i := range selectorRows {
+		n := fmt.Sprint(i)
+		reqs = append(reqs, authoring.Requirement{Key: f.Get(prefix + "_key_" + n), Operator: f.Get(prefix + "_op_" + n),
+			Values: f.Get(prefix + "_values_" + n)})
+	}
+	return authoring.SelectorText(reqs)
+}
+
+// labelsOf reads "k=v, k2=v2" (nil when empty; a pair without = keeps its text as the key,
+// which validation refuses with its own message).
+func labelsOf(s string) map[string]string {
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	out := map[string]string{}
+	for _, pair := range strings.Split(s, ",") {
+		k, v, _ := strings.Cut(strings.TrimSpace(pair), "=")
+		if k != "" {
+			out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	return out
+}

@@ -1,0 +1,141 @@
+package ui_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/fleetform/fleetform/internal/authoring"
+	"github.com/fleetform/fleetform/internal/platform"
+)
+
+// controlPlane is a real control plane (a git repository made by fleetform init) that the
+// authoring pages change through authoring.Apply, as serve does.
+type controlPlane struct {
+	dir string
+}
+
+func newControlPlane(t *testing.T) *controlPlane {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "platform")
+	_, err := authoring.Init(context.Background(), authoring.InitOptions{Dir: dir, Layout: platform.LayoutFolder,
+		Environments: []string{"dev", "stage", "prod"}, Author: object.Signature{Name: "test", Email: "test@localhost"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &controlPlane{dir: dir}
+}
+
+// Change commits (or plans) the operations on the control plane's branch.
+func (c *controlPlane) Change(ctx context.Context, ops []authoring.Operation, dryRun bool, actor string) (*authoring.Result, error) {
+	mode := authoring.ModeCommit
+	if dryRun {
+		mode = authoring.ModeDryRun
+	}
+	return authoring.Apply(ctx, authoring.Request{ControlPlane: c.dir, Operations: ops, Mode: mode, Actor: actor,
+		Author: object.Signature{Name: "fleetform", Email: "fleetform@localhost"}})
+}
+
+// git runs git in the control plane and returns its output.
+func (c *controlPlane) git(ctx context.Context, t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.CommandContext(ctx, "git", append([]string{"-C", c.dir}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func clusterTypeForm(csrf, name string) url.Values {
+	return url.Values{"csrf": {csrf}, "form": {"cluster-type"}, "name": {name}, "env": {"dev"}, "labels": {"region=east, size=large"}}
+}
+
+func TestAuthoringFormsPreviewThenCommit(t *testing.T) {
+	f := newFleet(t)
+	cp := newControlPlane(t)
+	f.web.SetChanges(cp)
+	c := client(t)
+	f.signIn(t, c, adminToken)
+	status, page, _ := f.get(t, c, "/author", "")
+	if status != http.StatusOK || !strings.Contains(page, `id="form-policy"`) {
+		t.Fatalf("GET /author: %d", status)
+	}
+	csrf := csrfOf(t, page)
+	head := cp.git(t.Context(), t, "rev-parse", "HEAD")
+
+	status, body, _ := f.post(t, c, "/author/preview", clusterTypeForm(csrf, "edge-east"))
+	if status != http.StatusOK || !strings.Contains(body, "add ClusterType edge-east in dev") ||
+		!strings.Contains(body, "environments/dev/cluster-types/edge-east.yaml") || !strings.Contains(body, `action="/author/commit"`) {
+		t.Fatalf("preview: %d\n%s", status, body)
+	}
+	if cp.git(t.Context(), t, "rev-parse", "HEAD") != head || cp.git(t.Context(), t, "status", "--porcelain") != "" {
+		t.Fatal("a preview changed the control plane")
+	}
+
+	status, body, _ = f.post(t, c, "/author/commit", clusterTypeForm(csrf, "edge-east"))
+	if status != http.StatusOK || !strings.Contains(body, "Committed") {
+		t.Fatalf("commit: %d\n%s", status, body)
+	}
+	if cp.git(t.Context(), t, "rev-parse", "HEAD") == head {
+		t.Fatal("no commit")
+	}
+	if got := cp.git(t.Context(), t, "show", "HEAD:environments/dev/cluster-types/edge-east.yaml"); !strings.Contains(got, "region: east") {
+		t.Fatalf("the committed cluster type:\n%s", got)
+	}
+
+	// A policy from the selector builder's rows.
+	policy := url.Values{"csrf": {csrf}, "form": {"policy"}, "name": {"east-tests"}, "env": {"dev"},
+		"targets_key_0": {"purpose"}, "targets_op_0": {"="}, "targets_values_0": {"test"},
+		"types_key_0": {"region"}, "types_op_0": {"in"}, "types_values_0": {"east,west"},
+		"types_key_1": {"legacy"}, "types_op_1": {"!exists"}}
+	status, body, _ = f.post(t, c, "/author/preview", policy)
+	if status != http.StatusOK || !strings.Contains(body, "operator: In") || !strings.Contains(body, "operator: DoesNotExist") {
+		t.Fatalf("policy preview: %d\n%s", status, body)
+	}
+}
+
+func TestAuthoringRefusesInvalidChangesAndReaders(t *testing.T) {
+	f := newFleet(t)
+	cp := newControlPlane(t)
+	f.web.SetChanges(cp)
+	c := client(t)
+	f.signIn(t, c, adminToken)
+	_, page, _ := f.get(t, c, "/author", "")
+	csrf := csrfOf(t, page)
+	head := cp.git(t.Context(), t, "rev-parse", "HEAD")
+	status, body, _ := f.post(t, c, "/author/commit", clusterTypeForm(csrf, "Not_DNS"))
+	if status != http.StatusUnprocessableEntity && status != http.StatusBadRequest {
+		t.Fatalf("an invalid name: %d, want 422 or 400\n%s", status, body)
+	}
+	if !strings.Contains(body, "Not_DNS") || strings.Contains(body, `action="/author/commit"`) {
+		t.Fatalf("the refusal does not name the problem, or offers to commit:\n%s", body)
+	}
+	if cp.git(t.Context(), t, "rev-parse", "HEAD") != head || cp.git(t.Context(), t, "status", "--porcelain") != "" {
+		t.Fatal("a refused change touched the control plane")
+	}
+	if status, _, _ := f.post(t, c, "/author/commit", clusterTypeForm("", "edge")); status != http.StatusForbidden {
+		t.Fatalf("without CSRF: %d, want 403", status)
+	}
+
+	reader := client(t)
+	f.signIn(t, reader, f.readToken)
+	if status, _, _ := f.get(t, reader, "/author", ""); status != http.StatusForbidden {
+		t.Fatalf("a reader on /author: %d, want 403", status)
+	}
+	_, page, _ = f.get(t, reader, "/", "")
+	if strings.Contains(page, `href="/author"`) {
+		t.Fatal("a reader sees the link to change the platform")
+	}
+	if status, _, _ := f.post(t, reader, "/author/commit", clusterTypeForm(csrfOf(t, page), "edge")); status != http.StatusForbidden {
+		t.Fatalf("a reader's commit: %d, want 403", status)
+	}
+	if cp.git(t.Context(), t, "rev-parse", "HEAD") != head {
+		t.Fatal("a reader changed the control plane")
+	}
+}
