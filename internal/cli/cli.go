@@ -181,6 +181,7 @@ func newRoot(e *env) *cobra.Command {
 		newServeCmd(e),
 		newSyncCmd(e),
 		newSourcesCmd(e),
+		newAppCmd(e),
 	)
 	return root
 }
