@@ -75,7 +75,7 @@ func writeFolder(dir string, files map[string][]byte) ([]Change, error) {
 			}
 			action = "modify"
 		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
 			return nil, err
 		}
 		if err := os.WriteFile(p, files[name], 0o644); err != nil { //nolint:gosec // manifests are meant to be read

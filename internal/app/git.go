@@ -126,7 +126,7 @@ func updateTarget(r *Run, tree *gitrepo.Tree, t *TargetRun) (TargetResult, error
 	tr := targetResult(t)
 	if t.Err != nil {
 		tr.fail(t.Err)
-		return tr, nil
+		return tr, nil //nolint:nilerr // t.Err is the target's, reported in its result
 	}
 	dir := t.Target.Path
 	if h, ok, err := tree.File(dir + "/" + DigestFile); err != nil {
@@ -137,7 +137,7 @@ func updateTarget(r *Run, tree *gitrepo.Tree, t *TargetRun) (TargetResult, error
 	files, err := r.Render(t)
 	if err != nil {
 		tr.fail(err)
-		return tr, nil
+		return tr, nil //nolint:nilerr // a target that fails is reported in its result; the others go on
 	}
 	old, err := listTree(tree, dir)
 	if err != nil {

@@ -50,8 +50,8 @@ type PromotionGates struct {
 	Approval bool `json:"approval,omitempty"`
 }
 
-// soak parses Soak.
-func (g PromotionGates) soak() (time.Duration, error) {
+// SoakDuration parses Soak.
+func (g PromotionGates) SoakDuration() (time.Duration, error) {
 	if g.Soak == "" {
 		return 0, nil
 	}

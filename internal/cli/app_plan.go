@@ -13,7 +13,7 @@ type appPlanOptions struct {
 func newAppPlanCmd(e *env) *cobra.Command {
 	var o appPlanOptions
 	cmd := &cobra.Command{
-		Use: "plan",
+		Use:     "plan",
 		Example: "  fleetform app plan --source . --config-repo ../hello-config --env dev --gitops ../hello-gitops.git --image-tag 1.4.3 -o json",
 		Short:   "Show what app apply would change in the app GitOps repository, writing nothing",
 		Long: "plan lists, per deployment target, the files app apply would add, modify or delete; targets\n" +
