@@ -31,8 +31,7 @@ func newAppApplyCmd(e *env) *cobra.Command {
 	var o appApplyOptions
 	cmd := &cobra.Command{
 		Use: "apply",
-		Example: "  fleetform app apply --source . --config-repo ../hello-config --env dev --gitops ../hello-gitops.git \\\n" +
-			"    --var IMAGE_NAME=ghcr.io/org/hello-world --image-tag 1.4.2 --version 1.4.2\n" +
+		Example: "  fleetform app apply --source . --config-repo ../hello-config --env dev --gitops ../hello-gitops.git --var IMAGE_NAME=ghcr.io/org/hello-world --image-tag 1.4.2 --version 1.4.2\n" +
 			"  # open (or update) a pull request per branch, and post the versions to the hub\n" +
 			"  fleetform app apply --source . --config-repo https://github.com/org/hello-config --env dev --pr --hub https://hub.example.com",
 		Short: "Write what changed for an environment's deployment targets to the app GitOps repository",

@@ -16,8 +16,7 @@ func newAppRenderCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "render",
 		Example: "  # Kalypso's sample: the dev targets, rendered into ./gitops/<manifests.path>\n" +
-			"  fleetform app render --source ./app-src --config-repo ./app-config --env dev --out ./gitops \\\n" +
-			"    --var IMAGE_NAME=ghcr.io/org/hello-world --image-tag 1.4.2 --version 1.4.2",
+			"  fleetform app render --source ./app-src --config-repo ./app-config --env dev --out ./gitops --var IMAGE_NAME=ghcr.io/org/hello-world --image-tag 1.4.2 --version 1.4.2",
 		Short: "Render the deployment targets of an environment into a directory",
 		Long: "render composes each deployment target's values (the chart's values.yaml < each values.yaml from\n" +
 			"the config repository's root down to the target's folder < --set), checks them against the\n" +
