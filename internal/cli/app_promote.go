@@ -40,9 +40,9 @@ type appPromoteJSON struct {
 func newAppPromoteCmd(e *env) *cobra.Command {
 	var o appPromoteOptions
 	cmd := &cobra.Command{
-		Use: "promote",
+		Use:     "promote",
 		Example: "  fleetform app promote --source https://github.com/org/hello-world --config-repo https://github.com/org/hello-config --from dev --to stage --hub https://hub.example.com --pr",
-		Short: "Deploy the source commit and version an environment runs to the next one, when the hub says it works there",
+		Short:   "Deploy the source commit and version an environment runs to the next one, when the hub says it works there",
 		Long: "promote reads what the --from environment's deployment targets run (their tracking files in\n" +
 			"the app GitOps repository: the source commit, the version and the image tag), checks the\n" +
 			"gates of fleetform-app.yaml's promotion.<to> (the platform's: each of the workload's targets\n" +
