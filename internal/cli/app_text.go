@@ -7,6 +7,10 @@ import (
 	"github.com/fleetform/fleetform/internal/app"
 )
 
+// maxUnchangedListed is how many unchanged targets the text output lists one by one; more
+// are counted.
+const maxUnchangedListed = 10
+
 // appText prints a result as text: one line per target, then the commits and pull requests.
 func appText(w io.Writer, verb string, res *app.Result) error {
 	version := res.Version
@@ -14,18 +18,29 @@ func appText(w io.Writer, verb string, res *app.Result) error {
 		version = "(no version)"
 	}
 	fmt.Fprintf(w, "%s %s %s in %s (config: %s shape)\n", verb, res.Workload, version, res.Environment, res.ConfigShape)
+	unchanged := 0
+	for _, t := range res.Targets {
+		if t.Status == app.StatusUnchanged {
+			unchanged++
+		}
+	}
 	for _, t := range res.Targets {
 		switch t.Status {
 		case app.StatusFailed:
 			fmt.Fprintf(w, "  %-20s failed\n", t.Target)
 		case app.StatusUnchanged:
-			fmt.Fprintf(w, "  %-20s unchanged  %s:%s/\n", t.Target, t.Branch, t.Path)
+			if unchanged <= maxUnchangedListed {
+				fmt.Fprintf(w, "  %-20s unchanged  %s:%s/\n", t.Target, t.Branch, t.Path)
+			}
 		default:
 			fmt.Fprintf(w, "  %-20s %d file(s)  %s:%s/\n", t.Target, len(t.Changes), t.Branch, t.Path)
 			for _, c := range t.Changes {
 				fmt.Fprintf(w, "    %-6s %s\n", c.Action, c.Path)
 			}
 		}
+	}
+	if unchanged > maxUnchangedListed {
+		fmt.Fprintf(w, "  %d target(s) unchanged\n", unchanged)
 	}
 	for _, b := range res.Branches {
 		if b.Commit != "" {
