@@ -127,7 +127,7 @@ func (in *Inputs) Render(t Target, v *Values) (map[string][]byte, error) {
 	var objs []Object
 	var err error
 	if in.App.KustomizeDir != "" {
-		objs, err = in.App.renderKustomize(t.Name)
+		objs, err = in.App.renderKustomize(v, in.Vars, t.Name)
 	} else {
 		objs, err = in.App.renderHelm(v.Data, t.Name)
 	}
