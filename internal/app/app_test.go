@@ -296,3 +296,25 @@ func TestRenderDirDeterministic(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestSetLayerWins(t *testing.T) {
+	ex := newExample(t, true)
+	r := ex.run(t, "dev", "1.0.0")
+	in, err := app.NewInputs(r.In.App, r.In.Config, vars, []string{"replicas=5", "logging.level=Error"}, "1.0.0", "1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := in.Compose("performance-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := v.Prov["logging.level"]
+	if got, _ := v.Get("replicas"); got != int64(5) || p.Source != (app.Source{Repo: "command line", File: "--set"}) ||
+		len(p.Shadowed) != 2 || p.Shadowed[0].Value != "Debug" {
+		t.Errorf("replicas %v, logging.level %+v", got, p)
+	}
+	if files := in.Files("performance-test"); !slices.Equal(files, []string{"source helm/values.yaml", "config values.yaml",
+		"config performance-test/values.yaml", "command line --set"}) {
+		t.Errorf("files %v", files)
+	}
+}
