@@ -2,7 +2,8 @@
 # The end-to-end demo (make demo), on `fleetform serve`: the example control plane in git, an
 # empty GitOps repository, and serve on SQLite applying it; a simulated fleet reports back; a
 # change to the common content reaches dev, and serve promotes it into prod by itself only
-# once every dev cluster reports it Ready (refused, with the reason, while some fail).
+# once every dev cluster reports it Ready (refused, with the reason, while some fail); then the
+# application team's flow (scripts/demo-app.sh), and the web UI's address.
 # Everything lives in $DEMO_DIR (default .demo); nothing leaves the machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -89,6 +90,9 @@ run status --hub "$HUB" --env prod
 
 step "The promotions and the refusal, from the hub's history"
 run history --hub "$HUB" --env prod --kind promotion
+
+step "The application team's flow: hello-world's values per deployment target, rendered with its chart (scripts/demo-app.sh)"
+DEMO_DIR="$DIR/app" FLEETFORM="$FF" scripts/demo-app.sh
 
 step "The web UI, on serve's port, with a read-only token"
 run status --hub "$HUB"

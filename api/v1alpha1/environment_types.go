@@ -25,6 +25,13 @@ type EnvironmentSpec struct {
 	// ConfigMap whose name sorts last wins regardless of what it targets.
 	ConfigPrecedence string `yaml:"configPrecedence,omitempty" json:"configPrecedence,omitempty"`
 
+	// ConfigSchemaPolicy says what a composed platform configuration that violates its
+	// workload's configSchemas does (fleetform extension). "block" (the default, Kalypso's
+	// behaviour): the assignment fails and keeps its previous files. "warn": the assignment
+	// still gets its namespace and reconciler, keeps its last valid platform config (none
+	// for a new one), and is reported as waiting for platform configuration.
+	ConfigSchemaPolicy string `yaml:"configSchemaPolicy,omitempty" json:"configSchemaPolicy,omitempty"`
+
 	// Promotion says where this environment's promotions come from and what they must
 	// prove first (fleetform extension). Absent: the environment is first in its chain.
 	Promotion *Promotion `yaml:"promotion,omitempty" json:"promotion,omitempty"`
@@ -88,6 +95,12 @@ type Pin struct {
 	// Reason is shown by plan and explain.
 	Reason string `yaml:"reason,omitempty" json:"reason,omitempty"`
 }
+
+// Policies of EnvironmentSpec.ConfigSchemaPolicy.
+const (
+	ConfigSchemaBlock = "block"
+	ConfigSchemaWarn  = "warn"
+)
 
 // Config precedence modes of EnvironmentSpec.ConfigPrecedence.
 const (

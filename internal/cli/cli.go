@@ -187,6 +187,7 @@ func newRoot(e *env) *cobra.Command {
 		newUnsetCmd(e),
 		newRemoveCmd(e),
 		newOnboardCmd(e),
+		newAppCmd(e),
 	)
 	return root
 }

@@ -126,7 +126,15 @@ func rolloutText(w io.Writer, ro hub.Rollout) error {
 		t.row(r.Workload, r.DeploymentTarget, r.ClusterType, strconv.Itoa(r.Clusters), strconv.Itoa(r.Compliant),
 			strconv.Itoa(r.Failed), strconv.Itoa(r.Progressing), strconv.Itoa(r.Unknown))
 	}
-	return t.flush()
+	if err := t.flush(); err != nil {
+		return err
+	}
+	for _, r := range ro.Targets { // the application versions CI posted (fleetform app apply --hub)
+		if r.Version != "" {
+			fmt.Fprintf(w, "%s: version %s runs on %d of %d clusters\n", r.DeploymentTarget, r.Version, r.Compliant, r.Clusters)
+		}
+	}
+	return nil
 }
 
 // hubOutputOptions are the flags of a command that asks the hub something and prints it.

@@ -312,6 +312,9 @@ func (pl *planner) replaceDir(dir string, f *render.Files, affected map[string]b
 		return err
 	}
 	for _, name := range files {
+		if f.KeepConfig && (name == render.ConfigYAMLFile || name == render.ConfigShFile) {
+			continue // waiting for platform configuration: the last valid one stays
+		}
 		if _, ok := want[name]; !ok {
 			if err := pl.remove(dir+"/"+name, affected); err != nil {
 				return err

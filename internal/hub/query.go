@@ -43,9 +43,30 @@ func (h *Hub) DesiredRollout(ctx context.Context, env string) (Rollout, Desired,
 			return err
 		}
 		out = computeRollout(d, counts, clusters)
+		versions, err := r.WorkloadVersions(ctx, env)
+		if err != nil {
+			return err
+		}
+		setVersions(&out, versions)
 		return nil
 	})
 	return out, d, err
+}
+
+// setVersions sets the version application CI posted for each target of a rollout.
+func setVersions(ro *Rollout, versions []WorkloadVersion) {
+	if len(versions) == 0 {
+		return
+	}
+	type key struct{ w, dt string }
+	byTarget := make(map[key]string, len(versions))
+	for _, v := range versions {
+		byTarget[key{v.Workload, v.DeploymentTarget}] = v.Version
+	}
+	for i := range ro.Targets {
+		t := &ro.Targets[i]
+		t.Version = byTarget[key{t.Workload, t.DeploymentTarget}]
+	}
 }
 
 func computeRollout(d Desired, counts []TargetCount, clusters []ClusterCount) Rollout {

@@ -117,6 +117,9 @@ type TargetRollout struct {
 	Failed           int    `json:"failed"`
 	Progressing      int    `json:"progressing"`
 	Unknown          int    `json:"unknown"`
+	// Version is the version application CI last posted for the target (POST
+	// /api/v1/versions, fleetform app apply --hub); empty when none.
+	Version string `json:"version,omitempty"`
 }
 
 // ClusterRecord is a cluster with its latest accepted report.

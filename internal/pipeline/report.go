@@ -10,6 +10,7 @@ import (
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/redact"
+	"github.com/fleetform/fleetform/internal/render"
 )
 
 // DiagnosticReport are the errors and warnings of a run, split by severity (the "errors"
@@ -49,7 +50,20 @@ type PlanReport struct {
 	MassDelete           *gitops.MassDelete        `json:"massDelete"`
 	// Pinned lists the assignments whose manifests a pin of the environment holds.
 	Pinned []PinnedReport `json:"pinned"`
+	// Waiting lists the assignments waiting for platform configuration (configSchemaPolicy:
+	// warn): written without their platform config, which keeps its last valid version.
+	// Absent when there is none.
+	Waiting []WaitingReport `json:"waiting,omitempty"`
 	DiagnosticReport
+}
+
+// WaitingReport is an assignment waiting for platform configuration, with the schema
+// problems (missing or invalid keys) of its composed config.
+type WaitingReport struct {
+	Workload         string   `json:"workload"`
+	DeploymentTarget string   `json:"deploymentTarget"`
+	ClusterType      string   `json:"clusterType"`
+	Problems         []string `json:"problems"`
 }
 
 // PinnedReport is an assignment whose manifests a pin of the environment holds.
@@ -88,7 +102,15 @@ func Report(p *gitops.Plan, r *Run, withDiff bool) PlanReport {
 	}
 	doc.Pinned = []PinnedReport{}
 	for i := range p.Output.Assignments {
-		if a := &p.Output.Assignments[i]; a.Pinned != nil {
+		a := &p.Output.Assignments[i]
+		if len(a.Waiting) > 0 {
+			w := WaitingReport{Workload: a.Workload, DeploymentTarget: a.DeploymentTarget, ClusterType: a.ClusterType}
+			for _, d := range a.Waiting {
+				w.Problems = append(w.Problems, strings.TrimPrefix(d.Message, render.WaitingPrefix))
+			}
+			doc.Waiting = append(doc.Waiting, w)
+		}
+		if a.Pinned != nil {
 			doc.Pinned = append(doc.Pinned, PinnedReport{DeploymentTarget: a.DeploymentTarget, ClusterType: a.ClusterType,
 				Manifests: a.Pinned.Manifests, Reason: a.Pinned.Reason})
 		}

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/fleetform/fleetform/api/v1alpha1"
 	"github.com/fleetform/fleetform/internal/compose"
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/schedule"
@@ -57,6 +58,10 @@ type Assignment struct {
 	// InputDigest identifies everything the files are rendered from: equal digests mean
 	// byte-identical files.
 	InputDigest string
+	// Waiting holds the schema violations of an assignment of an environment whose
+	// configSchemaPolicy is warn (as warnings): it is rendered without its platform config
+	// (Files.KeepConfig: the last valid one stays), waiting for platform configuration.
+	Waiting []platform.Diagnostic
 }
 
 // Dir is the assignment's folder: <clusterType>/<deploymentTarget>.
@@ -107,8 +112,12 @@ func NewRenderer(s *platform.Snapshot, sched *schedule.Result, opts Options) *Re
 	for i := range sched.Assignments {
 		out.Assignments[i].Assignment = &sched.Assignments[i]
 	}
+	policy, d := s.SchemaPolicy()
+	if d != nil {
+		out.Diagnostics = append(out.Diagnostics, *d)
+	}
 	r := &renderer{env: s.Environment, engine: engine, composer: compose.New(s), types: types, opts: opts,
-		broken: s.Broken, targets: map[*platform.DeploymentTarget][]byte{}}
+		broken: s.Broken, targets: map[*platform.DeploymentTarget][]byte{}, warn: policy == v1alpha1.ConfigSchemaWarn}
 	return &Renderer{out: out, r: r}
 }
 
@@ -210,6 +219,7 @@ type renderer struct {
 	types    map[string]*typeTemplates
 	opts     Options
 	broken   []platform.Broken
+	warn     bool // configSchemaPolicy: warn
 
 	mu      sync.Mutex
 	targets map[*platform.DeploymentTarget][]byte // per-target digest cache
@@ -269,15 +279,45 @@ func (r *renderer) prepare(a *Assignment) {
 	a.Config = r.composer.Compose(a.Type, a.Target)
 	r.engine.memo.share(a.Config.Data)
 	a.InputDigest = r.digest(a, tt)
+	if r.warn { // known whether the assignment is rendered or not: it is reported every time
+		a.Waiting = waiting(r.composer.Validate(a.Config, a.Type, a.Target))
+	}
 }
 
-// render validates a prepared assignment's config and renders its files.
+// render validates a prepared assignment's config and renders its files. With
+// configSchemaPolicy warn, an assignment whose config violates a schema is rendered without
+// its platform config, which keeps its last valid version.
 func (r *renderer) render(a *Assignment) {
-	if ds := r.composer.Validate(a.Config, a.Type, a.Target); len(ds) > 0 {
-		a.Err = &ValidationError{Diagnostics: ds}
-		return
+	if !r.warn {
+		if ds := r.composer.Validate(a.Config, a.Type, a.Target); len(ds) > 0 {
+			a.Err = &ValidationError{Diagnostics: ds}
+			return
+		}
 	}
 	a.Files, a.Err = r.engine.RenderAssignment(r.env, a.Assignment, a.Config, r.types[a.ClusterType].ts)
+	if a.Err == nil && a.Waiting != nil {
+		a.Files.Config, a.Files.KeepConfig = nil, true
+	}
+}
+
+// WaitingPrefix starts the message of each schema violation of an assignment waiting for
+// platform configuration.
+const WaitingPrefix = "waiting for platform configuration (configSchemaPolicy: warn; its namespace and reconciler are written, " +
+	"its last valid platform config is kept): "
+
+// waiting turns schema violations into the warnings of an assignment waiting for platform
+// configuration.
+func waiting(ds []platform.Diagnostic) []platform.Diagnostic {
+	if len(ds) == 0 {
+		return nil
+	}
+	out := make([]platform.Diagnostic, len(ds))
+	for i, d := range ds {
+		d.Severity = platform.SeverityWarning
+		d.Message = WaitingPrefix + d.Message
+		out[i] = d
+	}
+	return out
 }
 
 // BrokenInputError is an assignment held back because a document that may configure it
@@ -369,6 +409,7 @@ func (r *renderer) diagnostics(as []Assignment) []platform.Diagnostic {
 		var ve *ValidationError
 		var te *TemplateError
 		var be *BrokenInputError
+		out = append(out, a.Waiting...)
 		switch {
 		case a.Err == nil:
 		case errors.As(a.Err, &be):

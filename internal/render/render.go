@@ -52,6 +52,9 @@ type Files struct {
 	Config []byte
 	// ConfigName is platform-config.yaml or platform-config.sh.
 	ConfigName string
+	// KeepConfig says the platform config was not rendered (the assignment waits for
+	// platform configuration): the writer keeps the one the folder has.
+	KeepConfig bool
 }
 
 // Each calls fn for every file, in name order, with its name inside the target's folder.

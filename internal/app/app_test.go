@@ -1,0 +1,320 @@
+package app_test
+
+import (
+	"context"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/fleetform/fleetform/internal/app"
+	"github.com/fleetform/fleetform/internal/gitops/gitrepo"
+	"github.com/fleetform/fleetform/internal/gittest"
+	"github.com/fleetform/fleetform/internal/platform"
+)
+
+// example is the hello-world example as three real git repositories.
+type example struct {
+	source, config, gitops *gittest.Repo
+	sourceFiles            map[string]string
+	dev, stage             map[string]string // config branch contents
+}
+
+var vars = map[string]string{"IMAGE_NAME": "ghcr.io/example/hello-world"}
+
+// newExample builds the example's repositories; branch says which config shape.
+func newExample(t *testing.T, branchShape bool) *example {
+	t.Helper()
+	root := filepath.Join(gittest.ModuleRoot(t), "examples", "apps", "hello-world")
+	ex := &example{source: gittest.New(t), config: gittest.New(t), gitops: gittest.NewBare(t)}
+	ex.sourceFiles = gittest.ReadDir(t, filepath.Join(root, "source"))
+	ex.source.Commit(t, "main", ex.sourceFiles)
+	ex.dev = gittest.ReadDir(t, filepath.Join(root, "config", "dev"))
+	ex.stage = gittest.ReadDir(t, filepath.Join(root, "config", "stage"))
+	ex.commitConfig(t, branchShape)
+	return ex
+}
+
+func (ex *example) commitConfig(t *testing.T, branchShape bool) {
+	t.Helper()
+	if branchShape {
+		ex.config.Commit(t, "dev", ex.dev)
+		ex.config.Commit(t, "stage", ex.stage)
+		return
+	}
+	all := map[string]string{}
+	for p, c := range ex.dev {
+		all["dev/"+p] = c
+	}
+	for p, c := range ex.stage {
+		all["stage/"+p] = c
+	}
+	ex.config.Commit(t, "main", all)
+}
+
+// run composes an environment of the example.
+func (ex *example) run(t *testing.T, env, version string) *app.Run {
+	t.Helper()
+	src, err := platform.NewRepos(nil, nil, nil).Open(t.Context(), ex.source.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := src.Tree("main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := app.LoadSource(tree, "source")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgRepo, err := platform.NewRepos(nil, nil, nil).Open(t.Context(), ex.config.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := ""
+	if !cfgRepo.HasBranch(env) {
+		ref = "main"
+	}
+	cfg, err := app.LoadConfig(cfgRepo, env, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := app.NewInputs(a, cfg, vars, nil, version, version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := app.NewRun(in, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func (ex *example) writer(t *testing.T) *app.Writer {
+	t.Helper()
+	repo, err := gitrepo.Open(t.Context(), ex.gitops.Dir, t.TempDir(), nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &app.Writer{Repo: repo, Author: object.Signature{Name: "test", Email: "test@example.com"}, Logger: slog.New(slog.DiscardHandler)}
+}
+
+func apply(t *testing.T, w *app.Writer, r *app.Run) *app.Result {
+	t.Helper()
+	res, err := w.Apply(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestApplyBothShapes(t *testing.T) {
+	for _, branchShape := range []bool{true, false} {
+		name := map[bool]string{true: "branch", false: "folder"}[branchShape]
+		t.Run(name, func(t *testing.T) {
+			ex := newExample(t, branchShape)
+			w := ex.writer(t)
+			res := apply(t, w, ex.run(t, "dev", "1.4.2"))
+			if res.Failed() || res.NoChange || len(res.Branches) != 1 || res.ConfigShape != name {
+				t.Fatalf("result %+v", res)
+			}
+			files := ex.gitops.Files(t, "dev")
+			want := []string{
+				"functional-test/.github/tracking/Config_Commit_Id", "functional-test/.github/tracking/Image_tag",
+				"functional-test/.github/tracking/Inputs_Digest", "functional-test/.github/tracking/Promoted_Commit_Id",
+				"functional-test/.github/tracking/Version", "functional-test/configmap-hello-world-config.yaml",
+				"functional-test/deployment-hello-world.yaml", "functional-test/kustomization.yaml",
+			}
+			for _, p := range want {
+				if _, ok := files[p]; !ok {
+					t.Errorf("%s missing; files: %v", p, slices.Sorted(maps.Keys(files)))
+				}
+			}
+			perf := files["performance-test/configmap-hello-world-config.yaml"]
+			for _, s := range []string{`LOG_LEVEL: "Debug"`, `LOG_FORMAT: "text"`, `GREETING: "Hello from dev"`, `VERSION: "1.4.2"`} {
+				if !strings.Contains(perf, s) {
+					t.Errorf("performance-test config map lacks %s:\n%s", s, perf)
+				}
+			}
+			if d := files["functional-test/deployment-hello-world.yaml"]; !strings.Contains(d, "image: ghcr.io/example/hello-world:1.4.2") ||
+				!strings.Contains(d, "containerPort: 9090") {
+				t.Errorf("functional-test deployment:\n%s", d)
+			}
+			if got := files["functional-test/kustomization.yaml"]; got != "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n"+
+				"- configmap-hello-world-config.yaml\n- deployment-hello-world.yaml\n" {
+				t.Errorf("kustomization.yaml:\n%s", got)
+			}
+			if got := files["performance-test/.github/tracking/Promoted_Commit_Id"]; got != ex.source.Tip(t, "main").String()+"\n" {
+				t.Errorf("Promoted_Commit_Id %q", got)
+			}
+			// Nothing changed: no commit.
+			tip := ex.gitops.Tip(t, "dev")
+			if res := apply(t, w, ex.run(t, "dev", "1.4.2")); !res.NoChange || len(res.Branches) != 0 || ex.gitops.Tip(t, "dev") != tip {
+				t.Errorf("second apply %+v", res)
+			}
+		})
+	}
+}
+
+// TestOnlyWhatChanged is the seeds' use case 3: performance-test's logging level from
+// Debug to Info re-renders and commits that target only.
+func TestOnlyWhatChanged(t *testing.T) {
+	ex := newExample(t, true)
+	w := ex.writer(t)
+	apply(t, w, ex.run(t, "dev", "1.4.2"))
+	before := ex.gitops.Files(t, "dev")
+	ex.dev["performance-test/values.yaml"] = strings.Replace(ex.dev["performance-test/values.yaml"], "Debug", "Info", 1)
+	ex.config.Commit(t, "dev", ex.dev)
+
+	res := apply(t, w, ex.run(t, "dev", "1.4.2"))
+	if len(res.Branches) != 1 || !slices.Equal(res.Branches[0].Targets, []string{"performance-test"}) {
+		t.Fatalf("branches %+v", res.Branches)
+	}
+	after := ex.gitops.Files(t, "dev")
+	var changed []string
+	for p := range after {
+		if after[p] != before[p] {
+			changed = append(changed, p)
+		}
+	}
+	slices.Sort(changed)
+	want := []string{"performance-test/.github/tracking/Config_Commit_Id", "performance-test/.github/tracking/Inputs_Digest",
+		"performance-test/configmap-hello-world-config.yaml", "performance-test/deployment-hello-world.yaml"}
+	if !slices.Equal(changed, want) {
+		t.Errorf("changed %v, want %v", changed, want)
+	}
+	c, err := ex.gitops.Git.CommitObject(ex.gitops.Tip(t, "dev"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(c.Message, "Deploy hello-world 1.4.2 to dev: performance-test\n") {
+		t.Errorf("commit message %q", c.Message)
+	}
+
+	// A new version (the chart's inputs) re-renders every target of the environment.
+	res = apply(t, w, ex.run(t, "dev", "1.4.3"))
+	if len(res.Branches) != 1 || len(res.Branches[0].Targets) != 2 {
+		t.Errorf("new version: %+v", res.Branches)
+	}
+}
+
+func TestStaleFilesPruned(t *testing.T) {
+	ex := newExample(t, true)
+	// Someone else's file outside the targets' folders, and a stale one inside.
+	ex.gitops.Commit(t, "dev", map[string]string{"README.md": "app GitOps\n", "performance-test/old/gen_manifests.yaml": "stale\n"})
+	w := ex.writer(t)
+	apply(t, w, ex.run(t, "dev", "1.0.0"))
+	files := ex.gitops.Files(t, "dev")
+	if _, ok := files["performance-test/old/gen_manifests.yaml"]; ok {
+		t.Error("stale file kept")
+	}
+	if files["README.md"] != "app GitOps\n" {
+		t.Error("a file outside the targets' folders changed")
+	}
+}
+
+func TestSchemaRefusalWritesNothing(t *testing.T) {
+	ex := newExample(t, true)
+	ex.dev["performance-test/values.yaml"] = "replicas: 20\nlogging:\n  level: Verbose\n"
+	ex.config.Commit(t, "dev", ex.dev)
+	w := ex.writer(t)
+	res := apply(t, w, ex.run(t, "dev", "1.0.0"))
+	perf := res.Targets[1]
+	if perf.Target != "performance-test" || perf.Status != app.StatusFailed {
+		t.Fatalf("performance-test %+v", perf)
+	}
+	for _, s := range []string{"replicas: maximum: got 20, want 10 (rule properties/replicas/maximum of helm/values.schema.json); value set in config performance-test/values.yaml:1",
+		"logging.level: value must be one of", "value set in config performance-test/values.yaml:3"} {
+		if !strings.Contains(perf.Error, s) {
+			t.Errorf("error lacks %q:\n%s", s, perf.Error)
+		}
+	}
+	for p := range ex.gitops.Files(t, "dev") {
+		if strings.HasPrefix(p, "performance-test/") {
+			t.Errorf("%s written for a refused target", p)
+		}
+	}
+	if res.Targets[0].Status != app.StatusChanged {
+		t.Errorf("functional-test was blocked: %+v", res.Targets[0])
+	}
+}
+
+func TestFolderMismatch(t *testing.T) {
+	ex := newExample(t, true)
+	ex.dev["performance-tests/values.yaml"] = ex.dev["performance-test/values.yaml"]
+	delete(ex.dev, "performance-test/values.yaml")
+	ex.config.Commit(t, "dev", ex.dev)
+	res := apply(t, ex.writer(t), ex.run(t, "dev", "1.0.0"))
+	if len(res.Mismatches) != 2 {
+		t.Fatalf("mismatches %+v", res.Mismatches)
+	}
+	var msgs []string
+	for _, m := range res.Mismatches {
+		msgs = append(msgs, m.Message)
+	}
+	all := strings.Join(msgs, "\n")
+	for _, s := range []string{"config folder performance-tests (branch dev) matches no deployment target of environment dev in the workload: did you mean performance-test?",
+		"deployment target performance-test of environment dev has no folder in the config repository (branch dev): did you mean performance-tests"} {
+		if !strings.Contains(all, s) {
+			t.Errorf("mismatches lack %q:\n%s", s, all)
+		}
+	}
+	if res.Targets[0].Status != app.StatusChanged || res.Targets[1].Status != app.StatusFailed {
+		t.Errorf("targets %+v", res.Targets)
+	}
+}
+
+func TestUnknownVariable(t *testing.T) {
+	ex := newExample(t, true)
+	ex.dev["functional-test/values.yaml"] += "endpoint: https://$API_HOST/v1\n"
+	ex.config.Commit(t, "dev", ex.dev)
+	r := ex.run(t, "dev", "1.0.0")
+	ft, _ := r.Target("functional-test")
+	if ft.Err == nil || !strings.Contains(ft.Err.Error(), "functional-test/values.yaml:3: variable API_HOST is not set") {
+		t.Errorf("error %v", ft.Err)
+	}
+}
+
+func TestRenderDirDeterministic(t *testing.T) {
+	ex := newExample(t, false)
+	a, b := t.TempDir(), t.TempDir()
+	for _, dir := range []string{a, b} {
+		if _, err := ex.run(t, "stage", "2.0.0").WriteDir(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fa, fb := gittest.ReadDir(t, a), gittest.ReadDir(t, b)
+	if !maps.Equal(fa, fb) || len(fa) == 0 {
+		t.Errorf("two renders differ or are empty: %v", slices.Sorted(maps.Keys(fa)))
+	}
+	if _, err := os.Stat(filepath.Join(a, "uat-test", "deployment-hello-world.yaml")); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestSetLayerWins(t *testing.T) {
+	ex := newExample(t, true)
+	r := ex.run(t, "dev", "1.0.0")
+	in, err := app.NewInputs(r.In.App, r.In.Config, vars, []string{"replicas=5", "logging.level=Error"}, "1.0.0", "1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := in.Compose("performance-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := v.Prov["logging.level"]
+	if got, _ := v.Get("replicas"); got != int64(5) || p.Source != (app.Source{Repo: "command line", File: "--set"}) ||
+		len(p.Shadowed) != 2 || p.Shadowed[0].Value != "Debug" {
+		t.Errorf("replicas %v, logging.level %+v", got, p)
+	}
+	if files := in.Files("performance-test"); !slices.Equal(files, []string{"source helm/values.yaml", "config values.yaml",
+		"config performance-test/values.yaml", "command line --set"}) {
+		t.Errorf("files %v", files)
+	}
+}

@@ -1,0 +1,18 @@
+package app
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestRefuseRemoteBases(t *testing.T) {
+	for _, r := range []string{"https://github.com/org/repo//base?ref=v1", "github.com/org/repo/base", "git@github.com:org/repo.git"} {
+		err := refuseRemote("deploy/kustomization.yaml", []byte("resources: [deployment.yaml, \""+r+"\"]\n"))
+		if err == nil || !strings.Contains(err.Error(), "remote base") {
+			t.Errorf("%s: %v", r, err)
+		}
+	}
+	if err := refuseRemote("k.yaml", []byte("resources: [../common, deployment.yaml]\n")); err != nil {
+		t.Error(err)
+	}
+}

@@ -1,0 +1,83 @@
+package app_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fleetform/fleetform/internal/app"
+	"github.com/fleetform/fleetform/internal/gittest"
+	"github.com/fleetform/fleetform/internal/platform"
+)
+
+const kustomizeWorkload = `apiVersion: scheduler.kalypso.io/v1alpha1
+kind: Workload
+metadata:
+  name: web
+spec:
+  deploymentTargets:
+    - name: edge
+      environment: dev
+      manifests: {repo: https://example.com/gitops, branch: dev, path: edge}
+`
+
+func TestKustomizeBase(t *testing.T) {
+	src := gittest.New(t)
+	src.Commit(t, "main", map[string]string{
+		"workload.yaml":      kustomizeWorkload,
+		"fleetform-app.yaml": "kustomize: deploy/base\n",
+		"deploy/base/kustomization.yaml": "resources: [deployment.yaml]\nimages:\n  - name: web\n    newName: ghcr.io/example/web\n    newTag: $IMAGE_TAG\n" +
+			"labels:\n  - pairs: {app: web}\n",
+		"deploy/base/deployment.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n" +
+			"      containers:\n        - name: web\n          image: web\n          args: [\"--home=$HOME\"]\n",
+	})
+	cfgRepo := gittest.New(t)
+	cfgRepo.Commit(t, "main", map[string]string{"dev/edge/values.yaml": "logging:\n  level: Info\nfeatures: [a, b]\n"})
+	repos := platform.NewRepos(nil, nil, nil)
+	r, err := repos.Open(t.Context(), src.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := r.Tree("main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := app.LoadSource(tree, "source")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr, err := repos.Open(t.Context(), cfgRepo.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := app.LoadConfig(cr, "dev", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := app.NewInputs(a, c, nil, nil, "2.0.0", "2.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := app.NewRun(in, "dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := run.Render(run.Targets[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := string(files["deployment-web.yaml"])
+	for _, s := range []string{"image: ghcr.io/example/web:2.0.0", "app: web", "--home=$HOME"} {
+		if !strings.Contains(d, s) {
+			t.Errorf("deployment lacks %q:\n%s", s, d)
+		}
+	}
+	cm := string(files["configmap-web-values.yaml"])
+	for _, s := range []string{"logging.level: Info", "features: |-\n    - a\n    - b"} {
+		if !strings.Contains(cm, s) {
+			t.Errorf("values config map lacks %q:\n%s", s, cm)
+		}
+	}
+	if !strings.Contains(string(files["kustomization.yaml"]), "- deployment-web.yaml\n- configmap-web-values.yaml\n") {
+		t.Errorf("kustomization.yaml:\n%s", files["kustomization.yaml"])
+	}
+}

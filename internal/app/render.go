@@ -1,0 +1,183 @@
+package app
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+	"helm.sh/helm/v3/pkg/strvals"
+)
+
+// TrackingDir is where each target's tracking files are, inside the target's folder.
+const TrackingDir = ".github/tracking"
+
+// Tracking files, as Kalypso names them, and fleetform's digest of a target's inputs.
+const (
+	PromotedCommitFile = TrackingDir + "/Promoted_Commit_Id"
+	ConfigCommitFile   = TrackingDir + "/Config_Commit_Id"
+	VersionFile        = TrackingDir + "/Version"
+	ImageTagFile       = TrackingDir + "/Image_tag"
+	DigestFile         = TrackingDir + "/Inputs_Digest"
+)
+
+// outputFormat changes when what fleetform writes for the same inputs changes.
+const outputFormat = "fleetform-app/1"
+
+// Inputs are everything a target is rendered from, except its config folder.
+type Inputs struct {
+	App    *App
+	Config *EnvConfig
+	// Vars are the variables substituted in values files (--var, and VERSION and IMAGE_TAG
+	// from Version and ImageTag).
+	Vars map[string]string
+	// Set are Helm --set style values (key.path=value), the highest layer.
+	Set               []string
+	Version, ImageTag string
+
+	chartLayer *Layer
+	setLayer   *Layer
+}
+
+// NewInputs checks the variables and parses the layers every target shares.
+func NewInputs(a *App, c *EnvConfig, vars map[string]string, set []string, version, imageTag string) (*Inputs, error) {
+	in := &Inputs{App: a, Config: c, Vars: maps.Clone(vars), Set: set, Version: version, ImageTag: imageTag}
+	if in.Vars == nil {
+		in.Vars = map[string]string{}
+	}
+	if version != "" {
+		in.Vars["VERSION"] = version
+	}
+	if imageTag != "" {
+		in.Vars["IMAGE_TAG"] = imageTag
+	}
+	if a.chartValues != nil {
+		l, err := ParseLayer(Source{Repo: "source", File: a.ChartValuesFile()}, a.chartValues, in.Vars)
+		if err != nil {
+			return nil, err
+		}
+		in.chartLayer = &l
+	}
+	if len(set) > 0 {
+		m := map[string]any{}
+		for _, s := range set {
+			if err := strvals.ParseInto(s, m); err != nil {
+				return nil, fmt.Errorf("--set %s: %w", s, err)
+			}
+		}
+		var n yaml.Node
+		if err := n.Encode(m); err != nil {
+			return nil, err
+		}
+		in.setLayer = &Layer{Source: Source{Repo: "command line", File: "--set"}, root: &n}
+	}
+	return in, nil
+}
+
+// Compose merges the values of a target whose config folder is dir: the chart's defaults,
+// each values.yaml from the config repository's root down to dir, then --set.
+func (in *Inputs) Compose(dir string) (*Values, error) {
+	var layers []Layer
+	if in.chartLayer != nil {
+		layers = append(layers, *in.chartLayer)
+	}
+	var errs []error
+	for _, f := range in.Config.Chain(dir) {
+		l, err := ParseLayer(Source{Repo: "config", File: f}, in.Config.File(f), in.Vars)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		layers = append(layers, l)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if in.setLayer != nil {
+		layers = append(layers, *in.setLayer)
+	}
+	return Merge(layers)
+}
+
+// Digest identifies what a target's folder holds when rendered from values: equal digests
+// mean equal files (but for Config_Commit_Id, which is not part of it).
+func (in *Inputs) Digest(t Target, v *Values) string {
+	h := sha256.New()
+	data, _ := json.Marshal(v.Data) // sorted keys; the data came from YAML, it marshals
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00", outputFormat, in.App.Digest, in.App.Commit,
+		in.Version, in.ImageTag, in.App.Settings.ReleaseName, t.Name)
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Render validates a target's values against the schema and renders its folder: one file
+// per object, a kustomization.yaml listing them and the tracking files, by path in the
+// folder.
+func (in *Inputs) Render(t Target, v *Values) (map[string][]byte, error) {
+	if in.App.Schema != nil {
+		if problems := in.App.Schema.Validate(v); len(problems) > 0 {
+			return nil, &SchemaError{Target: t.Name, Problems: problems}
+		}
+	}
+	var objs []Object
+	var err error
+	if in.App.KustomizeDir != "" {
+		objs, err = in.App.renderKustomize(v, in.Vars, t.Name)
+	} else {
+		objs, err = in.App.renderHelm(v.Data, t.Name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	files := make(map[string][]byte, len(objs)+6)
+	var k strings.Builder
+	k.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n")
+	if len(objs) == 0 {
+		k.Reset()
+		k.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n")
+	}
+	for _, o := range objs {
+		files[o.File] = o.Data
+		fmt.Fprintf(&k, "- %s\n", o.File)
+	}
+	files["kustomization.yaml"] = []byte(k.String())
+	track := map[string]string{PromotedCommitFile: in.App.Commit, ConfigCommitFile: in.Config.Commit,
+		VersionFile: in.Version, ImageTagFile: in.ImageTag, DigestFile: in.Digest(t, v)}
+	for _, f := range slices.Sorted(maps.Keys(track)) {
+		if track[f] != "" {
+			files[f] = []byte(track[f] + "\n")
+		}
+	}
+	return files, nil
+}
+
+// SchemaError is a target whose values the schema refuses: nothing is written for it.
+type SchemaError struct {
+	Target   string
+	Problems []string
+}
+
+func (e *SchemaError) Error() string {
+	return fmt.Sprintf("target %s: the values break the schema, nothing written for it:\n  %s", e.Target, strings.Join(e.Problems, "\n  "))
+}
+
+// Files lists the values files a target whose config folder is dir is composed from,
+// lowest first.
+func (in *Inputs) Files(dir string) []string {
+	var out []string
+	if in.chartLayer != nil {
+		out = append(out, "source "+in.chartLayer.Source.File)
+	}
+	for _, f := range in.Config.Chain(dir) {
+		out = append(out, "config "+f)
+	}
+	if in.setLayer != nil {
+		out = append(out, "command line --set")
+	}
+	return out
+}

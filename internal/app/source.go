@@ -1,0 +1,247 @@
+package app
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/fleetform/fleetform/internal/platform"
+)
+
+// SettingsFile is the optional settings file at the root of an application's source
+// repository.
+const SettingsFile = "fleetform-app.yaml"
+
+// Settings are an application's fleetform settings (fleetform-app.yaml); every field is
+// optional.
+type Settings struct {
+	// Workload is the path of the workload file (default: workload.yaml, else
+	// workload/workload.yaml, Kalypso's place).
+	Workload string `json:"workload,omitempty"`
+	// Chart is the folder of the Helm chart (default: helm).
+	Chart string `json:"chart,omitempty"`
+	// Kustomize is the folder of a kustomize base, rendered instead of a chart.
+	Kustomize string `json:"kustomize,omitempty"`
+	// Schema is a JSON Schema file for the composed values (default: the chart's
+	// values.schema.json, when there is one).
+	Schema string `json:"schema,omitempty"`
+	// ReleaseName is Helm's .Release.Name (default: the workload's name).
+	ReleaseName string `json:"releaseName,omitempty"`
+	// Promotion holds the gates of each environment an application is promoted into, by
+	// environment name.
+	Promotion map[string]PromotionGates `json:"promotion,omitempty"`
+}
+
+// PromotionGates are the gates of promoting an application into one environment, the same
+// as the platform's (Environment.spec.promotion).
+type PromotionGates struct {
+	// From is the environment it is promoted from (default: --from).
+	From string `json:"from,omitempty"`
+	// MinCompliantPercent of each deployment target's clusters must be compliant (default 100).
+	MinCompliantPercent *int `json:"minCompliantPercent,omitempty"`
+	// Soak is how long the source environment must have been unchanged and compliant.
+	Soak string `json:"soak,omitempty"`
+	// Approval requires an approval (fleetform approve) of the source commit.
+	Approval bool `json:"approval,omitempty"`
+}
+
+// SoakDuration parses Soak.
+func (g PromotionGates) SoakDuration() (time.Duration, error) {
+	if g.Soak == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(g.Soak)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%s: promotion soak %q is not a duration (for example 30m or 24h)", SettingsFile, g.Soak)
+	}
+	return d, nil
+}
+
+// App is an application's source repository, read at one commit.
+type App struct {
+	Settings Settings
+	Workload *platform.Workload
+	// Commit is the source commit ("" for a directory).
+	Commit string
+	// Repo names the source repository in messages.
+	Repo string
+	// ChartDir or KustomizeDir is what is rendered.
+	ChartDir, KustomizeDir string
+	// chartValues is the chart's values.yaml (nil when it has none); the lowest layer.
+	chartValues []byte
+	files       map[string][]byte // the chart's or the base's files, by path in the folder
+	Schema      *Schema
+	// Digest identifies what is rendered: the chart or base files and the schema.
+	Digest string
+	helm   *helmChart // loaded lazily
+}
+
+// LoadSource reads an application's source repository.
+func LoadSource(tree platform.Tree, repo string) (*App, error) {
+	a := &App{Commit: tree.Revision(), Repo: repo}
+	files, err := tree.Files()
+	if err != nil {
+		return nil, fmt.Errorf("source %s: %w", repo, err)
+	}
+	has := map[string]bool{}
+	for _, f := range files {
+		has[f] = true
+	}
+	if has[SettingsFile] {
+		data, err := tree.ReadFile(SettingsFile)
+		if err != nil {
+			return nil, err
+		}
+		if err := yaml.UnmarshalStrict(data, &a.Settings); err != nil {
+			return nil, fmt.Errorf("%s: %w", SettingsFile, err)
+		}
+	}
+	if err := a.loadWorkload(tree, has); err != nil {
+		return nil, err
+	}
+	if err := a.loadRendered(tree, files, has); err != nil {
+		return nil, err
+	}
+	return a, a.loadSchema(tree, has)
+}
+
+func (a *App) loadWorkload(tree platform.Tree, has map[string]bool) error {
+	file := a.Settings.Workload
+	switch {
+	case file != "":
+	case has["workload.yaml"]:
+		file = "workload.yaml"
+	case has["workload/workload.yaml"]:
+		file = "workload/workload.yaml"
+	default:
+		return fmt.Errorf("source %s: no workload.yaml (nor workload/workload.yaml; or name it with workload: in %s)", a.Repo, SettingsFile)
+	}
+	data, err := tree.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("source %s: %w", a.Repo, err)
+	}
+	ws, diags := platform.DecodeWorkloads(data, platform.Source{File: file, Commit: a.Commit})
+	if platform.HasErrors(diags) {
+		return diagError(diags)
+	}
+	if len(ws) != 1 {
+		return fmt.Errorf("%s: want one Workload, found %d", file, len(ws))
+	}
+	a.Workload = ws[0]
+	return nil
+}
+
+func (a *App) loadRendered(tree platform.Tree, files []string, has map[string]bool) error {
+	dir := a.Settings.Chart
+	if a.Settings.Kustomize != "" {
+		if dir != "" {
+			return fmt.Errorf("%s: chart and kustomize are exclusive: name one", SettingsFile)
+		}
+		a.KustomizeDir = cleanDir(a.Settings.Kustomize)
+		dir = a.KustomizeDir
+	} else {
+		if dir == "" {
+			dir = "helm"
+		}
+		a.ChartDir = cleanDir(dir)
+		dir = a.ChartDir
+		if !has[dir+"/Chart.yaml"] {
+			return fmt.Errorf("source %s: no Helm chart at %s/ (no Chart.yaml; name the folder with chart: or kustomize: in %s)", a.Repo, dir, SettingsFile)
+		}
+	}
+	a.files = map[string][]byte{}
+	h := sha256.New()
+	for _, f := range files {
+		rel, ok := strings.CutPrefix(f, dir+"/")
+		if !ok {
+			continue
+		}
+		data, err := tree.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", rel, len(data))
+		h.Write(data)
+		if a.ChartDir != "" && rel == "values.yaml" {
+			a.chartValues = data
+			continue
+		}
+		a.files[rel] = data
+	}
+	if len(a.files) == 0 {
+		return fmt.Errorf("source %s: %s/ is empty", a.Repo, dir)
+	}
+	a.Digest = hex.EncodeToString(h.Sum(nil))
+	return nil
+}
+
+func (a *App) loadSchema(tree platform.Tree, has map[string]bool) error {
+	file := a.Settings.Schema
+	if file == "" && a.ChartDir != "" && has[a.ChartDir+"/values.schema.json"] {
+		file = a.ChartDir + "/values.schema.json"
+		delete(a.files, "values.schema.json") // validated here, not again by Helm
+	}
+	if file == "" {
+		return nil
+	}
+	data, err := tree.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("source %s: schema: %w", a.Repo, err)
+	}
+	a.Schema, err = compileSchema(file, data)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(append([]byte(a.Digest), data...))
+	a.Digest = hex.EncodeToString(sum[:])
+	return nil
+}
+
+// ChartValuesFile is the path of the chart's values.yaml in the source repository.
+func (a *App) ChartValuesFile() string { return a.ChartDir + "/values.yaml" }
+
+// Targets returns the deployment targets of environment env, in workload order.
+func (a *App) Targets(env string) []Target {
+	var out []Target
+	for i, t := range a.Workload.Spec.DeploymentTargets {
+		if t.Environment == env {
+			out = append(out, Target{Name: t.Name, Environment: t.Environment, Index: i,
+				Repo: t.Manifests["repo"], Branch: t.Manifests["branch"], Path: cleanDir(t.Manifests["path"])})
+		}
+	}
+	return out
+}
+
+// Target is a deployment target of the application and where its manifests go.
+type Target struct {
+	Name        string `json:"name"`
+	Environment string `json:"environment"`
+	Repo        string `json:"repo"`
+	Branch      string `json:"branch"`
+	Path        string `json:"path"`
+	Index       int    `json:"-"`
+}
+
+func cleanDir(p string) string {
+	p = path.Clean("/" + strings.TrimSpace(p))
+	return strings.Trim(p, "/")
+}
+
+// diagError joins the error diagnostics into one error.
+func diagError(diags []platform.Diagnostic) error {
+	var msgs []string
+	for _, d := range diags {
+		if d.Severity == platform.SeverityError {
+			msgs = append(msgs, d.Error())
+		}
+	}
+	return fmt.Errorf("%s", strings.Join(msgs, "\n"))
+}
+
+// now is the time commits are made at (a variable for tests).
+var now = time.Now

@@ -1,0 +1,281 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// Source says which file and line set a value.
+type Source struct {
+	// Repo is the repository the file is in: "source", "config", or "command line" for
+	// --set values.
+	Repo string `json:"repo"`
+	// File is the file's path in its repository ("--set" for the command line).
+	File string `json:"file"`
+	// Line is the value's line in the file (0 for the command line).
+	Line int `json:"line,omitempty"`
+}
+
+func (s Source) String() string {
+	if s.Line == 0 {
+		return s.Repo + " " + s.File
+	}
+	return fmt.Sprintf("%s %s:%d", s.Repo, s.File, s.Line)
+}
+
+// Layer is one values file (or the command line's --set values), after variable
+// substitution, in precedence order: later layers win.
+type Layer struct {
+	Source Source
+	// root is the file's top-level mapping (nil: an empty file).
+	root *yaml.Node
+}
+
+// ParseLayer substitutes vars in a values file and parses it. An empty file is an empty
+// layer; anything but a mapping at the top is an error naming the file and line.
+func ParseLayer(src Source, data []byte, vars map[string]string) (Layer, error) {
+	data, err := Subst(src.File, data, vars)
+	if err != nil {
+		return Layer{}, err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return Layer{}, fmt.Errorf("%s: %w", src.File, err)
+	}
+	l := Layer{Source: src}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return l, nil
+	}
+	n := doc.Content[0]
+	switch {
+	case n.Kind == yaml.ScalarNode && n.Tag == "!!null":
+		return l, nil
+	case n.Kind != yaml.MappingNode:
+		return Layer{}, fmt.Errorf("%s:%d: a values file must be a mapping of keys to values", src.File, n.Line)
+	}
+	l.root = n
+	return l, nil
+}
+
+// Provenance is where an effective value was set, and the lower values it replaced.
+type Provenance struct {
+	Source Source `json:"source"`
+	// Shadowed are the values of the same key in lower layers, nearest first.
+	Shadowed []Shadowed `json:"shadowed"`
+}
+
+// Shadowed is a lower-precedence value of a key and where it was set.
+type Shadowed struct {
+	Value  any    `json:"value"`
+	Source Source `json:"source"`
+}
+
+// Values are composed values: the data Helm renders with, and the provenance of every
+// leaf (a scalar, a list, an empty mapping or a null) by its path.
+type Values struct {
+	Data map[string]any
+	Prov map[string]*Provenance
+}
+
+// Merge deep-merges layers as Helm merges values files: mappings merge key by key; a
+// scalar or a list replaces what is below it; a null removes the key.
+func Merge(layers []Layer) (*Values, error) {
+	v := &Values{Data: map[string]any{}, Prov: map[string]*Provenance{}}
+	var errs []error
+	for _, l := range layers {
+		if l.root != nil {
+			if err := v.mergeMapping(v.Data, l.root, "", l.Source); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return v, errors.Join(errs...)
+}
+
+func (v *Values) mergeMapping(dst map[string]any, n *yaml.Node, prefix string, src Source) error {
+	n = resolve(n)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], resolve(n.Content[i+1])
+		if k.Kind != yaml.ScalarNode {
+			return fmt.Errorf("%s:%d: a key must be a scalar", src.File, k.Line)
+		}
+		if k.Tag == "!!merge" {
+			return fmt.Errorf("%s:%d: YAML merge keys (<<) are not supported in values files", src.File, k.Line)
+		}
+		path := joinPath(prefix, k.Value)
+		at := src
+		at.Line = k.Line
+		old, had := dst[k.Value]
+		switch {
+		case val.Kind == yaml.ScalarNode && val.Tag == "!!null":
+			delete(dst, k.Value)
+			v.dropBelow(path)
+		case val.Kind == yaml.MappingNode && isMapValue(old) && len(val.Content) == 0:
+			// an empty mapping over a mapping changes nothing, as in Helm
+		case val.Kind == yaml.MappingNode && len(val.Content) > 0:
+			sub, isMap := old.(map[string]any)
+			if !isMap {
+				v.dropBelow(path) // a leaf replaced by a mapping
+				sub = map[string]any{}
+				dst[k.Value] = sub
+			}
+			if err := v.mergeMapping(sub, val, path, src); err != nil {
+				return err
+			}
+		default:
+			value, err := decode(val)
+			if err != nil {
+				return fmt.Errorf("%s:%d: %w", src.File, val.Line, err)
+			}
+			v.set(path, old, had, at)
+			dst[k.Value] = value
+		}
+	}
+	return nil
+}
+
+// set records that at set path to a leaf, over old (when had).
+func (v *Values) set(path string, old any, had bool, at Source) {
+	p := &Provenance{Source: at, Shadowed: []Shadowed{}}
+	if prev, ok := v.Prov[path]; ok {
+		p.Shadowed = append([]Shadowed{{Value: old, Source: prev.Source}}, prev.Shadowed...)
+	} else if had {
+		p.Shadowed = v.collectShadowed(path, old)
+		v.dropBelow(path)
+	}
+	v.Prov[path] = p
+}
+
+func isMapValue(v any) bool {
+	_, ok := v.(map[string]any)
+	return ok
+}
+
+// collectShadowed returns a mapping being replaced by a leaf as one shadowed value, with
+// the source of its first leaf.
+func (v *Values) collectShadowed(path string, old any) []Shadowed {
+	for _, p := range slices.Sorted(maps.Keys(v.Prov)) {
+		if strings.HasPrefix(p, path+".") || strings.HasPrefix(p, path+"[") {
+			return []Shadowed{{Value: old, Source: v.Prov[p].Source}}
+		}
+	}
+	return []Shadowed{}
+}
+
+// dropBelow forgets the provenance of path and of everything below it.
+func (v *Values) dropBelow(path string) {
+	delete(v.Prov, path)
+	for p := range v.Prov {
+		if strings.HasPrefix(p, path+".") || strings.HasPrefix(p, path+"[") {
+			delete(v.Prov, p)
+		}
+	}
+}
+
+// Lookup returns the provenance of the leaves at or below path, by path.
+func (v *Values) Lookup(path string) map[string]*Provenance {
+	out := map[string]*Provenance{}
+	for p, prov := range v.Prov {
+		if p == path || path == "" || strings.HasPrefix(p, path+".") || strings.HasPrefix(p, path+"[") {
+			out[p] = prov
+		}
+	}
+	return out
+}
+
+// Get returns the value at a path of the data (as Lookup's paths write it).
+func (v *Values) Get(path string) (any, bool) {
+	var cur any = v.Data
+	for _, k := range splitPath(path) {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[k]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// joinPath appends a key to a dotted path; keys with dots or brackets are written ["key"].
+func joinPath(prefix, key string) string {
+	if strings.ContainsAny(key, ".[]\"") || key == "" {
+		return prefix + fmt.Sprintf("[%q]", key)
+	}
+	if prefix == "" {
+		return key
+	}
+	return prefix + "." + key
+}
+
+// splitPath is the inverse of joinPath.
+func splitPath(path string) []string {
+	var out []string
+	for path != "" {
+		switch {
+		case strings.HasPrefix(path, "[\""):
+			end := strings.Index(path, "\"]")
+			if end < 0 {
+				return append(out, path)
+			}
+			out = append(out, strings.ReplaceAll(path[2:end], `\"`, `"`))
+			path = strings.TrimPrefix(path[end+2:], ".")
+		default:
+			end := strings.IndexAny(path, ".[")
+			if end < 0 {
+				return append(out, path)
+			}
+			out = append(out, path[:end])
+			path = strings.TrimPrefix(path[end:], ".")
+		}
+	}
+	return out
+}
+
+// resolve follows an alias.
+func resolve(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+// decode turns a node into the JSON-like data Helm renders with: map[string]any, []any,
+// strings, bools, int64/float64 numbers and nil.
+func decode(n *yaml.Node) (any, error) {
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return nil, err
+	}
+	return normalize(v), nil
+}
+
+func normalize(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = normalize(e)
+		}
+		return x
+	case map[any]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[fmt.Sprint(k)] = normalize(e)
+		}
+		return out
+	case []any:
+		for i, e := range x {
+			x[i] = normalize(e)
+		}
+		return x
+	case int:
+		return int64(x)
+	}
+	return v
+}
