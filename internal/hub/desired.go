@@ -93,7 +93,7 @@ func sameAssignments(a, b []DesiredAssignment) bool {
 	for _, y := range b {
 		x, ok := byKey[key(y)]
 		if !ok || x.Workload != y.Workload || x.Namespace != y.Namespace || !maps.Equal(x.Manifests, y.Manifests) ||
-			!reflect.DeepEqual(normalizeConfig(x.Config), normalizeConfig(y.Config)) {
+			!reflect.DeepEqual(normalizeConfig(x.Config), normalizeConfig(y.Config)) || !slices.Equal(x.Waiting, y.Waiting) {
 			return false
 		}
 	}

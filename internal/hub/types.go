@@ -1,6 +1,9 @@
 package hub
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // ClusterStatus is a cluster's overall state in a report.
 type ClusterStatus string
@@ -86,6 +89,10 @@ type DesiredAssignment struct {
 	Manifests        map[string]string `json:"manifests"`
 	// Config is the composed configuration (fleetform extension), for environment diffs.
 	Config map[string]any `json:"config,omitempty"`
+	// Waiting lists why the assignment waits for platform configuration (its environment's
+	// configSchemaPolicy is warn and its composed configuration breaks the workload's
+	// schema: the missing or invalid keys); fleetform extension.
+	Waiting []string `json:"waiting,omitempty"`
 }
 
 // WorkloadVersion is what application CI reports for a deployment target (Kalypso's
@@ -267,4 +274,22 @@ func timeOrNil(t time.Time) *time.Time {
 		return nil
 	}
 	return &t
+}
+
+// EncodeWaiting is how stores keep DesiredAssignment.Waiting: "" for none, else JSON.
+func EncodeWaiting(w []string) (string, error) {
+	if len(w) == 0 {
+		return "", nil
+	}
+	b, err := json.Marshal(w)
+	return string(b), err
+}
+
+// DecodeWaiting reads what EncodeWaiting wrote.
+func DecodeWaiting(s string) ([]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var w []string
+	return w, json.Unmarshal([]byte(s), &w)
 }

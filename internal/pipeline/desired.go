@@ -3,10 +3,12 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/redact"
+	"github.com/fleetform/fleetform/internal/render"
 )
 
 // DesiredPoster receives the desired state of an apply: the hub itself, or its client.
@@ -47,11 +49,15 @@ func Desired(r *Run, res *gitops.Result) hub.Desired {
 		d.Branch = p.Target.Branch
 	}
 	configs := map[string]map[string]any{}
+	waiting := map[string][]string{}
 	if p.Output != nil {
 		d.PromotedCommit = p.Output.CommonCommit
 		for _, a := range p.Output.Assignments {
 			if a.Config != nil {
 				configs[a.ClusterType+"/"+a.DeploymentTarget] = a.Config.Data
+			}
+			for _, w := range a.Waiting {
+				waiting[a.Dir()] = append(waiting[a.Dir()], strings.TrimPrefix(w.Message, render.WaitingPrefix))
 			}
 		}
 	}
@@ -61,7 +67,7 @@ func Desired(r *Run, res *gitops.Result) hub.Desired {
 	for _, a := range r.Schedule.Assignments {
 		d.Assignments = append(d.Assignments, hub.DesiredAssignment{Workload: a.Workload, DeploymentTarget: a.DeploymentTarget,
 			ClusterType: a.ClusterType, Namespace: a.Namespace, Manifests: a.Manifests,
-			Config: configs[a.ClusterType+"/"+a.DeploymentTarget]})
+			Config: configs[a.ClusterType+"/"+a.DeploymentTarget], Waiting: waiting[a.ClusterType+"/"+a.DeploymentTarget]})
 	}
 	return d
 }

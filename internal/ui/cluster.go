@@ -12,6 +12,7 @@ type assignmentView struct {
 	Workload, DeploymentTarget, Namespace string
 	Counts                                counts
 	Config                                []configValue
+	Waiting                               []string
 }
 
 type clusterTypeData struct {
@@ -49,7 +50,7 @@ func (u *Handler) clusterTypeData(ctx context.Context, env, name string) (cluste
 	for _, a := range d.Assignments {
 		if a.ClusterType == name {
 			out.Assignments = append(out.Assignments, assignmentView{Workload: a.Workload, DeploymentTarget: a.DeploymentTarget,
-				Namespace: a.Namespace, Counts: counted[a.DeploymentTarget], Config: configValues(a.Config)})
+				Namespace: a.Namespace, Counts: counted[a.DeploymentTarget], Config: configValues(a.Config), Waiting: a.Waiting})
 		}
 	}
 	clusters, err := u.hub.Clusters(ctx, env)

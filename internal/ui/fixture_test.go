@@ -78,7 +78,7 @@ func newFleet(tb testing.TB) *fleet {
 	desired("dev", "r-dev-1", "c0ffee1111111111111111111111111111111111",
 		shop("dev", "small", 1), shop("dev", "large", 1),
 		hub.DesiredAssignment{Workload: "billing", DeploymentTarget: "billing-dev", ClusterType: "large", Namespace: "dev-billing",
-			Manifests: map[string]string{"ns.yaml": "kind: Namespace"}})
+			Manifests: map[string]string{"ns.yaml": "kind: Namespace"}, Waiting: []string{"config of billing on large: BILLING_QUEUE is required"}})
 	desired("stage", "r-stage-1", "beef222222222222222222222222222222222222", shop("stage", "small", 2))
 	desired("prod", "r-prod-1", "beef222222222222222222222222222222222222", shop("prod", "small", 3))
 

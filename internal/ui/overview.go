@@ -97,6 +97,8 @@ type overviewCell struct {
 	Present  bool
 	Counts   counts
 	Versions string
+	// Waiting counts the workload's assignments waiting for platform configuration.
+	Waiting int
 }
 
 type overviewRow struct {
@@ -186,10 +188,16 @@ func (u *Handler) environmentColumn(ctx context.Context, env, from string) (envS
 			vs[v.Workload] = append(vs[v.Workload], v.Version)
 		}
 	}
+	waiting := map[string]int{}
+	for _, a := range d.Assignments {
+		if len(a.Waiting) > 0 {
+			waiting[a.Workload]++
+		}
+	}
 	cells := map[string]overviewCell{}
 	for wl, ts := range byWorkload {
 		slices.Sort(vs[wl])
-		cells[wl] = overviewCell{Env: env, Present: true, Counts: workloadCounts(ts), Versions: strings.Join(vs[wl], ", ")}
+		cells[wl] = overviewCell{Env: env, Present: true, Counts: workloadCounts(ts), Versions: strings.Join(vs[wl], ", "), Waiting: waiting[wl]}
 	}
 	return st, cells, nil
 }

@@ -123,7 +123,7 @@ func TestOverviewCountsMatchTheRollout(t *testing.T) {
 	if len(ro.Targets) != 1 || ro.Targets[0].Compliant != 1 || ro.Targets[0].Clusters != 2 {
 		t.Fatalf("prod rollout %+v", ro.Targets)
 	}
-	for _, s := range []string{"1.4.2", "waiting: c0ffee1", "needs an approval", "promoted beef222"} {
+	for _, s := range []string{"1.4.2", "waiting: c0ffee1", "needs an approval", "promoted beef222", "1 waiting for platform configuration"} {
 		if !strings.Contains(body, s) {
 			t.Errorf("the overview lacks %q", s)
 		}

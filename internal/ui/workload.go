@@ -20,6 +20,8 @@ type workloadTarget struct {
 	Counts      counts
 	Version     string
 	Config      []configValue
+	// Waiting says why the assignment waits for platform configuration (none: it does not).
+	Waiting []string
 }
 
 // configValue is one composed configuration value, shown as YAML when structured.
@@ -115,15 +117,16 @@ func (u *Handler) workloadIn(ctx context.Context, env, name string) (workloadEnv
 			version[v.DeploymentTarget] = v.Version
 		}
 	}
-	config := map[[2]string]map[string]any{}
+	assignments := map[[2]string]hub.DesiredAssignment{}
 	for _, a := range d.Assignments {
 		if a.Workload == name {
-			config[[2]string{a.DeploymentTarget, a.ClusterType}] = a.Config
+			assignments[[2]string{a.DeploymentTarget, a.ClusterType}] = a
 		}
 	}
 	for _, t := range mine { // sorted by cluster type, then target
+		a := assignments[[2]string{t.DeploymentTarget, t.ClusterType}]
 		out.Targets = append(out.Targets, workloadTarget{Name: t.DeploymentTarget, ClusterType: t.ClusterType, Counts: targetCounts(t),
-			Version: version[t.DeploymentTarget], Config: configValues(config[[2]string{t.DeploymentTarget, t.ClusterType}])})
+			Version: version[t.DeploymentTarget], Config: configValues(a.Config), Waiting: a.Waiting})
 	}
 	slices.SortStableFunc(out.Targets, func(a, b workloadTarget) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil

@@ -21,8 +21,8 @@ func (t *tx) PutDesired(_ context.Context, d hub.Desired) error {
 		return nil
 	}
 	n := len(d.Assignments)
-	types, targets, workloads, namespaces, manifests, configs := make([]string, n), make([]string, n), make([]string, n),
-		make([]string, n), make([]string, n), make([]string, n)
+	types, targets, workloads, namespaces, manifests, configs, waiting := make([]string, n), make([]string, n), make([]string, n),
+		make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	for i, a := range d.Assignments {
 		m, err := marshalJSON(a.Manifests)
 		if err != nil {
@@ -32,14 +32,18 @@ func (t *tx) PutDesired(_ context.Context, d hub.Desired) error {
 		if err != nil {
 			return err
 		}
-		types[i], targets[i], workloads[i], namespaces[i], manifests[i], configs[i] = a.ClusterType, a.DeploymentTarget,
-			a.Workload, a.Namespace, m, c
+		w, err := hub.EncodeWaiting(a.Waiting)
+		if err != nil {
+			return err
+		}
+		types[i], targets[i], workloads[i], namespaces[i], manifests[i], configs[i], waiting[i] = a.ClusterType, a.DeploymentTarget,
+			a.Workload, a.Namespace, m, c, w
 	}
 	t.queue(`INSERT INTO desired_assignments (environment, revision, cluster_type, deployment_target, workload, namespace,
-		manifests, config)
-		SELECT $1, $2, u.ct, u.dt, u.w, u.ns, u.m::jsonb, u.c::jsonb
-		FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[]) AS u(ct, dt, w, ns, m, c)`,
-		d.Environment, d.Revision, types, targets, workloads, namespaces, manifests, configs)
+		manifests, config, waiting)
+		SELECT $1, $2, u.ct, u.dt, u.w, u.ns, u.m::jsonb, u.c::jsonb, u.wt
+		FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[]) AS u(ct, dt, w, ns, m, c, wt)`,
+		d.Environment, d.Revision, types, targets, workloads, namespaces, manifests, configs, waiting)
 	return nil
 }
 
@@ -60,7 +64,7 @@ func (t *tx) desired(ctx context.Context, where string, args ...any) (hub.Desire
 		return d, notFound(err)
 	}
 	d.PostedAt = fromTS(posted)
-	rows, err := t.query(ctx, `SELECT cluster_type, deployment_target, workload, namespace, manifests, config
+	rows, err := t.query(ctx, `SELECT cluster_type, deployment_target, workload, namespace, manifests, config, waiting
 		FROM desired_assignments WHERE environment = $1 AND revision = $2 ORDER BY cluster_type, deployment_target`, d.Environment, d.Revision)
 	if err != nil {
 		return d, err
@@ -68,7 +72,12 @@ func (t *tx) desired(ctx context.Context, where string, args ...any) (hub.Desire
 	d.Assignments, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (hub.DesiredAssignment, error) {
 		var a hub.DesiredAssignment
 		var manifests, config []byte
-		if err := row.Scan(&a.ClusterType, &a.DeploymentTarget, &a.Workload, &a.Namespace, &manifests, &config); err != nil {
+		var waiting string
+		if err := row.Scan(&a.ClusterType, &a.DeploymentTarget, &a.Workload, &a.Namespace, &manifests, &config, &waiting); err != nil {
+			return a, err
+		}
+		var err error
+		if a.Waiting, err = hub.DecodeWaiting(waiting); err != nil {
 			return a, err
 		}
 		if err := json.Unmarshal(manifests, &a.Manifests); err != nil {

@@ -27,9 +27,13 @@ func (t *tx) PutDesired(ctx context.Context, d hub.Desired) error {
 		if err != nil {
 			return err
 		}
+		waiting, err := hub.EncodeWaiting(a.Waiting)
+		if err != nil {
+			return err
+		}
 		if _, err := t.q.ExecContext(ctx, `INSERT INTO desired_assignments (environment, revision, cluster_type, deployment_target,
-			workload, namespace, manifests, config) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, d.Environment, d.Revision, a.ClusterType,
-			a.DeploymentTarget, a.Workload, a.Namespace, string(manifests), string(config)); err != nil {
+			workload, namespace, manifests, config, waiting) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, d.Environment, d.Revision, a.ClusterType,
+			a.DeploymentTarget, a.Workload, a.Namespace, string(manifests), string(config), waiting); err != nil {
 			return err
 		}
 	}
@@ -53,7 +57,7 @@ func (t *tx) desired(ctx context.Context, where string, args ...any) (hub.Desire
 		return d, notFound(err)
 	}
 	d.PostedAt = fromMS(posted)
-	rows, err := t.q.QueryContext(ctx, `SELECT cluster_type, deployment_target, workload, namespace, manifests, config
+	rows, err := t.q.QueryContext(ctx, `SELECT cluster_type, deployment_target, workload, namespace, manifests, config, waiting
 		FROM desired_assignments WHERE environment = ? AND revision = ? ORDER BY cluster_type, deployment_target`, d.Environment, d.Revision)
 	if err != nil {
 		return d, err
@@ -62,8 +66,12 @@ func (t *tx) desired(ctx context.Context, where string, args ...any) (hub.Desire
 	d.Assignments = []hub.DesiredAssignment{}
 	for rows.Next() {
 		var a hub.DesiredAssignment
-		var manifests, config string
-		if err := rows.Scan(&a.ClusterType, &a.DeploymentTarget, &a.Workload, &a.Namespace, &manifests, &config); err != nil {
+		var manifests, config, waiting string
+		if err := rows.Scan(&a.ClusterType, &a.DeploymentTarget, &a.Workload, &a.Namespace, &manifests, &config, &waiting); err != nil {
+			return d, err
+		}
+		var err error
+		if a.Waiting, err = hub.DecodeWaiting(waiting); err != nil {
 			return d, err
 		}
 		if err := json.Unmarshal([]byte(manifests), &a.Manifests); err != nil {

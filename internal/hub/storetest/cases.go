@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -106,15 +107,23 @@ func (s suite) testDesired(t *testing.T) {
 		t.Fatalf("other assignments for the same revision: %v", err)
 	}
 	e.clock.Advance(time.Minute)
-	e.desired("dev", "r2", a[0])
+	waiting := a[0]
+	waiting.Waiting = []string{"config of shop on large: REPLICAS is required", "LOG_LEVEL: must be one of info, debug"}
+	e.desired("dev", "r2", waiting)
 	var got hub.Desired
 	err = store.View(ctx, func(r hub.Reader) error {
 		var err error
 		got, err = r.LatestDesired(ctx, "dev")
 		return err
 	})
-	if err != nil || got.Revision != "r2" || len(got.Assignments) != 1 || got.Assignments[0].Manifests["path"] != "./shop-web" {
+	if err != nil || got.Revision != "r2" || len(got.Assignments) != 1 || got.Assignments[0].Manifests["path"] != "./shop-web" ||
+		!slices.Equal(got.Assignments[0].Waiting, waiting.Waiting) {
 		t.Fatalf("latest desired %+v, %v", got, err)
+	}
+	// The same assignments waiting for other keys are another desired state.
+	waiting.Waiting = waiting.Waiting[:1]
+	if err := e.hub.PostDesired(ctx, hub.Desired{Environment: "dev", Revision: "r2", Assignments: []hub.DesiredAssignment{waiting}}); code(err) != hub.CodeConflict {
+		t.Fatalf("other waiting keys for the same revision: %v", err)
 	}
 	err = store.View(ctx, func(r hub.Reader) error {
 		_, err := r.LatestDesired(ctx, "prod")
