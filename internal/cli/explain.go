@@ -9,10 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fleetform/fleetform/internal/compose"
 	"github.com/fleetform/fleetform/internal/pipeline"
-	"github.com/fleetform/fleetform/internal/platform"
-	"github.com/fleetform/fleetform/internal/schedule"
 )
 
 type explainOptions struct {
@@ -20,21 +17,6 @@ type explainOptions struct {
 	out              outputOption
 	clusterType      string
 	deploymentTarget string
-}
-
-// explainJSON is the contract of `explain -o json`, extended with the scheduling decision.
-type explainJSON struct {
-	Environment      string                    `json:"environment"`
-	ClusterType      string                    `json:"clusterType"`
-	DeploymentTarget string                    `json:"deploymentTarget"`
-	Values           map[string]*compose.Value `json:"values"`
-	Scheduled        bool                      `json:"scheduled"`
-	Namespace        string                    `json:"namespace"`
-	Scheduling       schedule.Explanation      `json:"scheduling"`
-	// Pinned is set when a pin of the environment holds the target's manifests here.
-	Pinned *schedule.Pinned `json:"pinned,omitempty"`
-	// Manifests are the target's manifests as this cluster type gets them.
-	Manifests map[string]string `json:"manifests"`
 }
 
 func newExplainCmd(e *env) *cobra.Command {
@@ -100,57 +82,17 @@ func (o *explainOptions) validate(args []string) error {
 }
 
 func (o *explainOptions) print(e *env, r *pipeline.Run, key string) error {
-	ct, dt := findPair(r.Snapshot, o.clusterType, o.deploymentTarget)
-	if ct == nil || dt == nil {
-		ex := r.Schedule.Explain(o.deploymentTarget, o.clusterType)
-		return failed(ExitFailed, fmt.Errorf("%s", strings.Join(ex.Reasons, "; ")))
-	}
-	cfg := compose.New(r.Snapshot).Compose(ct, dt)
-	doc := explainJSON{
-		Environment: r.Snapshot.Environment, ClusterType: o.clusterType, DeploymentTarget: o.deploymentTarget,
-		Values: map[string]*compose.Value{}, Namespace: schedule.Namespace(r.Snapshot.Environment, o.clusterType, o.deploymentTarget),
-		Scheduling: r.Schedule.Explain(o.deploymentTarget, o.clusterType),
-	}
-	doc.Scheduled = doc.Scheduling.Scheduled
-	doc.Manifests = dt.Manifests
-	for i := range r.Schedule.Assignments {
-		if a := &r.Schedule.Assignments[i]; a.ClusterType == o.clusterType && a.DeploymentTarget == o.deploymentTarget {
-			doc.Manifests, doc.Pinned = a.Manifests, a.Pinned
-		}
-	}
-	for k, v := range cfg.Values {
-		if key == "" || k == key {
-			doc.Values[k] = v
-		}
-	}
-	if key != "" && len(doc.Values) == 0 {
-		return failed(ExitFailed, fmt.Errorf("key %q is not set for %s on %s", key, o.deploymentTarget, o.clusterType))
-	}
-	err := o.out.write(e.stdout, doc, func(w io.Writer) error { return explainText(w, &doc) })
+	doc, err := pipeline.Explain(r, o.clusterType, o.deploymentTarget, key)
 	if err != nil {
+		return failed(ExitFailed, err)
+	}
+	if err := o.out.write(e.stdout, doc, func(w io.Writer) error { return explainText(w, doc) }); err != nil {
 		return failed(ExitFailed, err)
 	}
 	return nil
 }
 
-// findPair finds the cluster type and the deployment target (of this environment).
-func findPair(s *platform.Snapshot, ctName, dtName string) (*platform.ClusterType, *platform.DeploymentTarget) {
-	var ct *platform.ClusterType
-	var dt *platform.DeploymentTarget
-	for _, c := range s.ClusterTypes {
-		if c.Metadata.Name == ctName {
-			ct = c
-		}
-	}
-	for _, d := range s.DeploymentTargets {
-		if d.Name == dtName && d.Environment == s.Environment {
-			dt = d
-		}
-	}
-	return ct, dt
-}
-
-func explainText(w io.Writer, doc *explainJSON) error {
+func explainText(w io.Writer, doc *pipeline.Explanation) error {
 	state := "is scheduled"
 	if !doc.Scheduled {
 		state = "is NOT scheduled"
