@@ -156,6 +156,7 @@ func (o *serveOptions) run(ctx context.Context, e *env) error {
 	}
 	svc := o.service(e, hs, popts, creds)
 	hs.ui.SetChain(svc.Chain)
+	hs.ui.SetScheduler(svc)
 	webhooks := serve.NewWebhooks(os.Getenv(serve.WebhookSecretEnv), svc, e.logger)
 	return o.srv.serve(ctx, e, hs, serve.Handler(hs.handler(), hs.hub, svc, webhooks), svc.Run)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/promote"
+	"github.com/fleetform/fleetform/internal/render"
 )
 
 // LeaseName names serve's leadership in the store.
@@ -94,6 +95,16 @@ func New(opts Options) *Service {
 // open reads the control plane afresh.
 func (s *Service) open(ctx context.Context) (*platform.ControlPlane, error) {
 	return platform.Open(ctx, s.opts.ControlPlane, s.opts.Platform)
+}
+
+// Schedule loads an environment of the control plane at its latest commits and schedules it
+// (no render): what explain pages read.
+func (s *Service) Schedule(ctx context.Context, env string) (*pipeline.Run, error) {
+	cp, err := s.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return pipeline.Load(ctx, cp, env, pipeline.UpToSchedule, render.Options{})
 }
 
 // Trigger asks for a sync of the repository a webhook named, at once; it reports whether

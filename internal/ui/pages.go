@@ -65,3 +65,16 @@ func safeURL(repo string) string {
 	u.User = nil
 	return u.String()
 }
+
+// urlValues encodes key, value pairs as a query string, leaving out empty values.
+func urlValues(kv ...string) string {
+	q := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			q.Set(kv[i], kv[i+1])
+		}
+	}
+	return q.Encode()
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

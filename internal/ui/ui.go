@@ -41,6 +41,8 @@ type Options struct {
 	PageSize int
 	// Changes makes control-plane changes for the authoring pages (nil: none).
 	Changes Changes
+	// Scheduler reads the control plane for the explain pages (nil: none).
+	Scheduler Scheduler
 }
 
 // Handler serves the UI.
@@ -86,6 +88,7 @@ func (u *Handler) routes() {
 	u.mux.HandleFunc("GET /diff", u.signedIn(u.diff))
 	u.mux.HandleFunc("GET /promotions", u.signedIn(u.promotions))
 	u.mux.HandleFunc("POST /promotions/approve", u.signedIn(u.approve))
+	u.mux.HandleFunc("GET /explain", u.signedIn(u.explain))
 	u.mux.HandleFunc("GET /author", u.signedIn(u.author))
 	u.mux.HandleFunc("POST /author/preview", u.signedIn(u.preview))
 	u.mux.HandleFunc("POST /author/commit", u.signedIn(u.commit))
