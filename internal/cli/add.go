@@ -134,7 +134,9 @@ func (o *authoringOptions) report(e *env, res *authoring.Result, err error) erro
 		}
 		return failed(ExitFailed, err)
 	}
-	printDiagnostics(e.stderr, res.Errors)
+	if opErr := (*authoring.OperationError)(nil); !errors.As(err, &opErr) {
+		printDiagnostics(e.stderr, res.Errors) // an operation's error is the error printed last
+	}
 	werr := o.out.write(e.stdout, res, func(w io.Writer) error { return authoringText(w, res, o.dryRun) })
 	switch {
 	case err != nil:
