@@ -38,10 +38,12 @@ func newOnboardClusterCmd(e *env) *cobra.Command {
 	var o onboardClusterOptions
 	cmd := &cobra.Command{
 		Use: "cluster NAME --env E --cluster-type CT [--label k=v]... [--reconciler flux|argocd|host] [--hub URL]",
-		Example: "  # a Flux cluster: register it and apply what it needs\n" +
-			"  FLEETFORM_HUB_TOKEN=... fleetform onboard cluster plant-lyon-1 --env dev --cluster-type plant-lyon --label site=lyon --hub https://hub.example.com -o yaml | kubectl apply -f -\n" +
-			"  # a host (Ansible): a script to run as root on it\n" +
-			"  FLEETFORM_HUB_TOKEN=... fleetform onboard cluster line-7-vm-3 --env prod --cluster-type vm-line --hub https://hub.example.com > onboard.sh",
+		Example: "  # a Flux cluster: register it and print what it needs; pipe it into kubectl apply -f -\n" +
+			"  FLEETFORM_HUB_TOKEN=... fleetform onboard cluster plant-lyon-1 --env dev --cluster-type plant-lyon --label site=lyon --hub https://hub.example.com -o yaml\n" +
+			"  # a host (Ansible): a shell script to run as root on it\n" +
+			"  FLEETFORM_HUB_TOKEN=... fleetform onboard cluster line-7-vm-3 --env prod --cluster-type vm-line --hub https://hub.example.com\n" +
+			"  # only the reconciler's objects, nothing registered\n" +
+			"  fleetform onboard cluster plant-lyon-2 --env dev --cluster-type plant-lyon",
 		Short: "Register a cluster with the hub and print everything it needs",
 		Long: "onboard cluster registers the cluster with the hub (a cluster token, as hub register does)\n" +
 			"and prints what the cluster needs. For Flux: a GitRepository on the environment's GitOps\n" +
