@@ -16,6 +16,7 @@ import (
 	"github.com/fleetform/fleetform/internal/authoring"
 	"github.com/fleetform/fleetform/internal/cli"
 	"github.com/fleetform/fleetform/internal/crdtest"
+	"github.com/fleetform/fleetform/internal/gittest"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/client"
 )
@@ -187,5 +188,30 @@ func TestOnboardCluster(t *testing.T) {
 	out, _ = onboard(0, "plant-lyon-3", "--env", "dev", "--cluster-type", "plant-lyon")
 	if objs := objectsOf(t, out); len(objs) != 2 || bytes.Contains([]byte(out), []byte("Secret")) {
 		t.Errorf("without --hub:\n%s", out)
+	}
+}
+
+// TestOnboardClusterKalypso: on Kalypso's sample (branch per environment), the cluster reads
+// the environment's GitOpsRepo: kalypso-gitops, branch dev, the cluster type's folder.
+func TestOnboardClusterKalypso(t *testing.T) {
+	schemas := crdtest.Schemas(t)
+	k := gittest.NewKalypso(t)
+	code, out, errOut := runFF(t, "onboard", "cluster", "large-1", "--env", "dev", "--cluster-type", "large",
+		"--control-plane", k.ControlPlane.Dir, "--repo-map", gittest.SvcSrcURL+"="+k.SvcSrc.Dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	objs := objectsOf(t, out)
+	if len(objs) != 2 {
+		t.Fatalf("objects:\n%s", out)
+	}
+	for _, obj := range objs {
+		if err := schemas[obj["apiVersion"].(string)+"/"+obj["kind"].(string)].Validate(obj); err != nil {
+			t.Errorf("%s: %v", obj["kind"], err)
+		}
+	}
+	if field(objs[0], "spec", "url") != "https://github.com/microsoft/kalypso-gitops" || field(objs[0], "spec", "ref", "branch") != "dev" ||
+		field(objs[1], "spec", "path") != "./large" {
+		t.Errorf("objects:\n%s", out)
 	}
 }
