@@ -34,6 +34,20 @@ const (
 // ErrInvalid means the change would make the control plane invalid: nothing was written.
 var ErrInvalid = errors.New("the change is refused: it makes the control plane invalid")
 
+// OperationError is an operation that cannot be made on the control plane as it is (a name
+// that is not DNS-1123, an object that already exists or does not, an undeclared
+// environment): the change is refused like an invalid one (errors.Is(err, ErrInvalid)), and
+// its Result carries it as an error without a file.
+type OperationError struct {
+	Op  Operation
+	Err error
+}
+
+func (e *OperationError) Error() string { return e.Op.Describe() + ": " + e.Err.Error() }
+
+// Unwrap makes the error match ErrInvalid and its cause.
+func (e *OperationError) Unwrap() []error { return []error{ErrInvalid, e.Err} }
+
 // ErrConflict means the branch moved while the change was being made, every attempt.
 var ErrConflict = errors.New("the control plane changed while the change was being made; try again")
 
@@ -125,7 +139,9 @@ func applyOnce(ctx context.Context, req Request) (*Result, error) {
 	for _, op := range req.Operations {
 		res.Operations = append(res.Operations, op.Describe())
 		if err := ws.apply(op); err != nil {
-			return nil, fmt.Errorf("%s: %w", op.Describe(), err)
+			res.Errors = append(res.Errors, platform.Diagnostic{Severity: platform.SeverityError, Kind: op.Kind, Name: op.Name,
+				Message: err.Error()})
+			return res, &OperationError{Op: op, Err: err}
 		}
 	}
 	changed, err := ws.changed()

@@ -236,6 +236,9 @@ func newDoc(apiVersion, kind, name string, labels map[string]string, comment str
 	return &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{n}}, nil
 }
 
+// CheckName refuses names that are not DNS-1123 subdomains.
+func CheckName(kind, name string) error { return checkName(kind, name) }
+
 // checkName refuses names that are not DNS-1123 subdomains before anything is read.
 func checkName(kind, name string) error {
 	if name == "" {

@@ -48,14 +48,16 @@ type workspace struct {
 	changes  map[fileKey][]byte // nil content: removed
 }
 
-var errNotLocal = errors.New("authoring needs a local control plane: a directory or a local git repository")
+// ErrNotLocal means the control plane is a remote URL: authoring writes a directory or a
+// local git repository.
+var ErrNotLocal = errors.New("authoring needs a local control plane: a directory or a local git repository")
 
 // openWorkspace opens the control plane at location. git is true when the change is to be
 // committed (or pushed): a folder-layout work tree is then edited through its branch.
 func openWorkspace(ctx context.Context, location string, popts platform.Options, gitMode bool) (*workspace, *platform.ControlPlane, error) {
 	p, ok := platform.LocalPath(location)
 	if !ok {
-		return nil, nil, fmt.Errorf("%s: %w", location, errNotLocal)
+		return nil, nil, fmt.Errorf("%s: %w", location, ErrNotLocal)
 	}
 	if p == "" {
 		p = "."

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fleetform/fleetform/internal/authoring"
 	"github.com/fleetform/fleetform/internal/forge"
+	"github.com/fleetform/fleetform/internal/gitauth"
 	"github.com/fleetform/fleetform/internal/pipeline"
 )
 
@@ -111,19 +112,24 @@ func (o *authoringOptions) request(_ context.Context, e *env, ops []authoring.Op
 	req := authoring.Request{ControlPlane: o.cp.controlPlane, Platform: popts, Operations: ops, Mode: o.mode(),
 		Author: o.sig, Message: o.message, Logger: e.logger, Credentials: creds}
 	if o.pr {
-		req.OpenPR = func(ctx context.Context, repoURL string, cr forge.NewChangeRequest) (*pipeline.PullRequest, error) {
-			repo, client, err := pipeline.ForgeClient(ctx, creds, repoURL, o.forgeURL)
-			if err != nil {
-				return nil, err
-			}
-			pr, err := client.Create(ctx, repo, cr)
-			if err != nil {
-				return nil, err
-			}
-			return &pipeline.PullRequest{Number: pr.Number, URL: pr.URL, Head: pr.Head, Base: pr.Base}, nil
-		}
+		req.OpenPR = prOpener(creds, o.forgeURL)
 	}
 	return req, nil
+}
+
+// prOpener opens the pull requests of authored changes on the forge (GitHub).
+func prOpener(creds *gitauth.Store, forgeURL string) authoring.PROpener {
+	return func(ctx context.Context, repoURL string, cr forge.NewChangeRequest) (*pipeline.PullRequest, error) {
+		repo, client, err := pipeline.ForgeClient(ctx, creds, repoURL, forgeURL)
+		if err != nil {
+			return nil, err
+		}
+		pr, err := client.Create(ctx, repo, cr)
+		if err != nil {
+			return nil, err
+		}
+		return &pipeline.PullRequest{Number: pr.Number, URL: pr.URL, Head: pr.Head, Base: pr.Base}, nil
+	}
 }
 
 // report prints the result of a change and chooses the exit code.
@@ -134,7 +140,9 @@ func (o *authoringOptions) report(e *env, res *authoring.Result, err error) erro
 		}
 		return failed(ExitFailed, err)
 	}
-	printDiagnostics(e.stderr, res.Errors)
+	if opErr := (*authoring.OperationError)(nil); !errors.As(err, &opErr) {
+		printDiagnostics(e.stderr, res.Errors) // an operation's error is the error printed last
+	}
 	werr := o.out.write(e.stdout, res, func(w io.Writer) error { return authoringText(w, res, o.dryRun) })
 	switch {
 	case err != nil:

@@ -55,7 +55,7 @@ func newHistoryCmd(e *env) *cobra.Command {
 	f.StringVar(&o.f.Workload, "workload", "", "only this workload")
 	f.StringVar(&o.f.ClusterType, "cluster-type", "", "only this cluster type")
 	f.StringVar(&o.f.Cluster, "cluster", "", "only this cluster")
-	f.StringVar(&o.f.Kind, "kind", "", "only this kind: desired, cluster, deployment, registration, promotion or approval")
+	f.StringVar(&o.f.Kind, "kind", "", "only this kind: desired, cluster, deployment, registration, promotion, approval or authoring")
 	f.StringVar(&o.since, "since", "", "only events since this time (RFC 3339) or this long ago (24h)")
 	f.IntVar(&o.f.Limit, "limit", 100, "at most this many events")
 	return cmd

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/gitauth"
@@ -158,7 +159,21 @@ func (o *serveOptions) run(ctx context.Context, e *env) error {
 	hs.ui.SetChain(svc.Chain)
 	hs.ui.SetScheduler(svc)
 	webhooks := serve.NewWebhooks(os.Getenv(serve.WebhookSecretEnv), svc, e.logger)
-	return o.srv.serve(ctx, e, hs, serve.Handler(hs.handler(), hs.hub, svc, webhooks), svc.Run)
+	changes := o.changes(e, hs, svc, popts, creds)
+	return o.srv.serve(ctx, e, hs, serve.Handler(hs.handler(), hs.hub, svc, webhooks, changes.Handler()), svc.Run)
+}
+
+// changes is the authoring API: changes committed to the control plane (pull requests with
+// --pr), recorded in the hub's history, and applied at once.
+func (o *serveOptions) changes(e *env, hs *hubServer, svc *serve.Service, popts platform.Options, creds *gitauth.Store) *serve.ControlPlaneChanges {
+	addr, _ := mail.ParseAddress(o.author) // validated
+	opts := serve.ChangesOptions{ControlPlane: o.cp.controlPlane, Platform: popts, Credentials: creds, Hub: hs.hub,
+		Author: object.Signature{Name: addr.Name, Email: addr.Address}, Logger: e.logger,
+		Applied: func() { svc.Trigger(o.cp.controlPlane) }}
+	if o.pr {
+		opts.OpenPR = prOpener(creds, o.forgeURL)
+	}
+	return serve.NewControlPlaneChanges(opts)
 }
 
 // service builds the service around the hub.

@@ -162,7 +162,7 @@ type DeploymentState struct {
 type Event struct {
 	ID               int64     `json:"id"`
 	Time             time.Time `json:"time"`
-	Kind             string    `json:"kind"` // desired, cluster, deployment, registration, promotion, approval
+	Kind             string    `json:"kind"` // desired, cluster, deployment, registration, promotion, approval, authoring
 	Environment      string    `json:"environment"`
 	ClusterType      string    `json:"clusterType,omitempty"`
 	Cluster          string    `json:"cluster,omitempty"`
@@ -182,6 +182,9 @@ const (
 	EventRegistration = "registration"
 	EventPromotion    = "promotion"
 	EventApproval     = "approval"
+	// EventAuthoring is a change of the control plane made through the authoring API: its
+	// commit (or pull request head) and, in the message, who made it and what it did.
+	EventAuthoring = "authoring"
 )
 
 // HistoryFilter selects history events; empty fields match everything.

@@ -72,7 +72,7 @@ func Open(ctx context.Context, location string, opts Options) (*ControlPlane, er
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	repos := NewRepos(opts.RepoMap, opts.Credentials, opts.Logger)
+	repos := newLoadRepos(opts.RepoMap, opts.Credentials, opts.Logger)
 	repo, err := repos.Open(ctx, location)
 	if err != nil {
 		return nil, fmt.Errorf("open control plane: %w", err)

@@ -17,7 +17,7 @@ func OpenGit(_ context.Context, g *git.Repository, location string, opts Options
 	if g == nil {
 		return nil, fmt.Errorf("open control plane %s: no repository", location)
 	}
-	repos := NewRepos(opts.RepoMap, opts.Credentials, opts.Logger)
+	repos := newLoadRepos(opts.RepoMap, opts.Credentials, opts.Logger)
 	repo := &Repo{Location: location, git: g}
 	repos.cache[location] = repo
 	cp := &ControlPlane{repo: repo, repos: repos, layout: opts.Layout, opts: opts}

@@ -1,9 +1,12 @@
 package platform_test
 
 import (
+	"bytes"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/fleetform/fleetform/internal/gittest"
@@ -321,4 +324,48 @@ func TestRegistrationInEnvironmentContent(t *testing.T) {
 	opts := platform.Options{RepoMap: platform.RepoMap{url: repo}}
 	equal(t, "dev workloads", workloadNames(load(t, cp, "dev", opts)), []string{"w"})
 	equal(t, "stage workloads", workloadNames(load(t, cp, "stage", opts)), nil)
+}
+
+// TestRegistrationUnreachableFetchedOnce: an unreachable registration repository is fetched
+// (and logged) once per opened control plane, not once per environment loaded; every
+// environment still reports it.
+func TestRegistrationUnreachableFetchedOnce(t *testing.T) {
+	t.Parallel()
+	down := gittest.ClosedURL(t) + "/repo.git"
+	cp := newDir(t, map[string]string{
+		"environments/dev/env.yaml":   envDoc("dev"),
+		"environments/stage/env.yaml": envDoc("stage"),
+		"environments/prod/env.yaml":  envDoc("prod"),
+		"registrations.yaml":          registrationDoc("down", down, "main", ".", "team"),
+	})
+	var logs syncBuffer
+	c := open(t, cp, platform.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	for _, env := range []string{"dev", "stage", "prod"} {
+		snap, err := c.Load(t.Context(), env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		equal(t, env+" failed sources", snap.FailedSources, []string{"registration/down"})
+	}
+	if n := strings.Count(logs.String(), "fetching repository"); n != 1 {
+		t.Errorf("logged %d fetches of the unreachable repository, want 1:\n%s", n, logs.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

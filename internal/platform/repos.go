@@ -124,6 +124,11 @@ type Repos struct {
 	logger  *slog.Logger
 	mu      sync.Mutex
 	cache   map[string]*Repo
+	// failed remembers the repositories that could not be opened, when rememberFailures is
+	// set (a control plane's Repos, which lives for one load): every environment of the
+	// load gets the same error without fetching (and logging) again.
+	failed           map[string]error
+	rememberFailures bool
 }
 
 // NewRepos returns a Repos that resolves URLs through m and fetches remote repositories
@@ -132,7 +137,15 @@ func NewRepos(m RepoMap, creds Credentials, logger *slog.Logger) *Repos {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Repos{repoMap: m, creds: creds, logger: logger, cache: map[string]*Repo{}}
+	return &Repos{repoMap: m, creds: creds, logger: logger, cache: map[string]*Repo{}, failed: map[string]error{}}
+}
+
+// newLoadRepos returns the Repos of one opened control plane: a repository that cannot be
+// opened is tried once, and its error returned to every later Open.
+func newLoadRepos(m RepoMap, creds Credentials, logger *slog.Logger) *Repos {
+	rs := NewRepos(m, creds, logger)
+	rs.rememberFailures = true
+	return rs
 }
 
 // Mapped reports whether url is mapped to a local location.
@@ -148,12 +161,18 @@ func (rs *Repos) Open(ctx context.Context, url string) (*Repo, error) {
 	if r, ok := rs.cache[url]; ok {
 		return r, nil
 	}
+	if err, ok := rs.failed[url]; ok {
+		return nil, err
+	}
 	loc := url
 	if mapped, ok := rs.repoMap.Lookup(url); ok {
 		loc = mapped
 	}
 	r, err := rs.open(ctx, loc)
 	if err != nil {
+		if rs.rememberFailures && ctx.Err() == nil {
+			rs.failed[url] = err
+		}
 		return nil, err
 	}
 	r.Location = url

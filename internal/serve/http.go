@@ -17,10 +17,14 @@ const readyTimeout = 2 * time.Second
 
 // Handler is serve's one port: the webhooks, /readyz (the store answers and, on the leader,
 // the first sync of every source is done), and everything else from the hub's API handler
-// (the API under /api/, /healthz, /metrics).
-func Handler(hubAPI http.Handler, store Pinger, svc *Service, webhooks http.Handler) http.Handler {
+// (the API under /api/, /healthz, /metrics). changes, when not nil, is the authoring API
+// (POST /api/v1/controlplane/changes).
+func Handler(hubAPI http.Handler, store Pinger, svc *Service, webhooks, changes http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/api/v1/webhooks/git", webhooks)
+	if changes != nil {
+		mux.Handle("/api/v1/controlplane/changes", changes)
+	}
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 		defer cancel()

@@ -57,3 +57,27 @@ func (s suite) testPromotion(t *testing.T) {
 		t.Fatalf("promotion history %+v, %v", events, err)
 	}
 }
+
+// testAuthoring: the changes of the authoring API, with who made them and what they did.
+func (s suite) testAuthoring(t *testing.T) {
+	store, _ := s.open(t)
+	e := start(t, store, newClock())
+	ctx := context.Background()
+	if err := e.hub.RecordChange(ctx, hub.Change{Environment: "dev", Revision: "ab12", By: "ci-bot",
+		What: "add ClusterType edge in dev"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.hub.RecordChange(ctx, hub.Change{Revision: "cd34", By: "ann", What: "add Workload shop",
+		PullRequest: "https://github.example/org/cp/pull/3"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.hub.RecordChange(ctx, hub.Change{Revision: "ef56", What: "remove Workload shop"}); code(err) != hub.CodeInvalid {
+		t.Fatalf("a change without its author: %v", err)
+	}
+	events, err := e.hub.History(ctx, hub.HistoryFilter{Kind: hub.EventAuthoring})
+	if err != nil || len(events) != 2 ||
+		events[0].Message != "add Workload shop (by ann, pull request https://github.example/org/cp/pull/3)" || events[0].Environment != "" ||
+		events[1].Message != "add ClusterType edge in dev (by ci-bot)" || events[1].Environment != "dev" || events[1].Revision != "ab12" {
+		t.Fatalf("authoring history %+v, %v", events, err)
+	}
+}

@@ -76,6 +76,7 @@ func Run(t *testing.T, open Opener, explain Explainer) {
 	t.Run("ConcurrentWriters", s.testConcurrent)
 	t.Run("Prune", s.testPrune)
 	t.Run("Promotion", s.testPromotion)
+	t.Run("Authoring", s.testAuthoring)
 	t.Run("RandomOperations", s.testRandom)
 	t.Run("LargeHistory", s.testLargeHistory)
 	t.Run("FutureObservedAt", s.testFutureObservedAt)

@@ -1,0 +1,10 @@
+package cli
+
+import "io"
+
+// SetStdoutIsTerminal replaces the terminal check of onboard cluster for a test.
+func SetStdoutIsTerminal(f func(io.Writer) bool) (restore func()) {
+	old := stdoutIsTerminal
+	stdoutIsTerminal = f
+	return func() { stdoutIsTerminal = old }
+}

@@ -1,0 +1,185 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/fleetform/fleetform/internal/authoring"
+	"github.com/fleetform/fleetform/internal/hub/api"
+	"github.com/fleetform/fleetform/internal/platform"
+)
+
+type onboardClusterOptions struct {
+	cp          controlPlaneOptions
+	hub         hubOptions
+	out         outputOption
+	env         string
+	clusterType string
+	labels      []string
+	reconciler  string
+	showToken   bool
+	rotate      bool
+	agentImage  string
+}
+
+// stdoutIsTerminal tells whether w is a terminal (a variable for tests).
+var stdoutIsTerminal = func(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func newOnboardClusterCmd(e *env) *cobra.Command {
+	var o onboardClusterOptions
+	cmd := &cobra.Command{
+		Use: "cluster NAME --env E --cluster-type CT [--label k=v]... [--reconciler flux|argocd|host] [--hub URL]",
+		Example: "  # a Flux cluster: register it and print what it needs; pipe it into kubectl apply -f -\n" +
+			"  FLEETFORM_HUB_TOKEN=... fleetform onboard cluster plant-lyon-1 --env dev --cluster-type plant-lyon --label site=lyon --hub https://hub.example.com -o yaml\n" +
+			"  # a host (Ansible): a shell script to run as root on it\n" +
+			"  FLEETFORM_HUB_TOKEN=... fleetform onboard cluster line-7-vm-3 --env prod --cluster-type vm-line --hub https://hub.example.com\n" +
+			"  # only the reconciler's objects, nothing registered\n" +
+			"  fleetform onboard cluster plant-lyon-2 --env dev --cluster-type plant-lyon",
+		Short: "Register a cluster with the hub and print everything it needs",
+		Long: "onboard cluster registers the cluster with the hub (a cluster token, as hub register does)\n" +
+			"and prints what the cluster needs. For Flux: a GitRepository on the environment's GitOps\n" +
+			"branch and a Kustomization of the cluster type's folder; for Argo CD: the Application of that\n" +
+			"folder; with the reporting agent's objects (deploy/agent) and its token in a Secret; as YAML\n" +
+			"for kubectl apply -f - (-o json: the same, with what was resolved, for machines). For a host:\n" +
+			"a shell script installing the host agent's token, systemd service and timer.\n\n" +
+			"The GitOps repository, branch and folder come from the environment's GitOpsRepo in the control\n" +
+			"plane; the reconciler, unless --reconciler says, from the cluster type's reconciler template.\n" +
+			"Without --hub nothing is registered and there is no agent: only the reconciler's objects.\n\n" +
+			"No token is printed to a terminal unless --show-token: when stdout is a terminal, nothing is\n" +
+			"registered and the Secret holds a placeholder (a preview); pipe the output into kubectl (or a\n" +
+			"file) to register the cluster and print its token. --rotate issues a new token for a cluster\n" +
+			"already registered (the old one stops working). Needs the admin token in " + hubTokenEnv + ".",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.check(args[0]); err != nil {
+				return err
+			}
+			return o.run(cmd.Context(), e, args[0])
+		},
+	}
+	o.cp.bindRepo(cmd)
+	o.hub.bind(cmd)
+	o.out.bind(cmd)
+	f := cmd.Flags()
+	f.StringVar(&o.env, "env", "", "environment of the cluster (required)")
+	f.StringVar(&o.clusterType, "cluster-type", "", "cluster type of the cluster (required)")
+	f.StringArrayVar(&o.labels, "label", nil, "label KEY=VALUE of the cluster on the hub (repeatable)")
+	f.StringVar(&o.reconciler, "reconciler", "", "flux, argocd or host (default: from the cluster type's reconciler template)")
+	f.BoolVar(&o.showToken, "show-token", false, "print the token even to a terminal")
+	f.BoolVar(&o.rotate, "rotate", false, "issue a new token for a cluster already registered")
+	f.StringVar(&o.agentImage, "agent-image", "", "image of the reporting agent (default: deploy/agent's)")
+	_ = cmd.MarkFlagRequired("env")
+	_ = cmd.MarkFlagRequired("cluster-type")
+	_ = cmd.RegisterFlagCompletionFunc("env", o.cp.completeEnvironments(e)) // the flag exists
+	return cmd
+}
+
+func (o *onboardClusterOptions) check(name string) error {
+	if err := o.out.check(); err != nil {
+		return err
+	}
+	switch o.reconciler {
+	case "", authoring.ReconcilerFlux, authoring.ReconcilerArgoCD, authoring.ReconcilerHost:
+	default:
+		return failed(ExitUsage, fmt.Errorf("--reconciler %q: want flux, argocd or host", o.reconciler))
+	}
+	if err := authoring.CheckName("cluster", name); err != nil {
+		return failed(ExitUsage, err)
+	}
+	if o.hub.url == "" && (o.showToken || o.rotate || len(o.labels) > 0) {
+		return failed(ExitUsage, errors.New("--show-token, --rotate and --label register the cluster: they need --hub"))
+	}
+	return nil
+}
+
+func (o *onboardClusterOptions) run(ctx context.Context, e *env, name string) error {
+	labels, err := labelsFlag(o.labels)
+	if err != nil {
+		return err
+	}
+	popts, err := o.cp.platformOptions(e)
+	if err != nil {
+		return err
+	}
+	if popts.Credentials, err = o.cp.credentials(e); err != nil {
+		return err
+	}
+	target, err := authoring.ResolveCluster(ctx, o.cp.controlPlane, popts, o.env, o.clusterType)
+	if err != nil {
+		return failed(ExitFailed, err)
+	}
+	reconciler := o.reconciler
+	if reconciler == "" {
+		reconciler = target.Reconciler
+	}
+	opts := authoring.ClusterOptions{Name: name, Environment: o.env, ClusterType: o.clusterType, Reconciler: reconciler,
+		GitOps: target.GitOps, Hub: o.hub.url, AgentImage: o.agentImage}
+	preview := o.hub.url != "" && !o.showToken && stdoutIsTerminal(e.stdout)
+	if o.hub.url != "" && !preview {
+		c, err := o.hub.client()
+		if err != nil {
+			return err
+		}
+		tok, err := c.RegisterCluster(ctx, api.ClusterRegistration{Name: name, Environment: o.env, ClusterType: o.clusterType, Labels: labels}, o.rotate)
+		if err != nil {
+			return failed(ExitFailed, fmt.Errorf("register %s: %w", name, err))
+		}
+		opts.Token = tok.Token
+	}
+	b, err := authoring.ClusterManifests(opts)
+	if err != nil {
+		return failed(ExitFailed, err)
+	}
+	o.summary(e, b, preview)
+	if err := o.print(e.stdout, b); err != nil {
+		return failed(ExitFailed, err)
+	}
+	return nil
+}
+
+// summary says on stderr what was done and what is next.
+func (o *onboardClusterOptions) summary(e *env, b *authoring.ClusterBootstrap, preview bool) {
+	switch {
+	case preview:
+		fmt.Fprintf(e.stderr, "preview: stdout is a terminal, so %s is not registered and its token is not printed;\n"+
+			"pipe the output (| kubectl apply -f -, > file) to register it, or pass --show-token\n", b.Cluster)
+	case b.Hub == "":
+		fmt.Fprintf(e.stderr, "no --hub: %s is not registered, and has no reporting agent\n", b.Cluster)
+	default:
+		fmt.Fprintf(e.stderr, "registered %s on %s (environment %s, cluster type %s)\n", b.Cluster, b.Hub, b.Environment, b.ClusterType)
+	}
+	fmt.Fprintf(e.stderr, "%s reads %s, branch %s, folder %s\n", b.Reconciler, b.GitOps.Repo, b.GitOps.Branch,
+		authoring.ClusterFolder(b.GitOps, b.ClusterType))
+	if _, local := platform.LocalPath(b.GitOps.Repo); local {
+		fmt.Fprintf(e.stderr, "warning: the GitOps repository %s is a local path, which a cluster cannot read: "+
+			"give the environment's GitOpsRepo the repository's URL (or the config file's gitops)\n", b.GitOps.Repo)
+	}
+}
+
+// print writes the bootstrap: YAML for kubectl (text and -o yaml), a shell script for a host
+// (text), the whole document with -o json (and -o yaml for a host).
+func (o *onboardClusterOptions) print(w io.Writer, b *authoring.ClusterBootstrap) error {
+	host := b.Reconciler == authoring.ReconcilerHost
+	if o.out.format == "json" || (o.out.format == "yaml" && host) {
+		return o.out.write(w, b, nil)
+	}
+	if host {
+		_, err := io.WriteString(w, b.Script())
+		return err
+	}
+	data, err := b.YAML()
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(data)
+	return err
+}

@@ -1,0 +1,253 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/fleetform/fleetform/api/v1alpha1"
+	"github.com/fleetform/fleetform/internal/authoring"
+	"github.com/fleetform/fleetform/internal/gitauth"
+	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/platform"
+)
+
+// ChangesHub is what the authoring API needs of the hub: who a token is, and the history
+// every committed change is recorded in (*hub.Hub).
+type ChangesHub interface {
+	Authenticate(ctx context.Context, token string) (hub.Principal, error)
+	RecordChange(ctx context.Context, c hub.Change) error
+}
+
+// ChangesOptions configure the authoring API.
+type ChangesOptions struct {
+	// ControlPlane is the control plane's location: a directory or a local git repository
+	// (a bare one, or a work tree), as serve's --control-plane. Platform is how it is read.
+	ControlPlane string
+	Platform     platform.Options
+	// Credentials push the branch of a pull request (nil: git's own).
+	Credentials *gitauth.Store
+	// Hub authenticates the callers of the HTTP handler and records the history.
+	Hub ChangesHub
+	// OpenPR, when set, makes every change a pull request instead of a commit (serve --pr).
+	OpenPR authoring.PROpener
+	// Author signs the commits (default fleetform <fleetform@localhost>).
+	Author object.Signature
+	// Applied is called after a change was committed, so that it is applied at once (the
+	// service's Trigger of the control plane). Nil: nothing is called.
+	Applied func()
+	Logger  *slog.Logger
+}
+
+// ControlPlaneChanges makes changes of the control plane for the authoring API and the web
+// UI: validated, planned, then committed (or proposed as a pull request) and recorded in
+// the hub's history with who made them. Changes made through one ControlPlaneChanges are
+// made one at a time; against other writers (the CLI, a push) a commit moves its branch
+// with a compare-and-swap and the change is made again on the latest commit, up to 3 times,
+// then fails with authoring.ErrConflict: a change is never lost.
+type ControlPlaneChanges struct {
+	opts ChangesOptions
+	mu   sync.Mutex // one committed change at a time
+}
+
+// NewControlPlaneChanges returns the authoring API over opts.
+func NewControlPlaneChanges(opts ChangesOptions) *ControlPlaneChanges {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &ControlPlaneChanges{opts: opts}
+}
+
+// Change makes (or with dryRun only validates and plans) a change of the control plane for actor.
+func (c *ControlPlaneChanges) Change(ctx context.Context, ops []authoring.Operation, dryRun bool, actor string) (*authoring.Result, error) {
+	if len(ops) == 0 {
+		return nil, errors.New("no operations")
+	}
+	if actor == "" {
+		return nil, errors.New("a change needs the name of who makes it")
+	}
+	req := authoring.Request{ControlPlane: c.opts.ControlPlane, Platform: c.opts.Platform, Operations: ops,
+		Author: c.opts.Author, Actor: actor, OpenPR: c.opts.OpenPR, Logger: c.opts.Logger}
+	if c.opts.Credentials != nil {
+		req.Credentials = c.opts.Credentials
+	}
+	switch {
+	case dryRun:
+		req.Mode = authoring.ModeDryRun
+		return authoring.Apply(ctx, req)
+	case c.opts.OpenPR != nil:
+		req.Mode = authoring.ModePR
+	default:
+		// A git repository is committed to; a plain directory is written.
+		req.Mode = authoring.ModeCommit
+		if !c.isGit(ctx) {
+			req.Mode = authoring.ModeWrite
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	res, err := authoring.Apply(ctx, req)
+	if err != nil || !res.Written {
+		return res, err
+	}
+	c.opts.Logger.InfoContext(ctx, "control plane changed", "by", actor, "operations", strings.Join(res.Operations, "; "))
+	if c.opts.Hub != nil {
+		if herr := c.opts.Hub.RecordChange(context.WithoutCancel(ctx), changeRecord(ops, res, actor)); herr != nil {
+			// The change is in git, the source of truth: say so, do not fail it.
+			c.opts.Logger.ErrorContext(ctx, "recording a change in the history", "error", herr.Error())
+			res.Notes = append(res.Notes, "the change is made, but the hub's history could not record it: "+herr.Error())
+		}
+	}
+	if c.opts.Applied != nil && res.PullRequest == nil {
+		c.opts.Applied()
+	}
+	return res, nil
+}
+
+// isGit reports whether the control plane is a git repository.
+func (c *ControlPlaneChanges) isGit(ctx context.Context) bool {
+	p, ok := platform.LocalPath(c.opts.ControlPlane)
+	if !ok {
+		return true // refused by authoring as not local
+	}
+	popts := c.opts.Platform
+	popts.Logger = nil
+	cp, err := platform.Open(ctx, p, popts)
+	return err != nil || cp.Repo().IsGit()
+}
+
+// changeRecord is the history's event of a change made.
+func changeRecord(ops []authoring.Operation, res *authoring.Result, actor string) hub.Change {
+	c := hub.Change{By: actor, What: strings.Join(res.Operations, "; ")}
+	if len(res.Commits) > 0 {
+		c.Revision = res.Commits[0].Commit
+	}
+	if res.PullRequest != nil {
+		c.PullRequest = res.PullRequest.URL
+	}
+	env := ops[0].Env
+	for _, op := range ops {
+		if op.Env != env || op.Kind == authoring.KindDeploymentTarget || op.Kind == v1alpha1.KindWorkload ||
+			op.Kind == v1alpha1.KindWorkloadRegistration || op.Kind == v1alpha1.KindEnvironment {
+			env = "" // common content, or several environments
+		}
+	}
+	c.Environment = env
+	return c
+}
+
+// ChangesRequest is the body of POST /api/v1/controlplane/changes.
+type ChangesRequest struct {
+	Operations []authoring.Operation `json:"operations"`
+}
+
+// maxChangesBody bounds the body of a change.
+const maxChangesBody = 1 << 20
+
+// Handler answers POST /api/v1/controlplane/changes[?dryRun=true] with the admin token:
+// 200 and the authoring.Result; 422 and the Result with its errors when the change is
+// refused; 409 when the control plane kept moving; 400 for a malformed request; 401/403
+// without the admin token.
+func (c *ControlPlaneChanges) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "use POST")
+			return
+		}
+		actor, ok := c.authorize(w, r)
+		if !ok {
+			return
+		}
+		dryRun := false
+		if v := r.URL.Query().Get("dryRun"); v != "" {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				writeError(w, http.StatusBadRequest, string(hub.CodeInvalid), fmt.Sprintf("dryRun=%q: want true or false", v))
+				return
+			}
+			dryRun = b
+		}
+		var body ChangesRequest
+		dec := json.NewDecoder(io.LimitReader(r.Body, maxChangesBody+1))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&body); err != nil {
+			writeError(w, http.StatusBadRequest, string(hub.CodeInvalid), "body: "+err.Error()+` (want {"operations":[{"op","kind","name",...}]}, at most 1 MiB)`)
+			return
+		}
+		if dec.More() {
+			writeError(w, http.StatusBadRequest, string(hub.CodeInvalid), "body: one JSON object only")
+			return
+		}
+		if len(body.Operations) == 0 {
+			writeError(w, http.StatusBadRequest, string(hub.CodeInvalid), "operations: at least one is required")
+			return
+		}
+		res, err := c.Change(r.Context(), body.Operations, dryRun, actor)
+		switch {
+		case errors.Is(err, authoring.ErrInvalid) && res != nil:
+			writeJSON(w, http.StatusUnprocessableEntity, res)
+		case errors.Is(err, authoring.ErrConflict):
+			writeError(w, http.StatusConflict, string(hub.CodeConflict),
+				"the control plane changed while the change was being made, every time it was tried: nothing was written; send it again")
+		case errors.Is(err, authoring.ErrNotLocal):
+			writeError(w, http.StatusNotImplemented, "not_implemented", err.Error())
+		case err != nil && r.Context().Err() != nil:
+			writeError(w, http.StatusServiceUnavailable, "unavailable", "the request was cancelled")
+		case err != nil:
+			c.opts.Logger.ErrorContext(r.Context(), "control plane change failed", "by", actor, "error", err.Error())
+			writeError(w, http.StatusInternalServerError, string(hub.CodeInternal), "the change failed: "+err.Error())
+		default:
+			writeJSON(w, http.StatusOK, res)
+		}
+	})
+}
+
+// authorize checks the admin token and returns its name.
+func (c *ControlPlaneChanges) authorize(w http.ResponseWriter, r *http.Request) (string, bool) {
+	if c.opts.Hub == nil {
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "no hub to authenticate with")
+		return "", false
+	}
+	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		token = ""
+	}
+	p, err := c.opts.Hub.Authenticate(r.Context(), strings.TrimSpace(token))
+	var he *hub.Error
+	switch {
+	case errors.As(err, &he) && he.Code == hub.CodeUnauthorized:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="fleetform-hub"`)
+		writeError(w, http.StatusUnauthorized, string(he.Code), he.Message)
+		return "", false
+	case err != nil:
+		c.opts.Logger.ErrorContext(r.Context(), "authenticating a change", "error", err.Error())
+		writeError(w, http.StatusInternalServerError, string(hub.CodeInternal), "internal error")
+		return "", false
+	case p.Kind != hub.TokenAdmin:
+		writeError(w, http.StatusForbidden, string(hub.CodeForbidden), "changing the control plane needs an admin token")
+		return "", false
+	}
+	name := p.Name
+	if name == "" {
+		name = "admin"
+	}
+	return name, true
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
