@@ -160,6 +160,7 @@ func (o *serveOptions) run(ctx context.Context, e *env) error {
 	hs.ui.SetScheduler(svc)
 	webhooks := serve.NewWebhooks(os.Getenv(serve.WebhookSecretEnv), svc, e.logger)
 	changes := o.changes(e, hs, svc, popts, creds)
+	hs.ui.SetChanges(changes)
 	return o.srv.serve(ctx, e, hs, serve.Handler(hs.handler(), hs.hub, svc, webhooks, changes.Handler()), svc.Run)
 }
 

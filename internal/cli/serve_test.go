@@ -149,6 +149,26 @@ func TestServeEndToEnd(t *testing.T) {
 	mustContain(t, "sources", fleetform(t, cli.ExitOK, "sources", "--hub", s.url),
 		`control-plane +`+regexp.QuoteMeta(cpURL)+` +- +[0-9a-f]{12} +\S+ +0 +-`)
 
+	// The web UI on the same port: the environments in the chain's order, the explain pages
+	// read the control plane.
+	for path, want := range map[string]string{"/": `data-env="dev"`, "/explain?env=dev&target=nothing": "nothing",
+		"/environments/dev": "Last sync"} {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, s.url+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer admin-token")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if !strings.Contains(string(page), want) || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+			t.Errorf("GET %s on serve: %d, lacks %q", path, resp.StatusCode, want)
+		}
+	}
+
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
