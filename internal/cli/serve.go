@@ -155,9 +155,10 @@ func (o *serveOptions) run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	svc := o.service(e, hs, popts, creds)
+	svc, promoter := o.service(e, hs, popts, creds)
 	hs.ui.SetChain(svc.Chain)
 	hs.ui.SetScheduler(svc)
+	hs.ui.SetPromotions(svc.Promotions(promoter))
 	webhooks := serve.NewWebhooks(os.Getenv(serve.WebhookSecretEnv), svc, e.logger)
 	changes := o.changes(e, hs, svc, popts, creds)
 	hs.ui.SetChanges(changes)
@@ -177,8 +178,14 @@ func (o *serveOptions) changes(e *env, hs *hubServer, svc *serve.Service, popts 
 	return serve.NewControlPlaneChanges(opts)
 }
 
-// service builds the service around the hub.
-func (o *serveOptions) service(e *env, hs *hubServer, popts platform.Options, creds *gitauth.Store) *serve.Service {
+// promoter promotes through the gates of `fleetform promote`, recording in the hub.
+func (o *serveOptions) promoter(e *env, hs *hubServer, w *gitops.Writer, co gitops.CommitOptions) *promote.Promoter {
+	return &promote.Promoter{Git: w, Hub: promote.LocalHub{Hub: hs.hub}, Logger: e.logger, Commit: co}
+}
+
+// service builds the service around the hub, and the promoter of its promotions (automatic
+// with --promote, and asked for on the web UI).
+func (o *serveOptions) service(e *env, hs *hubServer, popts platform.Options, creds *gitauth.Store) (*serve.Service, *promote.Promoter) {
 	addr, _ := mail.ParseAddress(o.author) // validated
 	co := gitops.CommitOptions{AuthorName: addr.Name, AuthorEmail: addr.Address}
 	cache := os.Getenv("FLEETFORM_CACHE_DIR")
@@ -191,13 +198,14 @@ func (o *serveOptions) service(e *env, hs *hubServer, popts platform.Options, cr
 	if l, ok := hs.store.(hub.Leadership); ok {
 		opts.Leadership = l
 	}
+	p := o.promoter(e, hs, w, co)
 	if o.promote {
-		opts.Promoter = &promote.Promoter{Git: w, Hub: promote.LocalHub{Hub: hs.hub}, Logger: e.logger, Commit: co}
+		opts.Promoter = p
 	}
 	if o.pr {
 		opts.PullRequests = func(ctx context.Context, t gitops.Target, env string) (*pipeline.PullRequests, error) {
 			return pipeline.NewPullRequests(ctx, creds, t, env, o.forgeURL, e.logger)
 		}
 	}
-	return serve.New(opts)
+	return serve.New(opts), p
 }

@@ -229,6 +229,16 @@ func TestPromotionEndToEnd(t *testing.T) {
 	wantRefused(t, f.promote("stage", ""), "dev: 3 of 4 clusters compliant at revision", ", 100% required")
 	f.report("dev-3", "dev")
 	wantRefused(t, f.promote("stage", ""), "of the 30m0s soak")
+	// Review says the same, in the chain's order, and neither promotes nor records anything.
+	tip := f.cp.Tip(t, "main")
+	statuses, err := f.p.Review(ctx, f.open(), f.clock.Now())
+	if err != nil || len(statuses) < 2 || statuses[0].Gates.Environment != "dev" || statuses[1].Gates.Environment != "stage" ||
+		statuses[1].Candidate != c1.Commit || len(statuses[1].Unmet) != 1 || !strings.Contains(statuses[1].Unmet[0], "of the 30m0s soak") {
+		t.Fatalf("review: %+v, %v", statuses, err)
+	}
+	if f.cp.Tip(t, "main") != tip {
+		t.Fatal("a review moved main")
+	}
 	f.clock.Advance(31 * time.Minute)
 	// A commit dev never verified is refused even once the gates pass.
 	f.sync()

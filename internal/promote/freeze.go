@@ -110,3 +110,25 @@ func (w Window) Until(now time.Time) string {
 	left := (w.WeeklyTo - m + 7*24*60) % (7 * 24 * 60)
 	return local.Add(time.Duration(left) * time.Minute).Truncate(time.Minute).Format("Mon 15:04 MST")
 }
+
+// String describes the window for people: "2026-12-20T00:00:00Z to 2027-01-03T00:00:00Z:
+// year end", or "weekly Fri 16:00 to Mon 08:00 Europe/Berlin: weekend".
+func (w Window) String() string {
+	var s string
+	if w.Weekly {
+		clock := func(m int) string {
+			return fmt.Sprintf("%s %02d:%02d", time.Weekday(m / (24 * 60)).String()[:3], m%(24*60)/60, m%60)
+		}
+		loc := "UTC"
+		if w.Location != nil {
+			loc = w.Location.String()
+		}
+		s = "weekly " + clock(w.WeeklyFrom) + " to " + clock(w.WeeklyTo) + " " + loc
+	} else {
+		s = w.From.UTC().Format(time.RFC3339) + " to " + w.To.UTC().Format(time.RFC3339)
+	}
+	if w.Reason != "" {
+		s += ": " + w.Reason
+	}
+	return s
+}

@@ -123,3 +123,8 @@ func newFleet(tb testing.TB) *fleet {
 		Revision: "beef222222222222222222222222222222222222", Message: "promoted beef222 to prod"}))
 	return f
 }
+
+// hubPromotions selects an environment's promotion events.
+func hubPromotions(env string) hub.HistoryFilter {
+	return hub.HistoryFilter{Environment: env, Kind: hub.EventPromotion}
+}

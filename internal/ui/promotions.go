@@ -7,7 +7,19 @@ import (
 	"strings"
 
 	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/promote"
 )
+
+// Promotions is the promotion use case behind the promotions page (serve's): the chain's
+// gates checked now, and a promotion an admin asks for. Without it the page shows what the
+// hub recorded.
+type Promotions interface {
+	Review(ctx context.Context) ([]promote.Status, error)
+	Promote(ctx context.Context, env, actor, reason string, override bool) (promote.Result, error)
+}
+
+// SetPromotions enables the gates and the promote form (before the handler serves requests).
+func (u *Handler) SetPromotions(p Promotions) { u.opts.Promotions = p }
 
 // stage is an environment of the promotion chain as the promotions page shows it.
 type stage struct {
@@ -15,6 +27,9 @@ type stage struct {
 	Approvals []hub.Event
 	// Candidate is the commit waiting to be promoted into it ("" when none is waiting).
 	Candidate string
+	// Status is its gates checked now (nil without the control plane).
+	Status  *promote.Status
+	Freezes []string
 }
 
 type promotionsData struct {
@@ -22,6 +37,9 @@ type promotionsData struct {
 	// one level side by side.
 	Levels [][]stage
 	Done   string
+	// Live is set when the gates were checked now against the control plane.
+	Live    bool
+	Problem string
 }
 
 func (u *Handler) promotions(w http.ResponseWriter, r *http.Request, s session) {
@@ -30,7 +48,7 @@ func (u *Handler) promotions(w http.ResponseWriter, r *http.Request, s session) 
 		u.fail(w, r, s, err)
 		return
 	}
-	data.Done = r.URL.Query().Get("approved")
+	data.Done = r.URL.Query().Get("done")
 	u.render(w, r, s, "promotions", "Promotions", "promotions", data)
 }
 
@@ -39,6 +57,17 @@ func (u *Handler) promotionsData(ctx context.Context) (promotionsData, error) {
 	envs, err := u.environments(ctx)
 	if err != nil {
 		return out, err
+	}
+	statuses := map[string]*promote.Status{}
+	if u.opts.Promotions != nil {
+		review, err := u.opts.Promotions.Review(ctx)
+		if err != nil {
+			out.Problem = "the gates could not be checked: " + credentialFree(err.Error())
+		}
+		for i := range review {
+			statuses[review[i].Gates.Environment] = &review[i]
+		}
+		out.Live = err == nil
 	}
 	level := map[string]int{}
 	for _, env := range envs {
@@ -53,6 +82,12 @@ func (u *Handler) promotionsData(ctx context.Context) (promotionsData, error) {
 		sg.Approvals = sg.Approvals[:min(5, len(sg.Approvals))]
 		if st.Decision != nil && !st.Decision.Promoted {
 			sg.Candidate = st.Decision.Commit
+		}
+		if status := statuses[env.name]; status != nil {
+			sg.Status, sg.Freezes = status, status.Gates.Freezes()
+			if status.Candidate != "" && len(status.Unmet) > 0 {
+				sg.Candidate = status.Candidate
+			}
 		}
 		l := 0
 		if env.from != "" {
@@ -86,5 +121,40 @@ func (u *Handler) approve(w http.ResponseWriter, r *http.Request, s session) {
 		u.fail(w, r, s, err)
 		return
 	}
-	http.Redirect(w, r, "/promotions?approved="+url.QueryEscape(env), http.StatusSeeOther) //nolint:gosec // a path on this server
+	http.Redirect(w, r, "/promotions?done="+url.QueryEscape("approval recorded for "+env), http.StatusSeeOther) //nolint:gosec // a path on this server
 }
+
+// promoteNow promotes into an environment for an admin, as `fleetform promote` does: through
+// the gates, or overriding them with the reason (recorded).
+func (u *Handler) promoteNow(w http.ResponseWriter, r *http.Request, s session) {
+	if !s.admin() {
+		u.renderError(w, s, http.StatusForbidden, "promoting needs the admin token")
+		return
+	}
+	if u.opts.Promotions == nil {
+		u.renderError(w, s, http.StatusNotFound, "promoting from here needs fleetform serve (it knows the control plane)")
+		return
+	}
+	env, reason := r.PostFormValue("environment"), strings.TrimSpace(r.PostFormValue("reason"))
+	override := r.PostFormValue("override") == "on"
+	if reason == "" {
+		u.renderError(w, s, http.StatusBadRequest, "a promotion from here needs a reason (it is recorded)")
+		return
+	}
+	actor := s.principal.Name
+	if actor == "" {
+		actor = "admin"
+	}
+	res, err := u.opts.Promotions.Promote(r.Context(), env, actor+": "+reason, reason, override)
+	if err != nil {
+		u.renderError(w, s, http.StatusBadRequest, "the promotion failed: "+credentialFree(err.Error()))
+		return
+	}
+	done := "promoted " + shortCommit(res.Commit) + " into " + env
+	if !res.Promoted {
+		done = "not promoted into " + env + ": " + strings.Join(res.Reasons, "; ")
+	}
+	http.Redirect(w, r, "/promotions?done="+url.QueryEscape(done), http.StatusSeeOther) //nolint:gosec // a path on this server
+}
+
+func shortCommit(c string) string { return c[:min(len(c), 7)] }

@@ -43,6 +43,9 @@ type Options struct {
 	Changes Changes
 	// Scheduler reads the control plane for the explain pages (nil: none).
 	Scheduler Scheduler
+	// Promotions checks the gates and promotes for the promotions page (nil: what the hub
+	// recorded only).
+	Promotions Promotions
 }
 
 // Handler serves the UI.
@@ -88,6 +91,7 @@ func (u *Handler) routes() {
 	u.mux.HandleFunc("GET /diff", u.signedIn(u.diff))
 	u.mux.HandleFunc("GET /promotions", u.signedIn(u.promotions))
 	u.mux.HandleFunc("POST /promotions/approve", u.signedIn(u.approve))
+	u.mux.HandleFunc("POST /promotions/promote", u.signedIn(u.promoteNow))
 	u.mux.HandleFunc("GET /explain", u.signedIn(u.explain))
 	u.mux.HandleFunc("GET /author", u.signedIn(u.author))
 	u.mux.HandleFunc("POST /author/preview", u.signedIn(u.preview))

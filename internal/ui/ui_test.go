@@ -216,7 +216,7 @@ func TestSignInSessionAndCSRF(t *testing.T) {
 		t.Fatal("a refused POST recorded an approval")
 	}
 	approval.Set("csrf", csrfOf(t, body))
-	if status, _, h := f.post(t, c, "/promotions/approve", approval); status != http.StatusSeeOther || h.Get("Location") != "/promotions?approved=stage" {
+	if status, _, h := f.post(t, c, "/promotions/approve", approval); status != http.StatusSeeOther || h.Get("Location") != "/promotions?done=approval+recorded+for+stage" {
 		t.Fatalf("approval: %d to %q", status, h.Get("Location"))
 	}
 	events, err := f.hub.Approvals(context.Background(), "stage")
