@@ -251,3 +251,19 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
 }
+
+// ClusterManifests is what a new cluster of clusterType in env needs (its reconciler's
+// objects, and the reporting agent's reporting to hubURL), for the web UI: it registers
+// nothing and carries a placeholder instead of the token, which only `fleetform onboard
+// cluster` prints.
+func (c *ControlPlaneChanges) ClusterManifests(ctx context.Context, name, env, clusterType, reconciler, hubURL string) (*authoring.ClusterBootstrap, error) {
+	target, err := authoring.ResolveCluster(ctx, c.opts.ControlPlane, c.opts.Platform, env, clusterType)
+	if err != nil {
+		return nil, err
+	}
+	if reconciler == "" {
+		reconciler = target.Reconciler
+	}
+	return authoring.ClusterManifests(authoring.ClusterOptions{Name: name, Environment: env, ClusterType: clusterType,
+		Reconciler: reconciler, GitOps: target.GitOps, Hub: hubURL})
+}

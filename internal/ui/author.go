@@ -21,6 +21,12 @@ type Changes interface {
 	Change(ctx context.Context, ops []authoring.Operation, dryRun bool, actor string) (*authoring.Result, error)
 }
 
+// Onboarder prepares what a new cluster needs (serve's ControlPlaneChanges): no token, which
+// never appears in a page.
+type Onboarder interface {
+	ClusterManifests(ctx context.Context, name, env, clusterType, reconciler, hubURL string) (*authoring.ClusterBootstrap, error)
+}
+
 // SetChanges enables the authoring pages (before the handler serves requests).
 func (u *Handler) SetChanges(c Changes) { u.opts.Changes = c }
 
@@ -216,4 +222,50 @@ func labelsOf(s string) map[string]string {
 		}
 	}
 	return out
+}
+
+// onboardData is a new cluster's manifests to copy, without its token.
+type onboardData struct {
+	Name, Env, ClusterType, Reconciler string
+	Manifests, Problem                 string
+	Command                            string
+}
+
+// onboardCluster shows what a new cluster needs; registering it (and its token) stays
+// `fleetform onboard cluster`, so that no secret is ever in a page.
+func (u *Handler) onboardCluster(w http.ResponseWriter, r *http.Request, s session) {
+	if !s.admin() {
+		u.renderError(w, s, http.StatusForbidden, "onboarding a cluster needs the admin token")
+		return
+	}
+	on, ok := u.opts.Changes.(Onboarder)
+	if !ok {
+		u.renderError(w, s, http.StatusNotFound, "onboarding needs fleetform serve (it knows the control plane)")
+		return
+	}
+	get := func(k string) string { return strings.TrimSpace(r.PostFormValue(k)) }
+	d := onboardData{Name: get("name"), Env: get("env"), ClusterType: get("cluster_type"), Reconciler: get("reconciler")}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	hubURL := scheme + "://" + r.Host
+	d.Command = "fleetform onboard cluster " + d.Name + " --env " + d.Env + " --cluster-type " + d.ClusterType + " --hub " + hubURL
+	if d.Reconciler != "" {
+		d.Command += " --reconciler " + d.Reconciler
+	}
+	d.Command += " | kubectl apply -f -"
+	status := http.StatusOK
+	b, err := on.ClusterManifests(r.Context(), d.Name, d.Env, d.ClusterType, d.Reconciler, hubURL)
+	if err == nil && b.Reconciler == authoring.ReconcilerHost {
+		d.Manifests = b.Script()
+	} else if err == nil {
+		var y []byte
+		y, err = b.YAML()
+		d.Manifests = string(y)
+	}
+	if err != nil {
+		d.Problem, status = credentialFree(err.Error()), http.StatusBadRequest
+	}
+	u.renderStatus(w, r, s, status, "onboard", "Onboard cluster "+d.Name, "author", d)
 }

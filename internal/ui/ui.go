@@ -96,6 +96,7 @@ func (u *Handler) routes() {
 	u.mux.HandleFunc("GET /author", u.signedIn(u.author))
 	u.mux.HandleFunc("POST /author/preview", u.signedIn(u.preview))
 	u.mux.HandleFunc("POST /author/commit", u.signedIn(u.commit))
+	u.mux.HandleFunc("POST /author/onboard-cluster", u.signedIn(u.onboardCluster))
 }
 
 // SetChain sets how environments are ordered (before the handler serves requests).
