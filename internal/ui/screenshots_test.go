@@ -56,4 +56,6 @@ func TestScreenshots(t *testing.T) {
 	shoot("cluster", first(first("/environments/dev", `a[href^="/cluster-types/"]`), `a[href^="/clusters/"]`))
 	shoot("diff", "/diff?from=dev&to=prod")
 	shoot("promotions", "/promotions")
+	shoot("explain", first(first("/environments/dev", `a[href^="/cluster-types/"]`), `a.why`))
+	shoot("author", "/author")
 }
