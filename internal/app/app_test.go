@@ -60,37 +60,55 @@ func (ex *example) commitConfig(t *testing.T, branchShape bool) {
 // run composes an environment of the example.
 func (ex *example) run(t *testing.T, env, version string) *app.Run {
 	t.Helper()
-	src, err := platform.NewRepos(nil, nil, nil).Open(t.Context(), ex.source.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tree, err := src.Tree("main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := app.LoadSource(tree, "source")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfgRepo, err := platform.NewRepos(nil, nil, nil).Open(t.Context(), ex.config.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	repos := platform.NewRepos(nil, nil, nil)
+	a := loadApp(t, repos, ex.source.Dir)
+	cfgRepo := openRepo(t, repos, ex.config.Dir)
 	ref := ""
 	if !cfgRepo.HasBranch(env) {
 		ref = "main"
 	}
+	return newRun(t, a, cfgRepo, env, ref, vars, version)
+}
+
+// openRepo opens the git repository in dir.
+func openRepo(tb testing.TB, repos *platform.Repos, dir string) *platform.Repo {
+	tb.Helper()
+	r, err := repos.Open(tb.Context(), dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return r
+}
+
+// loadApp loads the application on the main branch of the source repository in dir.
+func loadApp(tb testing.TB, repos *platform.Repos, dir string) *app.App {
+	tb.Helper()
+	tree, err := openRepo(tb, repos, dir).Tree("main")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	a, err := app.LoadSource(tree, "source")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return a
+}
+
+// newRun composes env of a with the values of cfgRepo at ref (env's own branch when "")
+// and the variables appVars, at version (also the image tag).
+func newRun(tb testing.TB, a *app.App, cfgRepo *platform.Repo, env, ref string, appVars map[string]string, version string) *app.Run {
+	tb.Helper()
 	cfg, err := app.LoadConfig(cfgRepo, env, ref)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	in, err := app.NewInputs(a, cfg, vars, nil, version, version)
+	in, err := app.NewInputs(a, cfg, appVars, nil, version, version)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	r, err := app.NewRun(in, env)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return r
 }

@@ -60,22 +60,8 @@ func writeFile(b *testing.B, p, content string) {
 func (f *benchFleet) apply(b *testing.B, gitops, only string) int {
 	b.Helper()
 	repos := platform.NewRepos(nil, nil, nil)
-	src, err := repos.Open(b.Context(), f.source.Dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	tree, err := src.Tree("main")
-	if err != nil {
-		b.Fatal(err)
-	}
-	a, err := app.LoadSource(tree, "source")
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfgRepo, err := repos.Open(b.Context(), f.config)
-	if err != nil {
-		b.Fatal(err)
-	}
+	a := loadApp(b, repos, f.source.Dir)
+	cfgRepo := openRepo(b, repos, f.config)
 	repo, err := gitrepo.Open(b.Context(), gitops, "", nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		b.Fatal(err)
@@ -86,18 +72,7 @@ func (f *benchFleet) apply(b *testing.B, gitops, only string) int {
 		if only != "" && env != only {
 			continue
 		}
-		cfg, err := app.LoadConfig(cfgRepo, env, "")
-		if err != nil {
-			b.Fatal(err)
-		}
-		in, err := app.NewInputs(a, cfg, map[string]string{"IMAGE_NAME": "ghcr.io/example/hello-world"}, nil, "1.4.2", "1.4.2")
-		if err != nil {
-			b.Fatal(err)
-		}
-		r, err := app.NewRun(in, env)
-		if err != nil {
-			b.Fatal(err)
-		}
+		r := newRun(b, a, cfgRepo, env, "", map[string]string{"IMAGE_NAME": "ghcr.io/example/hello-world"}, "1.4.2")
 		res, err := w.Apply(b.Context(), r)
 		if err != nil {
 			b.Fatal(err)

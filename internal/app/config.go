@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/textdist"
 )
 
 // ValuesFile is the name of the values files of a config repository.
@@ -216,30 +217,9 @@ func unmatched(folders map[string]string, targets []string) []string {
 func closest(name string, candidates []string) string {
 	best, bestD := "", max(2, len(name)/3)+1
 	for _, c := range candidates {
-		if d := distance(name, c); d < bestD {
+		if d := textdist.Levenshtein(name, c); d < bestD {
 			best, bestD = c, d
 		}
 	}
 	return best
-}
-
-// distance is the Levenshtein distance of two strings.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

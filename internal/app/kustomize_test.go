@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleetform/fleetform/internal/app"
 	"github.com/fleetform/fleetform/internal/gittest"
 	"github.com/fleetform/fleetform/internal/platform"
 )
@@ -33,34 +32,8 @@ func TestKustomizeBase(t *testing.T) {
 	cfgRepo := gittest.New(t)
 	cfgRepo.Commit(t, "main", map[string]string{"dev/edge/values.yaml": "logging:\n  level: Info\nfeatures: [a, b]\n"})
 	repos := platform.NewRepos(nil, nil, nil)
-	r, err := repos.Open(t.Context(), src.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tree, err := r.Tree("main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := app.LoadSource(tree, "source")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cr, err := repos.Open(t.Context(), cfgRepo.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := app.LoadConfig(cr, "dev", "main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := app.NewInputs(a, c, nil, nil, "2.0.0", "2.0.0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := app.NewRun(in, "dev")
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := loadApp(t, repos, src.Dir)
+	run := newRun(t, a, openRepo(t, repos, cfgRepo.Dir), "dev", "main", nil, "2.0.0")
 	files, err := run.Render(run.Targets[0])
 	if err != nil {
 		t.Fatal(err)

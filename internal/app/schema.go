@@ -10,22 +10,14 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
-)
 
-var printer = message.NewPrinter(language.English)
+	"github.com/fleetform/fleetform/internal/schemacheck"
+)
 
 // Schema is the compiled values schema of an application and the file it came from.
 type Schema struct {
 	File   string
 	schema *jsonschema.Schema
-}
-
-type denyLoader struct{}
-
-func (denyLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("schema references %s: external references are not allowed", url)
 }
 
 // compileSchema compiles a JSON Schema file (JSON text). References to anything but the
@@ -35,16 +27,9 @@ func compileSchema(file string, data []byte) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: not JSON: %w", file, err)
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(denyLoader{})
-	url := "mem:///" + file
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	sch, err := c.Compile(url)
+	sch, err := schemacheck.Compile("mem:///"+file, doc)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s", file, strings.ReplaceAll(err.Error(), url, "the schema"))
+		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	return &Schema{File: file, schema: sch}, nil
 }
@@ -69,13 +54,13 @@ func (s *Schema) Validate(v *Values) []string {
 		return []string{err.Error()}
 	}
 	var out []string
-	for _, e := range leaves(ve, nil) {
+	for _, e := range schemacheck.Leaves(ve) {
 		key := locationPath(e.InstanceLocation)
 		shown := key
 		if shown == "" {
 			shown = "(values)"
 		}
-		msg := fmt.Sprintf("%s: %s (rule %s of %s)", shown, e.ErrorKind.LocalizedString(printer), rule(e), s.File)
+		msg := fmt.Sprintf("%s: %s (rule %s of %s)", shown, schemacheck.Message(e), schemacheck.Rule(e), s.File)
 		if src, ok := setBy(v, key); ok {
 			msg += "; value set in " + src.String()
 		}
@@ -140,25 +125,4 @@ func isIndex(s string) bool {
 		}
 	}
 	return true
-}
-
-func leaves(e *jsonschema.ValidationError, out []*jsonschema.ValidationError) []*jsonschema.ValidationError {
-	if len(e.Causes) == 0 {
-		return append(out, e)
-	}
-	for _, c := range e.Causes {
-		out = leaves(c, out)
-	}
-	return out
-}
-
-// rule names the schema keyword that failed by its location in the schema, as in
-// properties/replicas/maximum.
-func rule(e *jsonschema.ValidationError) string {
-	kw := strings.Join(e.ErrorKind.KeywordPath(), "/")
-	_, frag, _ := strings.Cut(e.SchemaURL, "#")
-	if frag = strings.Trim(frag, "/"); frag == "" {
-		return kw
-	}
-	return frag + "/" + kw
 }

@@ -2,8 +2,6 @@ package cli_test
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -97,19 +95,9 @@ func TestConfigSchemaPolicyWarn(t *testing.T) {
 	h := serveHub(t, filepath.Join(work, "hub.db"))
 	fleetform(t, 0, "apply", "--control-plane", cp, "--env", "dev", "--gitops", gitops, "--hub", h.url)
 	// The hub gets the waiting state with the desired state; the UI names the missing key.
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, h.url+"/workloads/shop", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer admin-secret")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, _ := io.ReadAll(resp.Body)
-	_ = resp.Body.Close()
-	if !strings.Contains(string(page), "waiting for platform configuration") || !strings.Contains(string(page), "DB_URL") {
-		t.Fatalf("the workload's page on the hub (%d) does not show the waiting state:\n%s", resp.StatusCode, page)
+	status, _, page := getPage(t, h.url+"/workloads/shop", "admin-secret")
+	if !strings.Contains(page, "waiting for platform configuration") || !strings.Contains(page, "DB_URL") {
+		t.Fatalf("the workload's page on the hub (%d) does not show the waiting state:\n%s", status, page)
 	}
 	files := gitOut(t, gitops, "ls-tree", "-r", "--name-only", "dev")
 	if !strings.Contains(files, "west/shop-web/namespace.yaml") || !strings.Contains(files, "west/shop-web/reconciler.yaml") ||

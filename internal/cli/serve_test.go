@@ -153,19 +153,9 @@ func TestServeEndToEnd(t *testing.T) {
 	// read the control plane.
 	for path, want := range map[string]string{"/": `data-env="dev"`, "/explain?env=dev&target=nothing": "nothing",
 		"/environments/dev": "Last sync"} {
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, s.url+path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Authorization", "Bearer admin-token")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		page, _ := io.ReadAll(resp.Body)
-		_ = resp.Body.Close()
-		if !strings.Contains(string(page), want) || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
-			t.Errorf("GET %s on serve: %d, lacks %q", path, resp.StatusCode, want)
+		status, header, page := getPage(t, s.url+path, "admin-token")
+		if !strings.Contains(page, want) || !strings.HasPrefix(header.Get("Content-Type"), "text/html") {
+			t.Errorf("GET %s on serve: %d, lacks %q", path, status, want)
 		}
 	}
 
@@ -175,6 +165,23 @@ func TestServeEndToEnd(t *testing.T) {
 	if err := s.cmd.Wait(); err != nil {
 		t.Errorf("serve stopped with %v, want exit 0\n%s", err, s.log)
 	}
+}
+
+// getPage GETs url with a bearer token and returns the response's status, headers and body.
+func getPage(t *testing.T, url, token string) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	return resp.StatusCode, resp.Header, string(page)
 }
 
 func postWebhook(t *testing.T, base string, body []byte, secret string) int {

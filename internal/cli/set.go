@@ -82,6 +82,23 @@ func newSetConfigCmd(e *env) *cobra.Command {
 }
 
 func (o *setConfigOptions) run(ctx context.Context, e *env, args []string) error {
+	return o.changeConfig(ctx, e, func(op *authoring.Operation) error {
+		op.Op, op.Data = authoring.OpSet, map[string]any{}
+		for _, a := range args {
+			k, v, ok := strings.Cut(a, "=")
+			if !ok || k == "" {
+				return failed(ExitUsage, fmt.Errorf("%q: want KEY=VALUE", a))
+			}
+			op.Data[k] = v
+		}
+		return nil
+	})
+}
+
+// changeConfig checks the level the flags choose and --env, then has fill say what the
+// change is (set config or unset config) and makes it on the platform-config ConfigMap of
+// that level in that environment.
+func (o *setConfigOptions) changeConfig(ctx context.Context, e *env, fill func(*authoring.Operation) error) error {
 	scope, err := o.scope.scope()
 	if err != nil {
 		return err
@@ -89,14 +106,9 @@ func (o *setConfigOptions) run(ctx context.Context, e *env, args []string) error
 	if o.a.cp.env == "" {
 		return failed(ExitUsage, errors.New("--env is required"))
 	}
-	data := map[string]any{}
-	for _, a := range args {
-		k, v, ok := strings.Cut(a, "=")
-		if !ok || k == "" {
-			return failed(ExitUsage, fmt.Errorf("%q: want KEY=VALUE", a))
-		}
-		data[k] = v
+	op := authoring.Operation{Kind: v1alpha1.KindConfigMap, Env: o.a.cp.env, Scope: scope}
+	if err := fill(&op); err != nil {
+		return err
 	}
-	return o.a.change(ctx, e, authoring.Operation{Op: authoring.OpSet, Kind: v1alpha1.KindConfigMap, Env: o.a.cp.env,
-		Scope: scope, Data: data})
+	return o.a.change(ctx, e, op)
 }

@@ -2,11 +2,9 @@ package cli
 
 import (
 	"context"
-	"errors"
 
 	"github.com/spf13/cobra"
 
-	"github.com/fleetform/fleetform/api/v1alpha1"
 	"github.com/fleetform/fleetform/internal/authoring"
 )
 
@@ -42,13 +40,8 @@ func newUnsetConfigCmd(e *env) *cobra.Command {
 }
 
 func (o *setConfigOptions) unset(ctx context.Context, e *env, keys []string) error {
-	scope, err := o.scope.scope()
-	if err != nil {
-		return err
-	}
-	if o.a.cp.env == "" {
-		return failed(ExitUsage, errors.New("--env is required"))
-	}
-	return o.a.change(ctx, e, authoring.Operation{Op: authoring.OpUnset, Kind: v1alpha1.KindConfigMap, Env: o.a.cp.env,
-		Scope: scope, Keys: keys})
+	return o.changeConfig(ctx, e, func(op *authoring.Operation) error {
+		op.Op, op.Keys = authoring.OpUnset, keys
+		return nil
+	})
 }

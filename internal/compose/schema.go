@@ -12,10 +12,9 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	yaml "go.yaml.in/yaml/v3"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 
 	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/schemacheck"
 	"github.com/fleetform/fleetform/internal/yamlnode"
 )
 
@@ -152,9 +151,9 @@ func (s *schemaSet) validate(cfg *Config, text string) []violation {
 		if !errors.As(err, &ve) {
 			return []violation{{msg: err.Error()}}
 		}
-		next, changed := coerce(inst, leaves(ve, nil))
+		next, changed := coerce(inst, schemacheck.Leaves(ve))
 		if !changed {
-			return violations(leaves(ve, nil))
+			return violations(schemacheck.Leaves(ve))
 		}
 		inst = next
 	}
@@ -191,21 +190,9 @@ func compileSchema(text string) (*jsonschema.Schema, error) {
 	default:
 		return nil, fmt.Errorf("a JSON Schema is an object (or true/false), not %s", describeJSON(doc))
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(denyLoader{})
 	h := fnv.New64a()
 	h.Write([]byte(text))
-	url := fmt.Sprintf("mem:///schema-%x.json", h.Sum64())
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, err
-	}
-	sch, err := c.Compile(url)
-	if err != nil {
-		// The URL is ours, not the user's: name the schema instead.
-		return nil, errors.New(strings.ReplaceAll(err.Error(), url, "the schema"))
-	}
-	return sch, nil
+	return schemacheck.Compile(fmt.Sprintf("mem:///schema-%x.json", h.Sum64()), doc)
 }
 
 // describeJSON names the JSON type of a decoded value, for messages.
@@ -219,23 +206,6 @@ func describeJSON(v any) string {
 		return "a number"
 	}
 	return fmt.Sprintf("%T", v)
-}
-
-type denyLoader struct{}
-
-func (denyLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("schema references %s: external references are not allowed", url)
-}
-
-// leaves collects the innermost validation errors.
-func leaves(e *jsonschema.ValidationError, out []*jsonschema.ValidationError) []*jsonschema.ValidationError {
-	if len(e.Causes) == 0 {
-		return append(out, e)
-	}
-	for _, c := range e.Causes {
-		out = leaves(c, out)
-	}
-	return out
 }
 
 // coerce converts the strings that a schema wants as integer, number or boolean, where they
@@ -324,8 +294,6 @@ func replace(v any, path []string, nv any) any {
 	return v
 }
 
-var printer = message.NewPrinter(language.English)
-
 // violations turns validation errors into messages naming the key and the rule, sorted.
 func violations(errs []*jsonschema.ValidationError) []violation {
 	out := make([]violation, 0, len(errs))
@@ -334,7 +302,7 @@ func violations(errs []*jsonschema.ValidationError) []violation {
 		if key == "" {
 			key = "(config)"
 		}
-		v := violation{msg: fmt.Sprintf("%s: %s (rule %s)", key, e.ErrorKind.LocalizedString(printer), rule(e))}
+		v := violation{msg: fmt.Sprintf("%s: %s (rule %s)", key, schemacheck.Message(e), schemacheck.Rule(e))}
 		if len(e.InstanceLocation) > 0 {
 			v.key = e.InstanceLocation[0]
 		}
@@ -355,15 +323,4 @@ func describe(cfg *Config, vs []violation) []string {
 		out = append(out, msg)
 	}
 	return out
-}
-
-// rule names the schema keyword that failed by its location in the schema, as in
-// properties/port/maximum (references are followed: $defs/port/maximum).
-func rule(e *jsonschema.ValidationError) string {
-	kw := strings.Join(e.ErrorKind.KeywordPath(), "/")
-	_, frag, _ := strings.Cut(e.SchemaURL, "#")
-	if frag = strings.Trim(frag, "/"); frag == "" {
-		return kw
-	}
-	return frag + "/" + kw
 }

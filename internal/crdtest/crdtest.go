@@ -1,6 +1,7 @@
 // Package crdtest compiles the openAPIV3Schema of a CustomResourceDefinition as a JSON
 // Schema as strict as the API server with strict field validation, for tests that check
-// rendered objects against the real CRDs of Flux and Argo CD (../shared/schemas).
+// rendered objects against the real CRDs of Flux and Argo CD (../shared/schemas, see
+// Schemas) or against another CRD file (see Compile).
 package crdtest
 
 import (

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/fleetform/fleetform/internal/textdist"
 )
 
 // maxAliasNodes bounds the nodes the strict walk visits through aliases, so that alias
@@ -267,7 +269,7 @@ func suggest(key string, fields map[string]reflect.Type) string {
 	sort.Strings(names)
 	best, bestDist := "", len(key)/2+2
 	for _, n := range names {
-		if d := levenshtein(strings.ToLower(key), strings.ToLower(n)); d < bestDist {
+		if d := textdist.Levenshtein(strings.ToLower(key), strings.ToLower(n)); d < bestDist {
 			best, bestDist = n, d
 		}
 	}
@@ -275,24 +277,4 @@ func suggest(key string, fields map[string]reflect.Type) string {
 		return fmt.Sprintf("did you mean %q?", best)
 	}
 	return "known fields: " + strings.Join(names, ", ")
-}
-
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -12,26 +12,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	yaml "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/fleetform/fleetform/internal/crdtest"
 	"github.com/fleetform/fleetform/internal/gittest"
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/render"
 )
-
-// crd names the CRD schema (in ../shared/schemas) that objects of a group/version/kind
-// must validate against.
-type crd struct {
-	file, version string
-}
-
-var crdSchemas = map[string]crd{
-	"source.toolkit.fluxcd.io/v1/GitRepository":    {"flux-source.toolkit.fluxcd.io_gitrepositories.yaml", "v1"},
-	"kustomize.toolkit.fluxcd.io/v1/Kustomization": {"flux-kustomize.toolkit.fluxcd.io_kustomizations.yaml", "v1"},
-	"argoproj.io/v1alpha1/Application":             {"argocd-application-crd.yaml", "v1alpha1"},
-}
 
 // coreKinds are the other objects the built-in templates may emit; they are checked
 // structurally (see checkObject).
@@ -51,7 +39,7 @@ var coreKinds = map[string]bool{
 // against their real CRD schemas, the other Kubernetes objects structurally, Ansible
 // playbooks as lists of plays, and shell files with sh -n.
 func TestBuiltinOutputValid(t *testing.T) {
-	schemas := loadCRDSchemas(t)
+	schemas := crdtest.Schemas(t)
 	seen := map[string]int{}
 	outputs := map[string]*render.Output{}
 	for env, out := range renderGolden(t) {
@@ -98,7 +86,7 @@ func TestBuiltinOutputValid(t *testing.T) {
 			t.Errorf("no %s output was checked", want)
 		}
 	}
-	for gvk := range crdSchemas {
+	for gvk := range crdtest.Files {
 		if seen[gvk] == 0 {
 			t.Errorf("no %s was validated against its CRD", gvk)
 		}
@@ -165,7 +153,7 @@ func checkObject(t *testing.T, where string, obj map[string]any) string {
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
 	gvk := apiVersion + "/" + kind
-	if _, isCRD := crdSchemas[gvk]; !isCRD && !coreKinds[gvk] {
+	if _, isCRD := crdtest.Files[gvk]; !isCRD && !coreKinds[gvk] {
 		t.Errorf("%s: unexpected object %q (apiVersion and kind must be known)", where, gvk)
 	}
 	meta, _ := obj["metadata"].(map[string]any)
@@ -320,120 +308,4 @@ func checkPlaybook(t *testing.T, where string, plays []any) {
 			}
 		}
 	}
-}
-
-// loadCRDSchemas compiles the CRD schemas of crdSchemas from ../shared/schemas (relative
-// to the module root), or skips the test when the folder is not there.
-func loadCRDSchemas(t *testing.T) map[string]*jsonschema.Schema {
-	t.Helper()
-	dir := filepath.Join(gittest.ModuleRoot(t), "..", "shared", "schemas")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("CRD schemas not found at %s (CI always has them): %v", dir, err)
-	}
-	out := map[string]*jsonschema.Schema{}
-	for gvk, c := range crdSchemas {
-		out[gvk] = compileCRD(t, filepath.Join(dir, c.file), c.version, gvk)
-	}
-	return out
-}
-
-// compileCRD compiles the openAPIV3Schema of one version of a CRD as a JSON Schema.
-func compileCRD(t *testing.T, file, version, gvk string) *jsonschema.Schema {
-	t.Helper()
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Spec struct {
-			Group    string                `yaml:"group"`
-			Names    struct{ Kind string } `yaml:"names"`
-			Versions []struct {
-				Name   string `yaml:"name"`
-				Schema struct {
-					OpenAPIV3Schema map[string]any `yaml:"openAPIV3Schema"`
-				} `yaml:"schema"`
-			} `yaml:"versions"`
-		} `yaml:"spec"`
-	}
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-	if want := doc.Spec.Group + "/" + version + "/" + doc.Spec.Names.Kind; want != gvk {
-		t.Fatalf("%s defines %s, want %s", file, want, gvk)
-	}
-	for _, v := range doc.Spec.Versions {
-		if v.Name != version {
-			continue
-		}
-		c := jsonschema.NewCompiler()
-		c.DefaultDraft(jsonschema.Draft4) // OpenAPI 3.0 schema objects are draft 4 with extensions
-		url := "mem:///" + filepath.Base(file)
-		if err := c.AddResource(url, fromOpenAPI(v.Schema.OpenAPIV3Schema)); err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
-		s, err := c.Compile(url)
-		if err != nil {
-			t.Fatalf("%s: compile %s schema: %v", file, version, err)
-		}
-		return s
-	}
-	t.Fatalf("%s has no version %s", file, version)
-	return nil
-}
-
-// fromOpenAPI turns a Kubernetes structural schema into a JSON Schema that is as strict as
-// the API server with strict field validation:
-//   - nullable: true allows null;
-//   - x-kubernetes-int-or-string without a type allows integers and strings;
-//   - an object with properties rejects unknown fields, unless it is marked
-//     x-kubernetes-preserve-unknown-fields or has additionalProperties;
-//   - other x-kubernetes-* keys are dropped (CEL rules in x-kubernetes-validations are
-//     not evaluated).
-func fromOpenAPI(s map[string]any) map[string]any {
-	out := make(map[string]any, len(s))
-	for k, v := range s {
-		if !strings.HasPrefix(k, "x-kubernetes-") && k != "nullable" {
-			out[k] = v
-		}
-	}
-	if s["nullable"] == true {
-		if typ, ok := s["type"].(string); ok {
-			out["type"] = []any{typ, "null"}
-		}
-	}
-	if s["x-kubernetes-int-or-string"] == true && s["type"] == nil && s["anyOf"] == nil {
-		out["anyOf"] = []any{map[string]any{"type": "integer"}, map[string]any{"type": "string"}}
-	}
-	if props, ok := s["properties"].(map[string]any); ok {
-		converted := make(map[string]any, len(props))
-		for name, p := range props {
-			if ps, ok := p.(map[string]any); ok {
-				converted[name] = fromOpenAPI(ps)
-			}
-		}
-		out["properties"] = converted
-		if s["additionalProperties"] == nil && s["x-kubernetes-preserve-unknown-fields"] != true {
-			out["additionalProperties"] = false
-		}
-	}
-	for _, k := range []string{"items", "additionalProperties", "not"} {
-		if sub, ok := s[k].(map[string]any); ok {
-			out[k] = fromOpenAPI(sub)
-		}
-	}
-	for _, k := range []string{"anyOf", "allOf", "oneOf"} {
-		if list, ok := s[k].([]any); ok {
-			converted := make([]any, len(list))
-			for i, e := range list {
-				if es, ok := e.(map[string]any); ok {
-					converted[i] = fromOpenAPI(es)
-				} else {
-					converted[i] = e
-				}
-			}
-			out[k] = converted
-		}
-	}
-	return out
 }

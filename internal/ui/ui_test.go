@@ -33,16 +33,7 @@ func (f *fleet) get(t *testing.T, c *http.Client, path, token string) (int, stri
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(body), resp.Header
+	return do(t, c, req)
 }
 
 // post sends a form and returns the status and body.
@@ -53,6 +44,12 @@ func (f *fleet) post(t *testing.T, c *http.Client, path string, form url.Values)
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return do(t, c, req)
+}
+
+// do sends req and returns the response's status, body and headers.
+func do(t *testing.T, c *http.Client, req *http.Request) (int, string, http.Header) {
+	t.Helper()
 	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
