@@ -35,6 +35,9 @@ type Reader interface {
 	ClusterEnvironments(ctx context.Context, names []string) (map[string]string, error)
 	// Clusters lists an environment's clusters ("" for all), by name.
 	Clusters(ctx context.Context, env string) ([]ClusterRecord, error)
+	// ClusterPage lists up to limit clusters of one cluster type of an environment, by name,
+	// after skipping offset of them, and counts them all.
+	ClusterPage(ctx context.Context, env, clusterType string, offset, limit int) ([]ClusterRecord, int, error)
 	// Deployments returns a cluster's deployment states, by deployment target.
 	Deployments(ctx context.Context, cluster string) ([]DeploymentState, error)
 	// Desired returns an environment's desired state at a revision (ErrNotFound).

@@ -41,3 +41,16 @@ func (h *Hub) Clusters(ctx context.Context, env string) ([]ClusterRecord, error)
 	})
 	return out, err
 }
+
+// ClusterPage lists up to limit clusters of one cluster type of an environment, by name,
+// after skipping offset of them, and counts them all.
+func (h *Hub) ClusterPage(ctx context.Context, env, clusterType string, offset, limit int) ([]ClusterRecord, int, error) {
+	var out []ClusterRecord
+	var total int
+	err := h.store.View(ctx, func(r Reader) error {
+		var err error
+		out, total, err = r.ClusterPage(ctx, env, clusterType, offset, limit)
+		return err
+	})
+	return out, total, err
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -34,7 +35,7 @@ var benchEnvNames = []string{"dev", "test", "stage", "canary", "prod"}
 // seedBenchFleet writes the fleet through the store's transaction interface (registering
 // 100,000 clusters one report at a time would take minutes), with the counters the hub
 // keeps, one cluster's deployments, history events and promotion decisions.
-func seedBenchFleet(b *testing.B, store hub.Store) {
+func seedBenchFleet(b *testing.B, store hub.Store, perType int) {
 	b.Helper()
 	ctx := context.Background()
 	now := time.Now().UTC().Add(-time.Minute)
@@ -56,12 +57,12 @@ func seedBenchFleet(b *testing.B, store hub.Store) {
 						"OWNER": "team-a", "DB": map[string]any{"host": "db." + env, "pool": 10}, "FEATURES": []any{"a", "b"}}})
 				failed := (t + k) % 20
 				targets = append(targets,
-					hub.TargetCount{Environment: env, ClusterType: ct, Revision: rev, DeploymentTarget: dt, State: hub.StateCompliant, Count: benchClustersType - failed},
+					hub.TargetCount{Environment: env, ClusterType: ct, Revision: rev, DeploymentTarget: dt, State: hub.StateCompliant, Count: perType - failed},
 					hub.TargetCount{Environment: env, ClusterType: ct, Revision: rev, DeploymentTarget: dt, State: hub.StateFailed, Count: failed})
 			}
 			for i := range 10 {
 				events = append(events, hub.Event{Time: now.Add(time.Duration(i) * time.Second), Kind: hub.EventDeployment, Environment: env,
-					Workload: wl, DeploymentTarget: dt, Cluster: fmt.Sprintf("%s-type-000-%03d", env, i), Revision: rev, From: "Progressing", To: "Ready"})
+					Workload: wl, DeploymentTarget: dt, Cluster: fmt.Sprintf("%s-type-000-%04d", env, i), Revision: rev, From: "Progressing", To: "Ready"})
 			}
 		}
 		if e > 0 {
@@ -74,8 +75,8 @@ func seedBenchFleet(b *testing.B, store hub.Store) {
 			}
 			for c := range benchTypesPerEnv {
 				ct := fmt.Sprintf("type-%03d", c)
-				for i := range benchClustersType {
-					name := fmt.Sprintf("%s-%s-%03d", env, ct, i)
+				for i := range perType {
+					name := fmt.Sprintf("%s-%s-%04d", env, ct, i)
 					rec := hub.ClusterRecord{Cluster: hub.Cluster{Name: name, Environment: env, ClusterType: ct, RegisteredAt: now,
 						Labels: map[string]string{"region": "east"}}, Reported: true, Fresh: i%50 != 0, Revision: rev, Status: hub.Compliant,
 						ObservedAt: now, ReceivedAt: now, TokenHash: hub.HashToken(name)}
@@ -83,10 +84,10 @@ func seedBenchFleet(b *testing.B, store hub.Store) {
 						return err
 					}
 				}
-				counts = append(counts, hub.ClusterCount{Environment: env, ClusterType: ct, Revision: hub.RegisteredRevision, Count: benchClustersType},
-					hub.ClusterCount{Environment: env, ClusterType: ct, Revision: rev, Count: benchClustersType - benchClustersType/50})
+				counts = append(counts, hub.ClusterCount{Environment: env, ClusterType: ct, Revision: hub.RegisteredRevision, Count: perType},
+					hub.ClusterCount{Environment: env, ClusterType: ct, Revision: rev, Count: perType - perType/50})
 			}
-			if err := tx.SetDeployments(ctx, env+"-type-000-001", []hub.DeploymentState{{DeploymentTarget: "workload-000-" + env + "-0",
+			if err := tx.SetDeployments(ctx, env+"-type-000-0001", []hub.DeploymentState{{DeploymentTarget: "workload-000-" + env + "-0",
 				Namespace: "ns", Status: hub.Ready, Revision: rev, Since: now}}, nil); err != nil {
 				return err
 			}
@@ -107,14 +108,14 @@ var benchPages = []struct{ name, path string }{
 	{"environment", "/environments/prod"},
 	{"workload", "/workloads/workload-042"},
 	{"cluster-type", "/cluster-types/prod/type-007"},
-	{"cluster", "/clusters/prod-type-000-001"},
+	{"cluster", "/clusters/prod-type-000-0001"},
 	{"diff", "/diff?from=stage&to=prod"},
 	{"promotions", "/promotions"},
 }
 
-func benchUI(b *testing.B, store hub.Store) {
+func benchUI(b *testing.B, store hub.Store, perType int) {
 	b.Helper()
-	seedBenchFleet(b, store)
+	seedBenchFleet(b, store, perType)
 	h := hub.New(store, hub.Options{})
 	ctx := context.Background()
 	if _, err := h.Bootstrap(ctx, adminToken); err != nil {
@@ -158,7 +159,7 @@ func BenchmarkPages100kSQLite(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer func() { _ = store.Close() }()
-	benchUI(b, store)
+	benchUI(b, store, benchClustersType)
 }
 
 // BenchmarkPages100kPostgreSQL serves every page over 100,000 clusters on PostgreSQL.
@@ -168,5 +169,25 @@ func BenchmarkPages100kPostgreSQL(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer func() { _ = store.Close() }()
-	benchUI(b, store)
+	benchUI(b, store, benchClustersType)
+}
+
+// BenchmarkPages1MSQLite serves every page over 1,000,000 clusters (2,000 per cluster type)
+// on SQLite, and reports the database's size per cluster. The seed takes minutes, so it runs
+// only with FLEETFORM_BENCH_MILLION=1:
+// FLEETFORM_BENCH_MILLION=1 go test -run '^$' -bench Pages1MSQLite -benchtime 5x ./internal/ui/
+func BenchmarkPages1MSQLite(b *testing.B) {
+	if os.Getenv("FLEETFORM_BENCH_MILLION") != "1" {
+		b.Skip("FLEETFORM_BENCH_MILLION=1 runs it (the seed takes minutes)")
+	}
+	path := filepath.Join(b.TempDir(), "hub.db")
+	store, err := sqlite.Open(context.Background(), path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = store.Close() }()
+	benchUI(b, store, 10*benchClustersType)
+	if st, err := os.Stat(path); err == nil {
+		b.ReportMetric(float64(st.Size())/float64(benchEnvs*benchTypesPerEnv*10*benchClustersType), "db-bytes/cluster")
+	}
 }

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"net/http"
+	"strconv"
 
 	"github.com/fleetform/fleetform/internal/hub"
 )
@@ -25,12 +26,16 @@ type clusterTypeData struct {
 func (u *Handler) clusterType(w http.ResponseWriter, r *http.Request, s session) {
 	env, name := r.PathValue("env"), r.PathValue("name")
 	data, err := u.clusterTypeData(r.Context(), env, name)
+	if err == nil {
+		data.Clusters, data.Pager, err = u.clusterPage(r, env, name)
+	}
+	if err == nil && len(data.Assignments) == 0 && data.Pager.Total == 0 {
+		err = hub.Errorf(hub.CodeNotFound, "environment %q has no cluster type %q in its desired state or its clusters", env, name)
+	}
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
 	}
-	lo, hi, p := paginate(r, len(data.Clusters), u.opts.PageSize)
-	data.Clusters, data.Pager = data.Clusters[lo:hi], p
 	u.render(w, r, s, "clustertype", "Cluster type "+name+" in "+env, "overview", data)
 }
 
@@ -53,19 +58,26 @@ func (u *Handler) clusterTypeData(ctx context.Context, env, name string) (cluste
 				Namespace: a.Namespace, Counts: counted[a.DeploymentTarget], Config: configValues(a.Config), Waiting: a.Waiting})
 		}
 	}
-	clusters, err := u.hub.Clusters(ctx, env)
-	if err != nil {
-		return out, err
-	}
-	for _, c := range clusters {
-		if c.ClusterType == name {
-			out.Clusters = append(out.Clusters, c)
-		}
-	}
-	if len(out.Assignments) == 0 && len(out.Clusters) == 0 {
-		return out, hub.Errorf(hub.CodeNotFound, "environment %q has no cluster type %q in its desired state or its clusters", env, name)
-	}
 	return out, nil
+}
+
+// clusterPage reads the page of a cluster type's clusters the request asks for (the last
+// one when it asks for more).
+func (u *Handler) clusterPage(r *http.Request, env, name string) ([]hub.ClusterRecord, pager, error) {
+	size := u.opts.PageSize
+	n, err := strconv.Atoi(r.URL.Query().Get("page"))
+	if err != nil || n < 1 {
+		n = 1
+	}
+	clusters, total, err := u.hub.ClusterPage(r.Context(), env, name, (n-1)*size, size)
+	if err != nil {
+		return nil, pager{}, err
+	}
+	_, _, p := paginate(r, total, size)
+	if p.Page != n { // past the end: the last page
+		clusters, _, err = u.hub.ClusterPage(r.Context(), env, name, (p.Page-1)*size, size)
+	}
+	return clusters, p, err
 }
 
 func (u *Handler) cluster(w http.ResponseWriter, r *http.Request, s session) {

@@ -393,6 +393,21 @@ func (t *tx) Clusters(ctx context.Context, env string) ([]hub.ClusterRecord, err
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (hub.ClusterRecord, error) { return scanCluster(row) })
 }
 
+func (t *tx) ClusterPage(ctx context.Context, env, clusterType string, offset, limit int) ([]hub.ClusterRecord, int, error) {
+	var total int
+	if err := t.queryRow(ctx, `SELECT count(*) FROM clusters WHERE environment = $1 AND cluster_type = $2`, env, clusterType).
+		Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := t.query(ctx, `SELECT `+clusterColumns+` FROM clusters WHERE environment = $1 AND cluster_type = $2
+		ORDER BY name LIMIT $3 OFFSET $4`, env, clusterType, limit, offset)
+	if err != nil {
+		return nil, 0, err
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (hub.ClusterRecord, error) { return scanCluster(row) })
+	return out, total, err
+}
+
 // InsertCluster adds a cluster; a concurrent registration of the same name waits for the
 // other transaction and then finds the name taken.
 func (t *tx) InsertCluster(ctx context.Context, c hub.ClusterRecord) error {

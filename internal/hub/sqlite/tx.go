@@ -198,6 +198,29 @@ func (t *tx) Clusters(ctx context.Context, env string) ([]hub.ClusterRecord, err
 	return out, rows.Err()
 }
 
+func (t *tx) ClusterPage(ctx context.Context, env, clusterType string, offset, limit int) ([]hub.ClusterRecord, int, error) {
+	var total int
+	if err := t.q.QueryRowContext(ctx, `SELECT count(*) FROM clusters WHERE environment = ? AND cluster_type = ?`, env, clusterType).
+		Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := t.q.QueryContext(ctx, `SELECT `+clusterColumns+` FROM clusters WHERE environment = ? AND cluster_type = ?
+		ORDER BY name LIMIT ? OFFSET ?`, env, clusterType, limit, offset)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer func() { _ = rows.Close() }()
+	var out []hub.ClusterRecord
+	for rows.Next() {
+		c, err := scanCluster(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, c)
+	}
+	return out, total, rows.Err()
+}
+
 func (t *tx) InsertCluster(ctx context.Context, c hub.ClusterRecord) error {
 	if _, err := t.Cluster(ctx, c.Name); err == nil {
 		return hub.ErrExists

@@ -84,6 +84,7 @@ func Run(t *testing.T, open Opener, explain Explainer) {
 	t.Run("Sources", s.testSources)
 	t.Run("Syncs", s.testSyncs)
 	t.Run("SyncHistoryBound", s.testSyncHistoryBound)
+	t.Run("ClusterPage", s.testClusterPage)
 }
 
 // suite holds what every scenario needs: each scenario is a method, run as a subtest.
