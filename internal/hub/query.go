@@ -418,6 +418,38 @@ func (h *Hub) Drift(ctx context.Context, env string, behindLimit time.Duration) 
 	return out, err
 }
 
+// DriftCounts is Drift counted: how many clusters are in each kind of drift, and the first
+// names of each.
+type DriftCounts struct {
+	Silent, Behind, Failing, WrongPath NamedCount
+}
+
+// NamedCount is a number of clusters and the first of their names.
+type NamedCount struct {
+	Count int      `json:"count"`
+	First []string `json:"first"`
+}
+
+// DriftSummary counts what Drift lists, in the store (cheap at any fleet size), with the
+// first limit names of each kind.
+func (h *Hub) DriftSummary(ctx context.Context, env string, behindLimit time.Duration, limit int) (DriftCounts, error) {
+	var out DriftCounts
+	err := h.store.View(ctx, func(r Reader) error {
+		behindOf := ""
+		d, err := r.LatestDesired(ctx, env)
+		switch {
+		case errors.Is(err, ErrNotFound):
+		case err != nil:
+			return err
+		case h.opts.Now().Sub(d.PostedAt) > behindLimit:
+			behindOf = d.Revision
+		}
+		out, err = r.DriftCounts(ctx, env, behindOf, limit)
+		return err
+	})
+	return out, err
+}
+
 // pathBelongsTo reports whether a GitOps folder is a cluster type's: its last element is
 // the cluster type's name.
 func pathBelongsTo(path, clusterType string) bool {

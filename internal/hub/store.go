@@ -35,6 +35,12 @@ type Reader interface {
 	ClusterEnvironments(ctx context.Context, names []string) (map[string]string, error)
 	// Clusters lists an environment's clusters ("" for all), by name.
 	Clusters(ctx context.Context, env string) ([]ClusterRecord, error)
+	// DriftCounts counts an environment's clusters that are silent (never reported, or
+	// stale), behind (fresh, at another revision than behindOf; not counted when behindOf
+	// is ""), failing (reporting NonCompliant while fresh, or with a Failed deployment) and
+	// on a wrong path (reconciling a folder that is not their cluster type's), each with the
+	// first limit names by name: what Drift lists, counted by the store.
+	DriftCounts(ctx context.Context, env, behindOf string, limit int) (DriftCounts, error)
 	// ClusterPage lists up to limit clusters of one cluster type of an environment, by name,
 	// after skipping offset of them, and counts them all.
 	ClusterPage(ctx context.Context, env, clusterType string, offset, limit int) ([]ClusterRecord, int, error)

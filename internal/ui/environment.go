@@ -38,13 +38,7 @@ type counts2 struct {
 	First []string
 }
 
-func firstNames(cs []hub.ClusterRecord, n int) counts2 {
-	out := counts2{N: len(cs)}
-	for _, c := range cs[:min(n, len(cs))] {
-		out.First = append(out.First, c.Name)
-	}
-	return out
-}
+func countsOf(c hub.NamedCount) counts2 { return counts2{N: c.Count, First: c.First} }
 
 // syncView is the last sync of an environment, with links to the forge.
 type syncView struct {
@@ -92,20 +86,12 @@ func (u *Handler) environmentData(ctx context.Context, env string) (environmentD
 	}
 	out.Revision, out.Targets = ro.Revision, ro.Targets
 	out.Types = typeRows(ro.Targets)
-	drift, err := u.hub.Drift(ctx, env, u.opts.DriftAfter)
+	drift, err := u.hub.DriftSummary(ctx, env, u.opts.DriftAfter, 10)
 	if err != nil {
 		return out, err
 	}
-	failing := map[string]bool{}
-	for _, f := range drift.Failing {
-		failing[f.Cluster] = true
-	}
-	for _, c := range drift.FailingClusters {
-		failing[c.Name] = true
-	}
-	out.Drift = driftSummary{Behind: firstNames(drift.Behind, 10), Silent: firstNames(drift.Silent, 10),
-		WrongPath: firstNames(drift.WrongPath, 10), Failing: counts2{N: len(failing)}}
-	out.Drift.Failing.First = sortedKeys(failing)[:min(10, len(failing))]
+	out.Drift = driftSummary{Behind: countsOf(drift.Behind), Silent: countsOf(drift.Silent), WrongPath: countsOf(drift.WrongPath),
+		Failing: countsOf(drift.Failing)}
 	return out, nil
 }
 

@@ -3,7 +3,10 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"reflect"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -108,6 +111,7 @@ func checkDrift(t *testing.T, e *env) {
 		len(drift.WrongPath) != 1 || drift.Revision != "r7" {
 		t.Errorf("prod drift %+v", drift)
 	}
+	sameDrift(t, e, "prod", 15*time.Minute, drift)
 	e.clock.Advance(-20 * time.Minute) // d1's last report must be fresh
 	devDrift, err := e.hub.Drift(ctx, "dev", time.Hour)
 	if err != nil {
@@ -115,6 +119,40 @@ func checkDrift(t *testing.T, e *env) {
 	}
 	if len(devDrift.Failing) != 1 || devDrift.Failing[0].DeploymentTarget != "shop-web" || len(devDrift.FailingClusters) != 1 {
 		t.Errorf("dev drift %+v", devDrift)
+	}
+	sameDrift(t, e, "dev", time.Hour, devDrift)
+}
+
+// sameDrift checks that the store's drift counts say what Drift lists.
+func sameDrift(t *testing.T, e *env, environment string, behind time.Duration, d hub.Drift) {
+	t.Helper()
+	got, err := e.hub.DriftSummary(context.Background(), environment, behind, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(cs []hub.ClusterRecord) []string {
+		out := []string{}
+		for _, c := range cs {
+			out = append(out, c.Name)
+		}
+		return out
+	}
+	failing := map[string]bool{}
+	for _, f := range d.Failing {
+		failing[f.Cluster] = true
+	}
+	for _, c := range d.FailingClusters {
+		failing[c.Name] = true
+	}
+	want := hub.DriftCounts{Silent: hub.NamedCount{Count: len(d.Silent), First: names(d.Silent)},
+		Behind:    hub.NamedCount{Count: len(d.Behind), First: names(d.Behind)},
+		Failing:   hub.NamedCount{Count: len(failing), First: slices.Sorted(maps.Keys(failing))},
+		WrongPath: hub.NamedCount{Count: len(d.WrongPath), First: names(d.WrongPath)}}
+	if want.Failing.First == nil {
+		want.Failing.First = []string{}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s: drift counts %+v, Drift says %+v", environment, got, want)
 	}
 }
 
