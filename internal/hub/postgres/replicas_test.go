@@ -99,8 +99,11 @@ func TestDeadlockIsRetried(t *testing.T) {
 	if errs[0] != nil || errs[1] != nil {
 		t.Fatalf("updates: %v, %v", errs[0], errs[1])
 	}
-	if n := attempts.Load(); n != 3 {
-		t.Fatalf("%d attempts, want 3 (one retry after the deadlock)", n)
+	// At least one retry: the victim of the deadlock is made again. It may deadlock once more
+	// (its new transaction can take its first row again before the survivor, woken by the
+	// victim's abort, takes it), so more attempts are correct too; both updates succeed.
+	if n := attempts.Load(); n < 3 {
+		t.Fatalf("%d attempts, want at least 3 (a retry after the deadlock)", n)
 	}
 }
 
