@@ -29,43 +29,43 @@ type typePlan struct {
 	old      shard                // what the state says was rendered (nil: unknown)
 }
 
-// build computes every input digest, renders only what changed and edits the tree.
+// build computes every input digest, renders only what changed and edits the tree. It
+// renders one cluster type at a time and writes its files into the tree (and the pack)
+// before rendering the next, so that only one cluster type's rendered files are in memory.
 func (pl *planner) build(in Input) error {
 	p := pl.p
 	rr := render.NewRenderer(in.Snapshot, in.Schedule, render.Options{Workers: pl.opts.Workers, Progress: pl.opts.Progress, Stop: pl.stop})
 	rr.Prepare()
-	types, err := pl.classify(rr.Output())
+	out := rr.Output()
+	p.Output = out
+	types, err := pl.classify(out)
 	if err != nil {
 		return err
 	}
-	pl.logger().Debug("rendering", "environment", p.Environment, "assignments", len(rr.Output().Assignments))
-	p.Output = rr.Render(func(a *render.Assignment) bool {
-		tp := types[a.ClusterType]
-		if !tp.changed {
-			return false
-		}
-		e, ok := tp.old[a.DeploymentTarget]
-		return tp.old == nil || !ok || e.digest != a.InputDigest
-	})
-	if p.Output.Stopped {
-		return errStopped
-	}
-	owned, err := pl.ownedClusterTypes(p.Output.ClusterTypes)
+	pl.logger().Debug("rendering", "environment", p.Environment, "assignments", len(out.Assignments))
+	owned, err := pl.ownedClusterTypes(out.ClusterTypes)
 	if err != nil {
 		return err
 	}
 	next := newIndex(p.Environment)
-	next.common = p.Output.CommonCommit
+	next.common = out.CommonCommit
 	hasErrors := platform.HasErrors(in.Snapshot.Diagnostics) || len(in.Schedule.FailedPolicies) > 0
 	affected := map[string]bool{}
 	previousTargets := 0 // the deployment-target folders owned before this apply
-	for _, ct := range p.Output.ClusterTypes {
+	for _, ct := range out.ClusterTypes {
 		tp := types[ct]
 		if !tp.changed {
+			rr.RenderBatch(tp.assigned, func(*render.Assignment) bool { return false }) // counted as done
 			p.Skipped += len(tp.assigned)
 			next.types[ct] = pl.index.types[ct]
 			previousTargets += pl.index.types[ct].targets
 			continue
+		}
+		if !rr.RenderBatch(tp.assigned, func(a *render.Assignment) bool {
+			e, ok := tp.old[a.DeploymentTarget]
+			return tp.old == nil || !ok || e.digest != a.InputDigest
+		}) {
+			return errStopped
 		}
 		entry, had, err := pl.writeType(tp, hasErrors, affected)
 		if err != nil {
@@ -73,6 +73,9 @@ func (pl *planner) build(in Input) error {
 		}
 		next.types[ct] = entry
 		previousTargets += had
+	}
+	if p.Output = rr.Finish(); p.Output.Stopped {
+		return errStopped
 	}
 	removed, err := pl.removeLostTypes(owned, types, next, hasErrors, affected)
 	if err != nil {
@@ -196,6 +199,7 @@ func (pl *planner) writeType(tp *typePlan, hasErrors bool, affected map[string]b
 			if err := pl.replaceDir(a.Dir(), a.Files, affected); err != nil {
 				return indexEntry{}, 0, err
 			}
+			a.Files = nil // in the tree and its pack now: not kept twice (Rendered counts it)
 		default:
 			p.Skipped++
 		}
@@ -223,6 +227,9 @@ func (pl *planner) writeType(tp *typePlan, hasErrors bool, affected map[string]b
 		return indexEntry{}, 0, err
 	}
 	tree, err := pl.writeFolder(tp.name)
+	if err == nil {
+		pl.p.tree.Release(pl.p.full(tp.name)) // done with it: a million assignments' folders are not kept
+	}
 	return indexEntry{tree: tree, targets: len(next)}, len(previous), err
 }
 

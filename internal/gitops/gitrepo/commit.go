@@ -3,7 +3,6 @@ package gitrepo
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -20,14 +19,16 @@ func (t *Tree) Commit(parent plumbing.Hash, message string, sig object.Signature
 	}
 	obj := t.objects.NewEncodedObject()
 	if err := c.Encode(obj); err != nil {
+		t.pack.discard()
 		return plumbing.ZeroHash, err
 	}
 	data, err := readObject(obj)
 	if err != nil {
+		t.pack.discard()
 		return plumbing.ZeroHash, fmt.Errorf("encode commit: %w", err)
 	}
 	h := t.pack.add(plumbing.CommitObject, data)
-	if _, err := t.pack.write(filepath.Join(t.repo.gitDir, "objects"), t.repo.logger); err != nil {
+	if _, err := t.pack.write(); err != nil {
 		return plumbing.ZeroHash, err
 	}
 	return h, nil

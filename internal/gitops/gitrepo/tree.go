@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -57,9 +58,17 @@ func (r *Repo) Edit(tip plumbing.Hash) (*Tree, error) {
 }
 
 func newTree(repo *Repo, objects storer.EncodedObjectStorer, root plumbing.Hash) *Tree {
-	return &Tree{repo: repo, objects: objects, pack: newPack(),
+	return &Tree{repo: repo, objects: objects, pack: newPack(filepath.Join(repo.gitDir, "objects"), repo.logger),
 		root: &dir{hash: root, loaded: root.IsZero(), entries: map[string]*entry{}}}
 }
+
+// PlanOnly makes the tree name the objects it would write without keeping them: it is
+// edited to plan a change, and never committed. Call it before any change.
+func (t *Tree) PlanOnly() { t.pack.dry = true }
+
+// Discard drops the objects collected for a commit that will not be made, and the
+// temporary pack they were streamed into. Calling it after Commit does nothing.
+func (t *Tree) Discard() { t.pack.discard() }
 
 func (t *Tree) load(d *dir) error {
 	if d.loaded {
@@ -274,6 +283,28 @@ func (t *Tree) WriteDir(p string) (plumbing.Hash, error) {
 	}
 	h, _ := t.writeDir(chain[len(chain)-1])
 	return h, nil
+}
+
+// Release drops the folder at p, written by WriteDir and unchanged since, from memory: only
+// its object name stays. Reading or changing anything below p afterwards reads it from the
+// repository, where it is only once committed: release a folder only when done with it.
+// A million-assignment tree would otherwise hold every folder it wrote until the commit.
+func (t *Tree) Release(p string) {
+	parent, name := path.Split(p)
+	chain, err := t.walk(strings.TrimSuffix(parent, "/"), false)
+	if err != nil || chain == nil {
+		return
+	}
+	d := chain[len(chain)-1]
+	e, ok := d.entries[name]
+	if !ok || !e.isDir() || e.sub == nil || e.sub.changed {
+		return
+	}
+	if e.sub.loaded && len(e.sub.entries) == 0 {
+		delete(d.entries, name) // left empty: dropped, as writeDir would
+		return
+	}
+	e.hash, e.sub = e.sub.hash, nil
 }
 
 // writeDir writes d and the changed folders below it, and says whether d holds anything.

@@ -1,0 +1,108 @@
+package gitrepo
+
+import (
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/fleetform/fleetform/internal/gittest"
+)
+
+// TestStreamedPackIsOneValidPack: a commit whose objects are streamed into the temporary
+// pack in many batches (its header patched and checksummed again at the end), with folders
+// released from memory once written, is one pack git accepts, holding exactly the files
+// written; a discarded tree leaves no temporary file.
+func TestStreamedPackIsOneValidPack(t *testing.T) {
+	defer func(n int) { batchBytes = n }(batchBytes)
+	batchBytes = 1000 // a batch every few files
+	repo := gittest.NewBare(t).Checked(t)
+	base := repo.Commit(t, "dev", map[string]string{"README.md": "notes", "old/x": "x"})
+	r, err := Open(t.Context(), repo.Dir, t.TempDir(), nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := r.Edit(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"README.md": "notes"}
+	if _, err := tr.Remove("old"); err != nil {
+		t.Fatal(err)
+	}
+	for ct := range 5 {
+		for dt := range 40 {
+			for _, f := range []string{"a.yaml", "b.yaml"} {
+				p := fmt.Sprintf("ct%d/dt%d/%s", ct, dt, f)
+				content := strings.Repeat(p+"\n", 1+dt%7) // some shared content, some not
+				if dt%5 == 0 {
+					content = "same\n"
+				}
+				if _, _, err := tr.SetFile(p, []byte(content)); err != nil {
+					t.Fatal(err)
+				}
+				want[p] = content
+			}
+		}
+		if _, err := tr.WriteDir(fmt.Sprintf("ct%d", ct)); err != nil {
+			t.Fatal(err)
+		}
+		tr.Release(fmt.Sprintf("ct%d", ct))
+	}
+	sig := object.Signature{Name: "t", Email: "t@localhost", When: time.Unix(1700000000, 0).UTC()}
+	commit, err := tr.Commit(base, "streamed\n", sig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Discard() // after the commit: nothing to drop
+	if err := r.Publish(t.Context(), "dev", commit, base); err != nil {
+		t.Fatal(err)
+	}
+	if got := repo.Files(t, "dev"); !maps.Equal(got, want) {
+		t.Errorf("dev holds %d files, want %d", len(got), len(want))
+	}
+	packs, _ := filepath.Glob(filepath.Join(repo.Dir, "objects", "pack", "*.pack"))
+	if len(packs) != 1 { // this commit's (the base is loose objects)
+		t.Errorf("packs: %v, want one", packs)
+	}
+
+	// A tree edited and discarded after streaming leaves nothing behind.
+	tr, err = r.Edit(commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 100 {
+		if _, _, err := tr.SetFile(fmt.Sprintf("n/%d", i), []byte(strings.Repeat("discarded\n", i+50))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tmp := filepath.Join(repo.Dir, "objects", TemporaryDir)
+	if names := tmpPackFiles(t, tmp); len(names) == 0 {
+		t.Fatal("nothing was streamed into a temporary pack")
+	}
+	tr.Discard()
+	if names := tmpPackFiles(t, tmp); len(names) > 0 {
+		t.Errorf("temporary files left: %v", names)
+	}
+}
+
+func tmpPackFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		if hasTmpPrefix(e.Name()) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
