@@ -17,7 +17,7 @@ func (t *Tree) Commit(parent plumbing.Hash, message string, sig object.Signature
 	if !parent.IsZero() {
 		c.ParentHashes = []plumbing.Hash{parent}
 	}
-	obj := t.objects.NewEncodedObject()
+	obj := &plumbing.MemoryObject{}
 	if err := c.Encode(obj); err != nil {
 		t.pack.discard()
 		return plumbing.ZeroHash, err
@@ -36,11 +36,10 @@ func (t *Tree) Commit(parent plumbing.Hash, message string, sig object.Signature
 
 // Blob reads a blob of the repository.
 func (t *Tree) Blob(h plumbing.Hash) ([]byte, error) {
-	obj, err := t.objects.EncodedObject(plumbing.BlobObject, h)
-	if err != nil {
-		return nil, fmt.Errorf("read blob %s: %w", h, err)
+	typ, data, err := t.objects.read(h)
+	if err == nil && typ != plumbing.BlobObject {
+		err = fmt.Errorf("a %s, not a blob", typ)
 	}
-	data, err := readObject(obj)
 	if err != nil {
 		return nil, fmt.Errorf("read blob %s: %w", h, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -105,4 +106,49 @@ func tmpPackFiles(t *testing.T, dir string) []string {
 		}
 	}
 	return out
+}
+
+// TestObjectReaderReadsDeltasAndLooseObjects: the tree reads what git wrote in every form:
+// a repacked repository (offset deltas against other versions of the files), and loose
+// objects written after it.
+func TestObjectReaderReadsDeltasAndLooseObjects(t *testing.T) {
+	repo := gittest.NewBare(t).Checked(t)
+	files := map[string]string{}
+	for v := range 4 {
+		for i := range 20 {
+			files[fmt.Sprintf("d%d/f%d.yaml", i%3, i)] = strings.Repeat(fmt.Sprintf("a line of file %d\n", i), 40) + fmt.Sprintf("version %d\n", v)
+		}
+		repo.Commit(t, "dev", files)
+	}
+	if out, err := exec.CommandContext(t.Context(), "git", "--git-dir", repo.Dir, "repack", "-a", "-d", "-f", "--depth=10", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git repack: %v\n%s", err, out)
+	}
+	packs, _ := filepath.Glob(filepath.Join(repo.Dir, "objects", "pack", "*.idx"))
+	if out, err := exec.CommandContext(t.Context(), "git", "verify-pack", "-v", packs[0]).Output(); err != nil || !strings.Contains(string(out), "chain length") {
+		t.Fatalf("the repacked pack has no deltas: %v\n%s", err, out)
+	}
+	files["loose.txt"] = "written after the repack\n"
+	tip := repo.Commit(t, "dev", files)
+	if out, _ := exec.CommandContext(t.Context(), "git", "--git-dir", repo.Dir, "count-objects", "-v").Output(); !strings.Contains(string(out), "count: ") {
+		t.Fatalf("count-objects: %s", out)
+	}
+	r, err := Open(t.Context(), repo.Dir, t.TempDir(), nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := r.Edit(tip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Discard()
+	for p, want := range files {
+		h, ok, err := tr.File(p)
+		if err != nil || !ok {
+			t.Fatalf("%s: %v, %v", p, ok, err)
+		}
+		got, err := tr.Blob(h)
+		if err != nil || string(got) != want {
+			t.Errorf("%s: %q, %v; want %q", p, got, err, want)
+		}
+	}
 }

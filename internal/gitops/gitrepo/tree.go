@@ -11,7 +11,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/fleetform/fleetform/internal/platform"
@@ -42,22 +41,36 @@ func (e *entry) isDir() bool { return e.mode == filemode.Dir }
 // for concurrent use.
 type Tree struct {
 	repo    *Repo
-	objects storer.EncodedObjectStorer
+	objects *objectReader
 	root    *dir
 	pack    *pack
 }
 
-// Edit opens the tree of commit tip (zero: an empty tree) for reading and editing. A fresh
-// handle is opened, so it sees the packs written since the last one.
+// Edit opens the tree of commit tip (zero: an empty tree) for reading and editing. It
+// reads the packs there are now (and objects written since, through go-git). Discard
+// closes what it reads from.
 func (r *Repo) Edit(tip plumbing.Hash) (*Tree, error) {
-	g, root, err := r.openAt(tip)
+	objects, err := openObjectReader(filepath.Join(r.gitDir, "objects"), func() (storer.EncodedObjectStorer, error) {
+		g, err := r.open()
+		if err != nil {
+			return nil, err
+		}
+		return g.Storer, nil
+	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("open %s: %w", r.location, err)
 	}
-	return newTree(r, g.Storer, root), nil
+	root := plumbing.ZeroHash
+	if !tip.IsZero() {
+		if root, err = objects.commitTree(tip); err != nil {
+			objects.Close()
+			return nil, fmt.Errorf("read commit %s in %s: %w", tip, r.location, err)
+		}
+	}
+	return newTree(r, objects, root), nil
 }
 
-func newTree(repo *Repo, objects storer.EncodedObjectStorer, root plumbing.Hash) *Tree {
+func newTree(repo *Repo, objects *objectReader, root plumbing.Hash) *Tree {
 	return &Tree{repo: repo, objects: objects, pack: newPack(filepath.Join(repo.gitDir, "objects"), repo.logger),
 		root: &dir{hash: root, loaded: root.IsZero(), entries: map[string]*entry{}}}
 }
@@ -67,21 +80,22 @@ func newTree(repo *Repo, objects storer.EncodedObjectStorer, root plumbing.Hash)
 func (t *Tree) PlanOnly() { t.pack.dry = true }
 
 // Discard drops the objects collected for a commit that will not be made, and the
-// temporary pack they were streamed into. Calling it after Commit does nothing.
-func (t *Tree) Discard() { t.pack.discard() }
+// temporary pack they were streamed into, and closes the files the tree reads: it must
+// not be used afterwards. After Commit it only closes them.
+func (t *Tree) Discard() {
+	t.pack.discard()
+	t.objects.Close()
+}
 
 func (t *Tree) load(d *dir) error {
 	if d.loaded {
 		return nil
 	}
-	tr, err := object.GetTree(t.objects, d.hash)
+	entries, err := t.objects.tree(d.hash)
 	if err != nil {
 		return fmt.Errorf("read tree %s: %w", d.hash, err)
 	}
-	d.entries = make(map[string]*entry, len(tr.Entries))
-	for _, e := range tr.Entries {
-		d.entries[e.Name] = &entry{mode: e.Mode, hash: e.Hash}
-	}
+	d.entries = entries
 	d.loaded = true
 	return nil
 }
