@@ -57,8 +57,8 @@ if [ ! -e "$fleet/README.md" ]; then
 	rm -rf "$fleet"
 	"$BIN" dev gen-fleet --out "$fleet" --targets "$TARGETS" --cluster-types "$CLUSTER_TYPES" >/dev/null
 fi
-cfg=$(find "$fleet/environments/$ENV_NAME/cluster-types" -name '*-config.yaml' -path '*/cluster-types/*/*/*' | sort | head -1)
-workload=$(find "$fleet/workloads" -name '*.yaml' | sort | head -1)
+cfg=$(find "$fleet/environments/$ENV_NAME/cluster-types" -name '*-config.yaml' -path '*/cluster-types/*/*/*' | sort | sed -n 1p)
+workload=$(find "$fleet/workloads" -name '*.yaml' | sort | sed -n 1p)
 ct=$(basename "$(dirname "$cfg")")
 
 # Cold apply into an empty bare repository.

@@ -152,3 +152,22 @@ func TestObjectReaderReadsDeltasAndLooseObjects(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareTreeNamesIsGitsOrder: entries sort as git sorts them, a folder as if its name
+// ended with "/".
+func TestCompareTreeNamesIsGitsOrder(t *testing.T) {
+	names := []string{"a", "a-b", "a.txt", "a0", "a/", "ab", "b", "", "a\x00", "zz", "a-", "a.", "A"}
+	sign := func(c int) int { return max(-1, min(1, c)) }
+	for _, a := range names {
+		for _, b := range names {
+			for _, ad := range []bool{false, true} {
+				for _, bd := range []bool{false, true} {
+					want := sign(strings.Compare(sortName(a, ad), sortName(b, bd)))
+					if got := sign(compareTreeNames(a, ad, b, bd)); got != want {
+						t.Errorf("compare(%q dir=%v, %q dir=%v) = %d, want %d", a, ad, b, bd, got, want)
+					}
+				}
+			}
+		}
+	}
+}

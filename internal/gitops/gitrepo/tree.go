@@ -343,24 +343,55 @@ func (t *Tree) writeDir(d *dir) (plumbing.Hash, bool) {
 
 // encodeTree serializes entries in git's order (folders sort as if named "<name>/").
 func encodeTree(entries map[string]*entry) []byte {
-	names := slices.Collect(maps.Keys(entries))
-	slices.SortFunc(names, func(a, b string) int {
-		return strings.Compare(sortName(a, entries[a]), sortName(b, entries[b]))
-	})
-	out := make([]byte, 0, len(names)*40)
-	for _, n := range names {
-		e := entries[n]
-		out = strconv.AppendUint(out, uint64(e.mode), 8)
+	type named struct {
+		name string
+		e    *entry
+	}
+	list := make([]named, 0, len(entries))
+	size := 0
+	for n, e := range entries {
+		list = append(list, named{n, e})
+		size += len(n) + 28
+	}
+	slices.SortFunc(list, func(a, b named) int { return compareTreeNames(a.name, a.e.isDir(), b.name, b.e.isDir()) })
+	out := make([]byte, 0, size)
+	for _, n := range list {
+		out = strconv.AppendUint(out, uint64(n.e.mode), 8)
 		out = append(out, ' ')
-		out = append(out, n...)
+		out = append(out, n.name...)
 		out = append(out, 0)
-		out = append(out, e.hash[:]...)
+		out = append(out, n.e.hash[:]...)
 	}
 	return out
 }
 
-func sortName(name string, e *entry) string {
-	if e.isDir() {
+// compareTreeNames compares two entry names in git's tree order, where a folder's name
+// sorts as if it ended with "/", without building that name.
+func compareTreeNames(a string, aDir bool, b string, bDir bool) int {
+	n := min(len(a), len(b))
+	if c := strings.Compare(a[:n], b[:n]); c != 0 {
+		return c
+	}
+	next := func(s string, dir bool) int { // the byte after the common prefix, -1 for none
+		switch {
+		case len(s) > n:
+			return int(s[n])
+		case dir:
+			return '/'
+		}
+		return -1
+	}
+	ca, cb := next(a, aDir), next(b, bDir)
+	if ca != cb {
+		return ca - cb
+	}
+	// Equal up to here: only possible past both ends (same name) or when one name's next
+	// byte is the other's implicit "/": compare the rest, "/" included.
+	return strings.Compare(sortName(a, aDir), sortName(b, bDir))
+}
+
+func sortName(name string, dir bool) string {
+	if dir {
 		return name + "/"
 	}
 	return name
