@@ -52,6 +52,7 @@ func (pl *planner) build(in Input) error {
 	hasErrors := platform.HasErrors(in.Snapshot.Diagnostics) || len(in.Schedule.FailedPolicies) > 0
 	affected := map[string]bool{}
 	previousTargets := 0 // the deployment-target folders owned before this apply
+	pl.reserve(out.ClusterTypes, types)
 	for _, ct := range out.ClusterTypes {
 		tp := types[ct]
 		if !tp.changed {
@@ -61,10 +62,7 @@ func (pl *planner) build(in Input) error {
 			previousTargets += pl.index.types[ct].targets
 			continue
 		}
-		if !rr.RenderBatch(tp.assigned, func(a *render.Assignment) bool {
-			e, ok := tp.old[a.DeploymentTarget]
-			return tp.old == nil || !ok || e.digest != a.InputDigest
-		}) {
+		if !rr.RenderBatch(tp.assigned, tp.needsRender) {
 			return errStopped
 		}
 		entry, had, err := pl.writeType(tp, hasErrors, affected)
@@ -88,6 +86,34 @@ func (pl *planner) build(in Input) error {
 	pl.checkMassDelete(previousTargets, len(owned))
 	p.ClusterTypesAffected = sortedSet(affected)
 	return pl.writeIndex(next)
+}
+
+// needsRender says whether a changed cluster type's assignment must be rendered: its
+// inputs are not those its shard records (or there is no shard to trust).
+func (tp *typePlan) needsRender(a *render.Assignment) bool {
+	e, ok := tp.old[a.DeploymentTarget]
+	return tp.old == nil || !ok || e.digest != a.InputDigest
+}
+
+// reserve sizes the plan's lists for the assignments to be rendered (three files each), so
+// that a million-assignment cold apply does not grow them by doubling: the copies and the
+// unused half were a few hundred MB.
+func (pl *planner) reserve(cts []string, types map[string]*typePlan) {
+	n := 0
+	for _, ct := range cts {
+		if tp := types[ct]; tp.changed {
+			for _, a := range tp.assigned {
+				if a.Err == nil && tp.needsRender(a) {
+					n++
+				}
+			}
+		}
+	}
+	p := pl.p
+	p.Changes = slices.Grow(p.Changes, 3*n+len(cts)+2)
+	if pl.index == nil {
+		p.AssignmentsAdded = slices.Grow(p.AssignmentsAdded, n)
+	}
 }
 
 // classify finds the cluster types with something to do: no state, a folder someone else
@@ -312,8 +338,13 @@ func (x *index) lookup(ct string) (indexEntry, bool) {
 
 // replaceDir makes a deployment target's folder hold exactly the rendered files.
 func (pl *planner) replaceDir(dir string, f *render.Files, affected map[string]bool) error {
-	want := map[string][]byte{}
-	f.Each(func(name string, content []byte) { want[name] = content })
+	type file struct {
+		name    string
+		content []byte
+	}
+	var buf [4]file
+	want := buf[:0] // no map per folder: at most four files (the plan's changes are sorted at the end)
+	f.Each(func(name string, content []byte) { want = append(want, file{name, content}) })
 	files, dirs, err := pl.p.tree.List(pl.p.full(dir))
 	if err != nil {
 		return err
@@ -322,7 +353,7 @@ func (pl *planner) replaceDir(dir string, f *render.Files, affected map[string]b
 		if f.KeepConfig && (name == render.ConfigYAMLFile || name == render.ConfigShFile) {
 			continue // waiting for platform configuration: the last valid one stays
 		}
-		if _, ok := want[name]; !ok {
+		if !slices.ContainsFunc(want, func(w file) bool { return w.name == name }) {
 			if err := pl.remove(dir+"/"+name, affected); err != nil {
 				return err
 			}
@@ -333,8 +364,8 @@ func (pl *planner) replaceDir(dir string, f *render.Files, affected map[string]b
 			return err
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(want)) {
-		if err := pl.set(dir+"/"+name, want[name], affected); err != nil {
+	for _, w := range want {
+		if err := pl.set(dir+"/"+w.name, w.content, affected); err != nil {
 			return err
 		}
 	}
