@@ -136,10 +136,12 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format %q: want text or json", format)
 }
 
-// fleetCommands render a whole environment: their memory is budgeted (budgetMemory).
-var fleetCommands = map[string]bool{"apply": true, "plan": true, "render": true, "validate": true}
+// fleetCommands plan and write a whole environment, streaming what they render into the
+// GitOps repository's pack: their memory is budgeted (budgetMemory). render and validate
+// hold every rendered file, so a budget below that would only make them collect in vain.
+var fleetCommands = map[string]bool{"apply": true, "plan": true}
 
-// memoryBudget is the soft memory limit of the commands that render a whole environment.
+// memoryBudget is the soft memory limit of apply and plan.
 const memoryBudget = 1536 << 20
 
 // budgetMemory sets a soft memory limit of memoryBudget, unless GOMEMLIMIT sets one: the

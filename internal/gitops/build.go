@@ -69,6 +69,7 @@ func (pl *planner) build(in Input) error {
 		if err != nil {
 			return err
 		}
+		tp.old = nil // written: its shard is not needed any more
 		next.types[ct] = entry
 		previousTargets += had
 	}
