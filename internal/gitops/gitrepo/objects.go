@@ -165,7 +165,9 @@ func (r *objectReader) readAt(p *packReader, off int64, depth int) (plumbing.Obj
 	if depth > maxDeltaDepth {
 		return 0, nil, errors.New("delta chain too long")
 	}
-	br := bufio.NewReaderSize(io.NewSectionReader(p.pack, off, 1<<62), 4096)
+	br := bufioPool.Get().(*bufio.Reader)
+	defer bufioPool.Put(br)
+	br.Reset(io.NewSectionReader(p.pack, off, 1<<62))
 	typ, size, err := readEntryHeader(br)
 	if err != nil {
 		return 0, nil, err
@@ -184,12 +186,8 @@ func (r *objectReader) readAt(p *packReader, off int64, depth int) (plumbing.Obj
 	if size > 1<<32 {
 		return 0, nil, fmt.Errorf("object of %d bytes at %d: too large", size, off)
 	}
-	zr, err := zlib.NewReader(br)
+	data, err := inflate(br, size)
 	if err != nil {
-		return 0, nil, err
-	}
-	data := make([]byte, size)
-	if _, err := io.ReadFull(zr, data); err != nil {
 		return 0, nil, err
 	}
 	if baseType == 0 {
@@ -197,6 +195,35 @@ func (r *objectReader) readAt(p *packReader, off int64, depth int) (plumbing.Obj
 	}
 	out, err := applyDelta(base, data)
 	return baseType, out, err
+}
+
+// bufioPool and zlibPool keep the readers of objects: a zlib reader's state is tens of KB,
+// and a change to one cluster type reads thousands of small trees.
+var (
+	bufioPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4096) }}
+	zlibPool  sync.Pool
+)
+
+// inflate reads size bytes of zlib-compressed data from r.
+func inflate(r io.Reader, size uint64) ([]byte, error) {
+	var zr io.ReadCloser
+	if pooled, ok := zlibPool.Get().(io.ReadCloser); ok {
+		if err := pooled.(zlib.Resetter).Reset(r, nil); err != nil {
+			return nil, err
+		}
+		zr = pooled
+	} else {
+		var err error
+		if zr, err = zlib.NewReader(r); err != nil {
+			return nil, err
+		}
+	}
+	defer zlibPool.Put(zr)
+	data := make([]byte, size)
+	if _, err := io.ReadFull(zr, data); err != nil {
+		return nil, err
+	}
+	return data, nil
 }
 
 // readEntryHeader reads a pack entry's type and size.
