@@ -53,6 +53,8 @@ func (pl *planner) build(in Input) error {
 	affected := map[string]bool{}
 	previousTargets := 0 // the deployment-target folders owned before this apply
 	pl.reserve(out.ClusterTypes, types)
+	ahead := newRenderAhead(rr, out.ClusterTypes, types)
+	defer ahead.drain()
 	for _, ct := range out.ClusterTypes {
 		tp := types[ct]
 		if !tp.changed {
@@ -62,7 +64,7 @@ func (pl *planner) build(in Input) error {
 			previousTargets += pl.index.types[ct].targets
 			continue
 		}
-		if !rr.RenderBatch(tp.assigned, tp.needsRender) {
+		if !ahead.next() {
 			return errStopped
 		}
 		entry, had, err := pl.writeType(tp, hasErrors, affected)
@@ -87,6 +89,55 @@ func (pl *planner) build(in Input) error {
 	pl.checkMassDelete(previousTargets, len(owned))
 	p.ClusterTypesAffected = sortedSet(affected)
 	return pl.writeIndex(next)
+}
+
+// renderAhead renders the changed cluster types in order, the next one while the current
+// one is written: writing is sequential, and would leave the other cores idle.
+type renderAhead struct {
+	rr       *render.Renderer
+	changed  []*typePlan
+	rendered []chan bool // a render started and not waited for
+	k        int         // changed[k] is the next to wait for
+}
+
+func newRenderAhead(rr *render.Renderer, cts []string, types map[string]*typePlan) *renderAhead {
+	a := &renderAhead{rr: rr}
+	for _, ct := range cts {
+		if types[ct].changed {
+			a.changed = append(a.changed, types[ct])
+		}
+	}
+	a.rendered = make([]chan bool, len(a.changed))
+	return a
+}
+
+func (a *renderAhead) start(i int) {
+	if i < len(a.changed) && a.rendered[i] == nil {
+		ch := make(chan bool, 1)
+		a.rendered[i] = ch
+		tp := a.changed[i]
+		go func() { ch <- a.rr.RenderBatch(tp.assigned, tp.needsRender) }()
+	}
+}
+
+// next waits for the next changed cluster type's render (starting the one after it) and
+// reports false when the work was stopped.
+func (a *renderAhead) next() bool {
+	a.start(a.k)
+	a.start(a.k + 1)
+	ok := <-a.rendered[a.k]
+	a.rendered[a.k] = nil
+	a.k++
+	return ok
+}
+
+// drain waits for the renders started and not waited for (a plan stopped or failed part way).
+func (a *renderAhead) drain() {
+	for _, ch := range a.rendered {
+		if ch != nil {
+			<-ch
+		}
+	}
 }
 
 // needsRender says whether a changed cluster type's assignment must be rendered: its
