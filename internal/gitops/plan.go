@@ -139,6 +139,8 @@ type planner struct {
 	shards map[string]plumbing.Hash // cluster type -> shard blob
 	// stop ends the render early when closed (the command was stopped).
 	stop <-chan struct{}
+	// log holds the changes until the plan is complete (without Options.Diff).
+	log changeLog
 }
 
 // makePlan reads the branch and plans the change. A plan made only to be shown (planOnly)
