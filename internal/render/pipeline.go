@@ -390,7 +390,9 @@ func (e *ValidationError) Error() string {
 // the environment and the composed config; and the schemas that validate it, so that a
 // schema change validates again.
 func (r *renderer) digest(a *Assignment, tt *typeTemplates) string {
-	h := sha256.New()
+	h := sha256Pool.Get().(hash.Hash)
+	defer sha256Pool.Put(h)
+	h.Reset()
 	h.Write([]byte(Version))
 	h.Write(tt.digest)
 	h.Write(r.targetDigest(a.Target))
@@ -405,8 +407,12 @@ func (r *renderer) digest(a *Assignment, tt *typeTemplates) string {
 	h.Write(b[:])
 	binary.LittleEndian.PutUint64(b[:], r.composer.SchemaDigest(a.Type, a.Target))
 	h.Write(b[:])
-	return hex.EncodeToString(h.Sum(nil)[:16])
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(sum[:0])[:16])
 }
+
+// sha256Pool keeps the digests' hashers: one per assignment was a million allocations.
+var sha256Pool = sync.Pool{New: func() any { return sha256.New() }}
 
 func (r *renderer) targetDigest(dt *platform.DeploymentTarget) []byte {
 	r.mu.Lock()
