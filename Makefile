@@ -11,7 +11,7 @@ PKGS      := ./...
 FUZZTIME  ?= 10s
 FUZZMINIMIZETIME ?= 2s
 
-.PHONY: all build quickstart demo demo-check screenshots test unit fuzz-smoke fuzz-long lint vulncheck bench bench-e2e bench-sim fmt verify clean
+.PHONY: all build quickstart demo demo-check screenshots test unit fuzz-smoke fuzz-long lint vulncheck bench bench-e2e bench-sim bench-million fmt verify clean
 
 all: build
 
@@ -76,6 +76,11 @@ bench-e2e: build
 	/usr/bin/time -f 'render: wall %e s, user %U s, sys %S s, max RSS %M KiB' \
 		$(BIN) render --control-plane .bench/fleet --env dev --out .bench/fleet-out
 	rm -rf .bench/old
+
+## bench-million: apply (cold, no-op, one cluster type), plan and render --out of a 10,000 x 100 fleet
+## (1,000,000 assignments) with wall time and peak RSS; TARGETS=1000 for 100,000. Minutes, not in make test.
+bench-million: build
+	scripts/bench-million.sh
 
 ## bench-sim: fleetform sim with 100,000 clusters against a hub on SQLite (reports/s, CPU)
 bench-sim: build

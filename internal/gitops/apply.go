@@ -51,7 +51,7 @@ func (w *Writer) Plan(ctx context.Context, in Input) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return makePlan(ctx, repo, in, &w.opts)
+	return makePlan(ctx, repo, in, &w.opts, true)
 }
 
 // CommitOptions say how the commit is made and where it goes.
@@ -96,10 +96,11 @@ func (w *Writer) Apply(ctx context.Context, in Input, co CommitOptions) (*Result
 	}
 	res := &Result{}
 	for res.Attempts = 1; res.Attempts <= co.MaxAttempts; res.Attempts++ {
-		p, err := makePlan(ctx, repo, in, &w.opts)
+		p, err := makePlan(ctx, repo, in, &w.opts, false)
 		if err != nil {
 			return nil, err
 		}
+		defer p.tree.Discard() // the objects of a plan not committed (nothing once committed)
 		res.Plan = p
 		if p.NoChange() {
 			return res, nil

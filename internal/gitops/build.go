@@ -29,50 +29,54 @@ type typePlan struct {
 	old      shard                // what the state says was rendered (nil: unknown)
 }
 
-// build computes every input digest, renders only what changed and edits the tree.
+// build computes every input digest, renders only what changed and edits the tree. It
+// renders one cluster type at a time and writes its files into the tree (and the pack)
+// before rendering the next, so that only one cluster type's rendered files are in memory.
 func (pl *planner) build(in Input) error {
 	p := pl.p
 	rr := render.NewRenderer(in.Snapshot, in.Schedule, render.Options{Workers: pl.opts.Workers, Progress: pl.opts.Progress, Stop: pl.stop})
 	rr.Prepare()
-	types, err := pl.classify(rr.Output())
+	out := rr.Output()
+	p.Output = out
+	types, err := pl.classify(out)
 	if err != nil {
 		return err
 	}
-	pl.logger().Debug("rendering", "environment", p.Environment, "assignments", len(rr.Output().Assignments))
-	p.Output = rr.Render(func(a *render.Assignment) bool {
-		tp := types[a.ClusterType]
-		if !tp.changed {
-			return false
-		}
-		e, ok := tp.old[a.DeploymentTarget]
-		return tp.old == nil || !ok || e.digest != a.InputDigest
-	})
-	if p.Output.Stopped {
-		return errStopped
-	}
-	owned, err := pl.ownedClusterTypes(p.Output.ClusterTypes)
+	pl.logger().Debug("rendering", "environment", p.Environment, "assignments", len(out.Assignments))
+	owned, err := pl.ownedClusterTypes(out.ClusterTypes)
 	if err != nil {
 		return err
 	}
 	next := newIndex(p.Environment)
-	next.common = p.Output.CommonCommit
+	next.common = out.CommonCommit
 	hasErrors := platform.HasErrors(in.Snapshot.Diagnostics) || len(in.Schedule.FailedPolicies) > 0
 	affected := map[string]bool{}
 	previousTargets := 0 // the deployment-target folders owned before this apply
-	for _, ct := range p.Output.ClusterTypes {
+	pl.reserve(out.ClusterTypes, types)
+	ahead := newRenderAhead(rr, out.ClusterTypes, types)
+	defer ahead.drain()
+	for _, ct := range out.ClusterTypes {
 		tp := types[ct]
 		if !tp.changed {
+			rr.RenderBatch(tp.assigned, func(*render.Assignment) bool { return false }) // counted as done
 			p.Skipped += len(tp.assigned)
 			next.types[ct] = pl.index.types[ct]
 			previousTargets += pl.index.types[ct].targets
 			continue
 		}
+		if !ahead.next() {
+			return errStopped
+		}
 		entry, had, err := pl.writeType(tp, hasErrors, affected)
 		if err != nil {
 			return err
 		}
+		tp.old = nil // written: its shard is not needed any more
 		next.types[ct] = entry
 		previousTargets += had
+	}
+	if p.Output = rr.Finish(); p.Output.Stopped {
+		return errStopped
 	}
 	removed, err := pl.removeLostTypes(owned, types, next, hasErrors, affected)
 	if err != nil {
@@ -82,9 +86,128 @@ func (pl *planner) build(in Input) error {
 	if err := pl.writePromotedCommit(p.Output.PromotedCommit); err != nil {
 		return err
 	}
+	pl.log.into(p)
 	pl.checkMassDelete(previousTargets, len(owned))
 	p.ClusterTypesAffected = sortedSet(affected)
 	return pl.writeIndex(next)
+}
+
+// changeLog records the plan's changes while it is built, when no diff is asked for: their
+// paths go into one buffer, with no pointer for the collector to scan and no string per
+// file (3,000,000 of them for a million-assignment cold apply), and become the plan's
+// Changes, slices of one string, once it is complete.
+type changeLog struct {
+	paths []byte
+	marks []changeMark
+}
+
+type changeMark struct {
+	end    int // where the path ends in paths
+	action uint8
+}
+
+var changeActions = []string{string(gitrepo.Added), string(gitrepo.Modified), actionDelete}
+
+func (l *changeLog) add(path, action string) {
+	l.paths = append(l.paths, path...)
+	l.marks = append(l.marks, changeMark{end: len(l.paths), action: uint8(slices.Index(changeActions, action))}) //nolint:gosec // one of three
+}
+
+// into appends the changes recorded to p.Changes.
+func (l *changeLog) into(p *Plan) {
+	if len(l.marks) == 0 {
+		return
+	}
+	all := string(l.paths)
+	p.Changes = slices.Grow(p.Changes, len(l.marks))
+	start := 0
+	for _, m := range l.marks {
+		p.Changes = append(p.Changes, Change{Path: all[start:m.end], Action: changeActions[m.action]})
+		start = m.end
+	}
+	*l = changeLog{}
+}
+
+// renderAhead renders the changed cluster types in order, the next one while the current
+// one is written: writing is sequential, and would leave the other cores idle.
+type renderAhead struct {
+	rr       *render.Renderer
+	changed  []*typePlan
+	rendered []chan bool // a render started and not waited for
+	k        int         // changed[k] is the next to wait for
+}
+
+func newRenderAhead(rr *render.Renderer, cts []string, types map[string]*typePlan) *renderAhead {
+	a := &renderAhead{rr: rr}
+	for _, ct := range cts {
+		if types[ct].changed {
+			a.changed = append(a.changed, types[ct])
+		}
+	}
+	a.rendered = make([]chan bool, len(a.changed))
+	return a
+}
+
+func (a *renderAhead) start(i int) {
+	if i < len(a.changed) && a.rendered[i] == nil {
+		ch := make(chan bool, 1)
+		a.rendered[i] = ch
+		tp := a.changed[i]
+		go func() { ch <- a.rr.RenderBatch(tp.assigned, tp.needsRender) }()
+	}
+}
+
+// next waits for the next changed cluster type's render (starting the one after it) and
+// reports false when the work was stopped.
+func (a *renderAhead) next() bool {
+	a.start(a.k)
+	a.start(a.k + 1)
+	ok := <-a.rendered[a.k]
+	a.rendered[a.k] = nil
+	a.k++
+	return ok
+}
+
+// drain waits for the renders started and not waited for (a plan stopped or failed part way).
+func (a *renderAhead) drain() {
+	for _, ch := range a.rendered {
+		if ch != nil {
+			<-ch
+		}
+	}
+}
+
+// needsRender says whether a changed cluster type's assignment must be rendered: its
+// inputs are not those its shard records (or there is no shard to trust).
+func (tp *typePlan) needsRender(a *render.Assignment) bool {
+	e, ok := tp.old[a.DeploymentTarget]
+	return tp.old == nil || !ok || e.digest != a.InputDigest
+}
+
+// reserve sizes the plan's lists for the assignments to be rendered (three files each), so
+// that a million-assignment cold apply does not grow them by doubling: the copies and the
+// unused half were a few hundred MB.
+func (pl *planner) reserve(cts []string, types map[string]*typePlan) {
+	n := 0
+	for _, ct := range cts {
+		if tp := types[ct]; tp.changed {
+			for _, a := range tp.assigned {
+				if a.Err == nil && tp.needsRender(a) {
+					n++
+				}
+			}
+		}
+	}
+	p := pl.p
+	if pl.opts.Diff {
+		p.Changes = slices.Grow(p.Changes, 3*n+len(cts)+2)
+	} else {
+		pl.log.marks = slices.Grow(pl.log.marks, 3*n+len(cts)+2)
+		pl.log.paths = slices.Grow(pl.log.paths, 3*n*48)
+	}
+	if pl.index == nil {
+		p.AssignmentsAdded = slices.Grow(p.AssignmentsAdded, n)
+	}
 }
 
 // classify finds the cluster types with something to do: no state, a folder someone else
@@ -196,6 +319,7 @@ func (pl *planner) writeType(tp *typePlan, hasErrors bool, affected map[string]b
 			if err := pl.replaceDir(a.Dir(), a.Files, affected); err != nil {
 				return indexEntry{}, 0, err
 			}
+			a.Files = nil // in the tree and its pack now: not kept twice (Rendered counts it)
 		default:
 			p.Skipped++
 		}
@@ -223,6 +347,9 @@ func (pl *planner) writeType(tp *typePlan, hasErrors bool, affected map[string]b
 		return indexEntry{}, 0, err
 	}
 	tree, err := pl.writeFolder(tp.name)
+	if err == nil {
+		pl.p.tree.Release(pl.p.full(tp.name)) // done with it: a million assignments' folders are not kept
+	}
 	return indexEntry{tree: tree, targets: len(next)}, len(previous), err
 }
 
@@ -305,8 +432,13 @@ func (x *index) lookup(ct string) (indexEntry, bool) {
 
 // replaceDir makes a deployment target's folder hold exactly the rendered files.
 func (pl *planner) replaceDir(dir string, f *render.Files, affected map[string]bool) error {
-	want := map[string][]byte{}
-	f.Each(func(name string, content []byte) { want[name] = content })
+	type file struct {
+		name    string
+		content []byte
+	}
+	var buf [4]file
+	want := buf[:0] // no map per folder: at most four files (the plan's changes are sorted at the end)
+	f.Each(func(name string, content []byte) { want = append(want, file{name, content}) })
 	files, dirs, err := pl.p.tree.List(pl.p.full(dir))
 	if err != nil {
 		return err
@@ -315,7 +447,7 @@ func (pl *planner) replaceDir(dir string, f *render.Files, affected map[string]b
 		if f.KeepConfig && (name == render.ConfigYAMLFile || name == render.ConfigShFile) {
 			continue // waiting for platform configuration: the last valid one stays
 		}
-		if _, ok := want[name]; !ok {
+		if !slices.ContainsFunc(want, func(w file) bool { return w.name == name }) {
 			if err := pl.remove(dir+"/"+name, affected); err != nil {
 				return err
 			}
@@ -326,8 +458,8 @@ func (pl *planner) replaceDir(dir string, f *render.Files, affected map[string]b
 			return err
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(want)) {
-		if err := pl.set(dir+"/"+name, want[name], affected); err != nil {
+	for _, w := range want {
+		if err := pl.set(dir+"/"+w.name, w.content, affected); err != nil {
 			return err
 		}
 	}
@@ -346,13 +478,15 @@ func (pl *planner) set(rel string, content []byte, affected map[string]bool) err
 		p.StateChanged = true
 		return nil
 	}
-	c := Change{Path: rel, Action: string(action)}
-	if pl.opts.Diff {
-		c.New = content
-		if action == gitrepo.Modified {
-			if c.Old, err = p.tree.Blob(old); err != nil {
-				return err
-			}
+	if !pl.opts.Diff {
+		pl.log.add(rel, string(action))
+		markAffected(affected, rel)
+		return nil
+	}
+	c := Change{Path: rel, Action: string(action), New: content}
+	if action == gitrepo.Modified {
+		if c.Old, err = p.tree.Blob(old); err != nil {
+			return err
 		}
 	}
 	p.Changes = append(p.Changes, c)
@@ -373,10 +507,12 @@ func (pl *planner) remove(rel string, affected map[string]bool) error {
 	}
 	for _, full := range slices.Sorted(maps.Keys(removed)) {
 		c := Change{Path: strings.TrimPrefix(full, p.full("")), Action: actionDelete}
-		if pl.opts.Diff {
-			if c.Old, err = p.tree.Blob(removed[full]); err != nil {
-				return err
-			}
+		if !pl.opts.Diff {
+			pl.log.add(c.Path, c.Action)
+			continue
+		}
+		if c.Old, err = p.tree.Blob(removed[full]); err != nil {
+			return err
 		}
 		p.Changes = append(p.Changes, c)
 	}

@@ -39,8 +39,14 @@ type treeWriter interface {
 	// WriteDir adds the folder dir as edited to the objects Commit writes, and returns its
 	// object name.
 	WriteDir(dir string) (plumbing.Hash, error)
+	// Release drops a folder written by WriteDir from memory (only its object name stays):
+	// nothing below it may be read or changed afterwards.
+	Release(dir string)
 	// Commit writes the tree and a commit of it on top of parent into the repository.
 	Commit(parent plumbing.Hash, message string, sig object.Signature) (plumbing.Hash, error)
+	// Discard drops the objects collected for a commit that is not made (and the temporary
+	// pack they were streamed into).
+	Discard()
 }
 
 // tree is a tree a plan reads and edits.

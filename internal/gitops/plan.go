@@ -98,7 +98,9 @@ type Plan struct {
 	// StateChanged is set when the state file changes (even with no visible change).
 	StateChanged bool
 	MassDelete   *MassDelete
-	Output       *render.Output
+	// Output is the render; the Files of the assignments rendered are dropped once written
+	// into the tree (a fleet's files are not held in memory): Rendered counts them.
+	Output *render.Output
 
 	// tree is the branch tip's tree, edited into the tree the plan writes.
 	tree tree
@@ -137,10 +139,13 @@ type planner struct {
 	shards map[string]plumbing.Hash // cluster type -> shard blob
 	// stop ends the render early when closed (the command was stopped).
 	stop <-chan struct{}
+	// log holds the changes until the plan is complete (without Options.Diff).
+	log changeLog
 }
 
-// makePlan reads the branch and plans the change.
-func makePlan(ctx context.Context, repo *gitrepo.Repo, in Input, opts *Options) (*Plan, error) {
+// makePlan reads the branch and plans the change. A plan made only to be shown (planOnly)
+// keeps none of the objects it would write. A plan that fails drops them.
+func makePlan(ctx context.Context, repo *gitrepo.Repo, in Input, opts *Options, planOnly bool) (p *Plan, err error) {
 	if err := checkTarget(in); err != nil {
 		return nil, err
 	}
@@ -152,7 +157,15 @@ func makePlan(ctx context.Context, repo *gitrepo.Repo, in Input, opts *Options) 
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", in.Target.Branch, err)
 	}
-	p := &Plan{Environment: in.Snapshot.Environment, Target: in.Target, Base: tip, tree: t, base: cleanPath(in.Target.Path)}
+	if planOnly {
+		t.PlanOnly()
+	}
+	defer func() {
+		if err != nil {
+			t.Discard()
+		}
+	}()
+	p = &Plan{Environment: in.Snapshot.Environment, Target: in.Target, Base: tip, tree: t, base: cleanPath(in.Target.Path)}
 	pl := &planner{p: p, opts: opts, stop: ctx.Done()}
 	if err := pl.readState(); err != nil {
 		return nil, err

@@ -1,7 +1,6 @@
 package gitops
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"maps"
@@ -119,12 +118,14 @@ func (s shard) encode() []byte {
 }
 
 func decodeShard(name string, data []byte) (shard, error) {
-	s := shard{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for n := 1; sc.Scan(); n++ {
-		f := strings.Fields(sc.Text())
+	text := string(data) // one string: the entries' fields are slices of it
+	s := make(shard, strings.Count(text, "\n")+1)
+	for n := 1; text != ""; n++ {
+		line, rest, _ := strings.Cut(text, "\n")
+		text = rest
+		f := strings.Fields(line)
 		if len(f) != 3 {
-			return nil, fmt.Errorf("%s/%s:%d: unexpected line %q", ShardDir, name, n, sc.Text())
+			return nil, fmt.Errorf("%s/%s:%d: unexpected line %q", ShardDir, name, n, line)
 		}
 		wl := f[2]
 		if wl == "-" {
@@ -132,7 +133,7 @@ func decodeShard(name string, data []byte) (shard, error) {
 		}
 		s[f[0]] = shardEntry{digest: f[1], workload: wl}
 	}
-	return s, sc.Err()
+	return s, nil
 }
 
 // RenderedCommit returns the control-plane commit whose common content an IndexFile says

@@ -93,8 +93,9 @@ func Render(s *platform.Snapshot, sched *schedule.Result, opts Options) *Output 
 // changed: Prepare composes every assignment's config and computes its input digest (cheap);
 // Render validates and renders the assignments it selects.
 type Renderer struct {
-	out *Output
-	r   *renderer
+	out     *Output
+	r       *renderer
+	batched atomic.Int64 // assignments done by RenderBatch
 }
 
 // NewRenderer parses the templates and prepares the output; nothing is composed yet.
@@ -135,6 +136,40 @@ func (rr *Renderer) Render(selected func(*Assignment) bool) *Output {
 			rr.r.render(a)
 		}
 	})
+	rr.out.Diagnostics = append(rr.out.Diagnostics, rr.r.diagnostics(rr.out.Assignments)...)
+	rr.out.Stopped = rr.r.stopped()
+	return rr.out
+}
+
+// RenderBatch validates and renders the prepared assignments of as that are selected (and
+// not failed), on the renderer's workers, so that a caller can write each batch (a cluster
+// type's) before rendering the next: only one batch's files are in memory at a time.
+// Progress counts every assignment of as, selected or not. It reports false when the work
+// was stopped. Finish completes the output after the last batch.
+func (rr *Renderer) RenderBatch(as []*Assignment, selected func(*Assignment) bool) bool {
+	rr.r.runEach(len(as), func(i int) *Assignment { return as[i] }, rr.progress, func(a *Assignment) {
+		if a.Err == nil && selected(a) {
+			rr.r.render(a)
+		}
+	})
+	return !rr.r.stopped()
+}
+
+// progress reports the assignments done by every batch so far, as Render does: once per
+// progressChunk assignments, and once all are done.
+func (rr *Renderer) progress(chunk int) {
+	if rr.r.opts.Progress == nil {
+		return
+	}
+	done, total := rr.batched.Add(int64(chunk)), int64(len(rr.out.Assignments))
+	if (done-int64(chunk))/progressChunk != done/progressChunk || done == total {
+		rr.r.opts.Progress(int(done), int(total))
+	}
+}
+
+// Finish completes the output of RenderBatch: the diagnostics of every assignment, and
+// whether the work was stopped.
+func (rr *Renderer) Finish() *Output {
 	rr.out.Diagnostics = append(rr.out.Diagnostics, rr.r.diagnostics(rr.out.Assignments)...)
 	rr.out.Stopped = rr.r.stopped()
 	return rr.out
@@ -211,6 +246,9 @@ func joinNames(e *Engine) string {
 	return string(b)
 }
 
+// progressChunk is how many assignments a worker takes at a time (and reports done).
+const progressChunk = 64
+
 // renderer runs the per-assignment work on a pool of goroutines.
 type renderer struct {
 	env      string
@@ -236,27 +274,36 @@ func (r *renderer) stopped() bool {
 }
 
 func (r *renderer) run(as []Assignment, progress func(done, total int), fn func(*Assignment)) {
+	var done atomic.Int64
+	r.runEach(len(as), func(i int) *Assignment { return &as[i] }, func(chunk int) {
+		if progress != nil {
+			progress(int(done.Add(int64(chunk))), len(as))
+		}
+	}, fn)
+}
+
+// runEach calls fn for the n assignments at(0) .. at(n-1) on the workers, and chunkDone
+// with the size of each chunk of them done.
+func (r *renderer) runEach(n int, at func(int) *Assignment, chunkDone func(int), fn func(*Assignment)) {
 	workers := r.opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	const chunk = 64
-	var next, done atomic.Int64
+	const chunk = progressChunk
+	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			for {
 				start := int(next.Add(chunk)) - chunk
-				if start >= len(as) || r.stopped() {
+				if start >= n || r.stopped() {
 					return
 				}
-				end := min(start+chunk, len(as))
+				end := min(start+chunk, n)
 				for i := start; i < end; i++ {
-					fn(&as[i])
+					fn(at(i))
 				}
-				if progress != nil {
-					progress(int(done.Add(int64(end-start))), len(as))
-				}
+				chunkDone(end - start)
 			}
 		})
 	}
@@ -343,7 +390,9 @@ func (e *ValidationError) Error() string {
 // the environment and the composed config; and the schemas that validate it, so that a
 // schema change validates again.
 func (r *renderer) digest(a *Assignment, tt *typeTemplates) string {
-	h := sha256.New()
+	h := sha256Pool.Get().(hash.Hash)
+	defer sha256Pool.Put(h)
+	h.Reset()
 	h.Write([]byte(Version))
 	h.Write(tt.digest)
 	h.Write(r.targetDigest(a.Target))
@@ -358,8 +407,12 @@ func (r *renderer) digest(a *Assignment, tt *typeTemplates) string {
 	h.Write(b[:])
 	binary.LittleEndian.PutUint64(b[:], r.composer.SchemaDigest(a.Type, a.Target))
 	h.Write(b[:])
-	return hex.EncodeToString(h.Sum(nil)[:16])
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(sum[:0])[:16])
 }
+
+// sha256Pool keeps the digests' hashers: one per assignment was a million allocations.
+var sha256Pool = sync.Pool{New: func() any { return sha256.New() }}
 
 func (r *renderer) targetDigest(dt *platform.DeploymentTarget) []byte {
 	r.mu.Lock()

@@ -3,7 +3,6 @@ package gitrepo
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -18,16 +17,18 @@ func (t *Tree) Commit(parent plumbing.Hash, message string, sig object.Signature
 	if !parent.IsZero() {
 		c.ParentHashes = []plumbing.Hash{parent}
 	}
-	obj := t.objects.NewEncodedObject()
+	obj := &plumbing.MemoryObject{}
 	if err := c.Encode(obj); err != nil {
+		t.pack.discard()
 		return plumbing.ZeroHash, err
 	}
 	data, err := readObject(obj)
 	if err != nil {
+		t.pack.discard()
 		return plumbing.ZeroHash, fmt.Errorf("encode commit: %w", err)
 	}
 	h := t.pack.add(plumbing.CommitObject, data)
-	if _, err := t.pack.write(filepath.Join(t.repo.gitDir, "objects"), t.repo.logger); err != nil {
+	if _, err := t.pack.write(); err != nil {
 		return plumbing.ZeroHash, err
 	}
 	return h, nil
@@ -35,11 +36,10 @@ func (t *Tree) Commit(parent plumbing.Hash, message string, sig object.Signature
 
 // Blob reads a blob of the repository.
 func (t *Tree) Blob(h plumbing.Hash) ([]byte, error) {
-	obj, err := t.objects.EncodedObject(plumbing.BlobObject, h)
-	if err != nil {
-		return nil, fmt.Errorf("read blob %s: %w", h, err)
+	typ, data, err := t.objects.read(h)
+	if err == nil && typ != plumbing.BlobObject {
+		err = fmt.Errorf("a %s, not a blob", typ)
 	}
-	data, err := readObject(obj)
 	if err != nil {
 		return nil, fmt.Errorf("read blob %s: %w", h, err)
 	}

@@ -25,6 +25,7 @@ func (r *Repo) WriteFiles(ctx context.Context, branch string, files map[string][
 	if err != nil {
 		return plumbing.ZeroHash, plumbing.ZeroHash, err
 	}
+	defer t.Discard() // nothing to drop once committed
 	changed := false
 	for _, p := range slices.Sorted(maps.Keys(files)) {
 		content := files[p]

@@ -9,28 +9,44 @@ import (
 	"fmt"
 	"hash"
 	"hash/crc32"
+	"io"
 	"io/fs"
 	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/klauspost/compress/zlib"
 )
 
 // pack collects git objects and writes them as one packfile with its index straight into
 // a repository's object store. Writing a pack (instead of one loose file per object) is
 // what makes a 300,000-file commit take seconds: objects are hashed as they are added and
-// compressed in parallel when the pack is written.
+// compressed in parallel.
+//
+// The pack is streamed: objects are kept in memory only until batchBytes of them are
+// waiting, then compressed and appended to a temporary pack file, so memory does not grow
+// with the size of the commit (a million-assignment cold apply writes 1.5 GB of objects).
+// What stays in memory is one index entry per object. A pack whose objects all fit in one
+// batch is written once, with its header; a longer one is written with a provisional
+// header, patched and checksummed again when it is finished, as git fast-import does.
 type pack struct {
 	mu      sync.Mutex
-	objects []packObject
-	seen    map[plumbing.Hash]bool
+	seen    map[plumbing.Hash]struct{}
+	batch   []packObject
+	pending int // bytes of content in batch
+	// dry packs only name objects (a plan that is not applied): nothing is kept or written.
+	dry bool
+	// objectsDir is the repository's objects folder (streaming starts there).
+	objectsDir string
+	logger     *slog.Logger
+	out        *packFile // nil until the first batch is written
+	err        error     // the first failure to write a batch: Commit returns it
 }
 
 type packObject struct {
@@ -39,7 +55,13 @@ type packObject struct {
 	hash    plumbing.Hash
 }
 
-func newPack() *pack { return &pack{seen: map[plumbing.Hash]bool{}} }
+// batchBytes is how much object content a pack holds in memory before compressing it
+// into its temporary file.
+var batchBytes = 32 << 20 // a variable for the tests
+
+func newPack(objectsDir string, logger *slog.Logger) *pack {
+	return &pack{seen: map[plumbing.Hash]struct{}{}, objectsDir: objectsDir, logger: logger}
+}
 
 // BlobHash is the git name of a blob with the content (the name SetFile gives it).
 func BlobHash(content []byte) plumbing.Hash { return objectHash(plumbing.BlobObject, content) }
@@ -64,13 +86,23 @@ func writeObjectHeader(h hash.Hash, typ plumbing.ObjectType, size int) {
 }
 
 // add records an object (once) and returns its name. content must not change afterwards.
+// When enough content is waiting, it is compressed and written to the temporary pack (a
+// failure to do so is returned by write).
 func (p *pack) add(typ plumbing.ObjectType, content []byte) plumbing.Hash {
 	h := objectHash(typ, content)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.seen[h] {
-		p.seen[h] = true
-		p.objects = append(p.objects, packObject{typ: typ, content: content, hash: h})
+	if _, ok := p.seen[h]; ok {
+		return h
+	}
+	p.seen[h] = struct{}{}
+	if p.dry {
+		return h
+	}
+	p.batch = append(p.batch, packObject{typ: typ, content: content, hash: h})
+	p.pending += len(content)
+	if p.pending >= batchBytes && p.err == nil {
+		p.err = p.flush(false)
 	}
 	return h
 }
@@ -81,70 +113,266 @@ func (p *pack) add(typ plumbing.ObjectType, content []byte) plumbing.Hash {
 // renamed away by a concurrent writer in between.
 const TemporaryDir = "fleetform-tmp"
 
-// write writes the pack and its index into objectsDir/pack and returns the pack's name.
-// Both are written under temporary names, then the index is renamed in, then the pack:
-// git finds packs by their index and skips an index whose pack is not there yet, and
-// go-git finds them by the pack and needs its index, so a concurrent reader of either never
-// sees half a pack. On failure the temporary files are removed; a writer killed before it
-// finished leaves them, for a later write to remove (RemoveStaleTemporaryFiles).
-func (p *pack) write(objectsDir string, logger *slog.Logger) (name string, err error) {
-	if len(p.objects) == 0 {
-		return "", nil
+// packFile is a pack being written into a temporary file.
+type packFile struct {
+	f       *os.File
+	w       *bufio.Writer
+	sum     hash.Hash // the running checksum; nil when the header is patched at the end
+	count   uint32    // the object count in the header written
+	offset  int64
+	entries []idxEntry
+	unlock  func()
+}
+
+type idxEntry struct {
+	hash   plumbing.Hash
+	crc    uint32
+	offset uint64
+}
+
+// flush compresses the waiting objects and appends them to the temporary pack, creating it
+// first. final says no object follows: a pack written in one go gets its count right away.
+func (p *pack) flush(final bool) error {
+	if len(p.batch) == 0 && p.out != nil {
+		return nil
 	}
-	compressed, err := compressAll(p.objects)
+	if p.out == nil {
+		count := uint32(0)
+		if final {
+			if len(p.batch) > math.MaxUint32 { // the pack header and its index count objects in 32 bits
+				return fmt.Errorf("%d objects: more than a pack holds", len(p.batch))
+			}
+			count = uint32(len(p.batch)) //nolint:gosec // checked above
+		}
+		out, err := createPackFile(p.objectsDir, count, final)
+		if err != nil {
+			return err
+		}
+		p.out = out
+		p.logger.Debug("writing pack", "file", out.f.Name())
+	}
+	compressed, err := compressAll(p.batch)
 	if err != nil {
-		return "", fmt.Errorf("write pack: %w", err)
+		return fmt.Errorf("write pack: %w", err)
 	}
-	dir, tmpDir := filepath.Join(objectsDir, "pack"), filepath.Join(objectsDir, TemporaryDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // objects/pack: git's own mode for the folders of a repository
-		return "", err
+	for i, o := range p.batch {
+		if err := p.out.add(o, compressed[i]); err != nil {
+			return fmt.Errorf("write pack: %w", err)
+		}
+		compressed[i] = nil
 	}
+	clear(p.batch)
+	p.batch, p.pending = p.batch[:0], 0
+	return nil
+}
+
+// createPackFile creates a temporary pack (holding the writers' lock shared until it is
+// renamed or removed) and writes its header.
+func createPackFile(objectsDir string, count uint32, final bool) (out *packFile, err error) {
+	tmpDir := filepath.Join(objectsDir, TemporaryDir)
 	if err := os.MkdirAll(tmpDir, 0o755); err != nil { //nolint:gosec // a folder of objects/, git's own mode for it
-		return "", err
+		return nil, err
 	}
 	unlock, err := lockTmpShared(tmpDir) // held until the temporary files are renamed or removed
 	if err != nil {
-		return "", fmt.Errorf("lock %s: %w", tmpDir, err)
+		return nil, fmt.Errorf("lock %s: %w", tmpDir, err)
 	}
-	defer unlock()
-	tmpPack, err := os.CreateTemp(tmpDir, tmpPrefixes[0])
+	f, err := os.CreateTemp(tmpDir, tmpPrefixes[0])
 	if err != nil {
+		unlock()
+		return nil, err
+	}
+	out = &packFile{f: f, w: bufio.NewWriterSize(f, 1<<20), count: count, unlock: unlock}
+	if final {
+		out.sum = sha1.New() //nolint:gosec // the pack trailer is SHA-1
+	}
+	var header [12]byte
+	copy(header[:], "PACK")
+	binary.BigEndian.PutUint32(header[4:], 2)
+	binary.BigEndian.PutUint32(header[8:], count)
+	if err := out.write(header[:]); err != nil {
+		out.discard()
+		return nil, err
+	}
+	return out, nil
+}
+
+func (o *packFile) write(b []byte) error {
+	if o.sum != nil {
+		o.sum.Write(b)
+	}
+	_, err := o.w.Write(b)
+	o.offset += int64(len(b))
+	return err
+}
+
+// add appends one object (its compressed content) and records its index entry.
+func (o *packFile) add(obj packObject, compressed []byte) error {
+	var hdr [16]byte
+	h := entryHeader(hdr[:0], obj.typ, len(obj.content))
+	crc := crc32.NewIEEE()
+	crc.Write(h)
+	crc.Write(compressed)
+	offset := o.offset
+	if err := o.write(h); err != nil {
+		return err
+	}
+	if err := o.write(compressed); err != nil {
+		return err
+	}
+	o.entries = append(o.entries, idxEntry{hash: obj.hash, crc: crc.Sum32(), offset: uint64(offset)}) //nolint:gosec // an offset is never negative
+	return nil
+}
+
+// discard removes the temporary pack and releases the lock.
+func (o *packFile) discard() {
+	_ = o.f.Close()
+	if err := os.Remove(o.f.Name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		_ = err // a leftover is removed by a later write (RemoveStaleTemporaryFiles)
+	}
+	o.unlock()
+}
+
+// finish completes the pack: the object count in its header (read back and checksummed
+// again when it was written in several batches) and its trailer. It returns the checksum.
+func (o *packFile) finish() (plumbing.Hash, error) {
+	if err := o.w.Flush(); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	n := len(o.entries)
+	if n > math.MaxUint32 {
+		return plumbing.ZeroHash, fmt.Errorf("%d objects: more than a pack holds", n)
+	}
+	if o.sum == nil || o.count != uint32(n) {
+		var count [4]byte
+		binary.BigEndian.PutUint32(count[:], uint32(n))
+		if _, err := o.f.WriteAt(count[:], 8); err != nil {
+			return plumbing.ZeroHash, err
+		}
+		o.sum = sha1.New() //nolint:gosec // the pack trailer is SHA-1
+		if _, err := io.Copy(o.sum, io.NewSectionReader(o.f, 0, o.offset)); err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("checksum the pack: %w", err)
+		}
+	}
+	var checksum plumbing.Hash
+	o.sum.Sum(checksum[:0])
+	if _, err := o.f.WriteAt(checksum[:], o.offset); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return checksum, o.f.Close()
+}
+
+// write finishes the pack and its index and moves them into objectsDir/pack, and returns
+// the pack's name ("" when there is no object). Both are written under temporary names,
+// then the index is renamed in, then the pack: git finds packs by their index and skips an
+// index whose pack is not there yet, and go-git finds them by the pack and needs its index,
+// so a concurrent reader of either never sees half a pack. On failure the temporary files
+// are removed; a writer killed before it finished leaves them, for a later write to remove
+// (RemoveStaleTemporaryFiles).
+func (p *pack) write() (name string, err error) {
+	if p.err != nil {
+		p.discard()
+		return "", p.err
+	}
+	if p.dry {
+		return "", errors.New("write pack: the tree was opened for planning only")
+	}
+	if len(p.batch) == 0 && p.out == nil {
+		return "", nil
+	}
+	if err := p.flush(true); err != nil {
+		p.discard()
 		return "", err
 	}
-	defer func() { err = removeOnError(err, tmpPack.Name()) }()
-	logger.Debug("writing pack", "file", tmpPack.Name(), "objects", len(p.objects))
-	checksum, idx, err := p.encode(tmpPack, compressed)
-	if cerr := tmpPack.Close(); err == nil {
-		err = cerr
-	}
+	out := p.out
+	p.out = nil
+	defer out.unlock()
+	tmpPack := out.f.Name()
+	defer func() { err = removeOnError(err, tmpPack) }()
+	checksum, err := out.finish()
 	if err != nil {
+		_ = out.f.Close()
 		return "", fmt.Errorf("write pack: %w", err)
 	}
+	dir := filepath.Join(p.objectsDir, "pack")
+	if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // objects/pack: git's own mode for the folders of a repository
+		return "", err
+	}
 	name = "pack-" + checksum.String()
-	tmpIdx, err := os.CreateTemp(tmpDir, tmpPrefixes[1])
+	tmpIdx, err := os.CreateTemp(filepath.Dir(tmpPack), tmpPrefixes[1])
 	if err != nil {
 		return "", err
 	}
 	defer func() { err = removeOnError(err, tmpIdx.Name()) }()
-	if err := writeIndex(tmpIdx, idx); err != nil {
+	if err := writeIndex(tmpIdx, out.entries, checksum); err != nil {
 		return "", fmt.Errorf("write pack index: %w", err)
 	}
 	idxFile := filepath.Join(dir, name+".idx")
 	if err := os.Rename(tmpIdx.Name(), idxFile); err != nil {
 		return "", err
 	}
-	if err := os.Rename(tmpPack.Name(), filepath.Join(dir, name+".pack")); err != nil {
+	if err := os.Rename(tmpPack, filepath.Join(dir, name+".pack")); err != nil {
 		return "", removeOnError(err, idxFile)
 	}
 	return name, nil
 }
 
-// writeIndex writes a pack index into f and closes it.
-func writeIndex(f *os.File, idx *idxfile.MemoryIndex) error {
-	bw := bufio.NewWriter(f)
-	_, err := idxfile.NewEncoder(bw).Encode(idx)
+// discard drops what the pack holds and removes its temporary file, if any.
+func (p *pack) discard() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	clear(p.batch)
+	p.batch, p.pending = nil, 0
+	if p.out != nil {
+		p.out.discard()
+		p.out = nil
+	}
+}
+
+// writeIndex writes a version 2 pack index of entries (sorted here) into f and closes it.
+func writeIndex(f *os.File, entries []idxEntry, packChecksum plumbing.Hash) error {
+	slices.SortFunc(entries, func(a, b idxEntry) int { return bytes.Compare(a.hash[:], b.hash[:]) })
+	sum := sha1.New() //nolint:gosec // the index trailer is SHA-1
+	bw := bufio.NewWriterSize(io.MultiWriter(f, sum), 1<<20)
+	var b [8]byte
+	put32 := func(v uint32) {
+		binary.BigEndian.PutUint32(b[:4], v)
+		_, _ = bw.Write(b[:4])
+	}
+	_, _ = bw.Write([]byte{0xff, 't', 'O', 'c'})
+	put32(2)
+	var fanout [256]uint32
+	for _, e := range entries {
+		fanout[e.hash[0]]++
+	}
+	total := uint32(0)
+	for _, c := range fanout {
+		total += c
+		put32(total)
+	}
+	for _, e := range entries {
+		_, _ = bw.Write(e.hash[:])
+	}
+	for _, e := range entries {
+		put32(e.crc)
+	}
+	var large []uint64
+	for _, e := range entries {
+		if e.offset < 1<<31 {
+			put32(uint32(e.offset))
+			continue
+		}
+		put32(uint32(1<<31 | len(large))) //nolint:gosec // fewer large offsets than objects, which fit in 32 bits
+		large = append(large, e.offset)
+	}
+	for _, o := range large {
+		binary.BigEndian.PutUint64(b[:], o)
+		_, _ = bw.Write(b[:])
+	}
+	_, _ = bw.Write(packChecksum[:])
+	err := bw.Flush()
 	if err == nil {
-		err = bw.Flush()
+		_, err = f.Write(sum.Sum(nil))
 	}
 	return errors.Join(err, f.Close())
 }
@@ -159,61 +387,6 @@ func removeOnError(err error, path string) error {
 		return errors.Join(err, rerr)
 	}
 	return err
-}
-
-// encode writes the pack stream and builds its index.
-func (p *pack) encode(f *os.File, compressed [][]byte) (plumbing.Hash, *idxfile.MemoryIndex, error) {
-	sum := sha1.New() //nolint:gosec // the pack trailer is SHA-1
-	w := bufio.NewWriterSize(f, 1<<20)
-	out := func(b []byte) error {
-		sum.Write(b)
-		_, err := w.Write(b)
-		return err
-	}
-	n := len(p.objects)
-	if n > math.MaxUint32 { // the pack header and its index count objects in 32 bits
-		return plumbing.ZeroHash, nil, fmt.Errorf("%d objects: more than a pack holds", n)
-	}
-	var header [12]byte
-	copy(header[:], "PACK")
-	binary.BigEndian.PutUint32(header[4:], 2)
-	binary.BigEndian.PutUint32(header[8:], uint32(n))
-	if err := out(header[:]); err != nil {
-		return plumbing.ZeroHash, nil, err
-	}
-	iw := new(idxfile.Writer)
-	if err := iw.OnHeader(uint32(n)); err != nil {
-		return plumbing.ZeroHash, nil, err
-	}
-	offset := int64(len(header))
-	var hdr [16]byte
-	for i, o := range p.objects {
-		h := entryHeader(hdr[:0], o.typ, len(o.content))
-		crc := crc32.NewIEEE()
-		crc.Write(h)
-		crc.Write(compressed[i])
-		if err := out(h); err != nil {
-			return plumbing.ZeroHash, nil, err
-		}
-		if err := out(compressed[i]); err != nil {
-			return plumbing.ZeroHash, nil, err
-		}
-		iw.Add(o.hash, uint64(offset), crc.Sum32())
-		offset += int64(len(h) + len(compressed[i]))
-	}
-	var checksum plumbing.Hash
-	sum.Sum(checksum[:0])
-	if _, err := w.Write(checksum[:]); err != nil {
-		return plumbing.ZeroHash, nil, err
-	}
-	if err := w.Flush(); err != nil {
-		return plumbing.ZeroHash, nil, err
-	}
-	if err := iw.OnFooter(checksum); err != nil {
-		return plumbing.ZeroHash, nil, err
-	}
-	idx, err := iw.Index()
-	return checksum, idx, err
 }
 
 // entryHeader is a pack entry's type and size: 3 bits of type and 4 bits of size in the

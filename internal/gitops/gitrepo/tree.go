@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"maps"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/fleetform/fleetform/internal/platform"
@@ -41,38 +41,61 @@ func (e *entry) isDir() bool { return e.mode == filemode.Dir }
 // for concurrent use.
 type Tree struct {
 	repo    *Repo
-	objects storer.EncodedObjectStorer
+	objects *objectReader
 	root    *dir
 	pack    *pack
 }
 
-// Edit opens the tree of commit tip (zero: an empty tree) for reading and editing. A fresh
-// handle is opened, so it sees the packs written since the last one.
+// Edit opens the tree of commit tip (zero: an empty tree) for reading and editing. It
+// reads the packs there are now (and objects written since, through go-git). Discard
+// closes what it reads from.
 func (r *Repo) Edit(tip plumbing.Hash) (*Tree, error) {
-	g, root, err := r.openAt(tip)
+	objects, err := openObjectReader(filepath.Join(r.gitDir, "objects"), func() (storer.EncodedObjectStorer, error) {
+		g, err := r.open()
+		if err != nil {
+			return nil, err
+		}
+		return g.Storer, nil
+	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("open %s: %w", r.location, err)
 	}
-	return newTree(r, g.Storer, root), nil
+	root := plumbing.ZeroHash
+	if !tip.IsZero() {
+		if root, err = objects.commitTree(tip); err != nil {
+			objects.Close()
+			return nil, fmt.Errorf("read commit %s in %s: %w", tip, r.location, err)
+		}
+	}
+	return newTree(r, objects, root), nil
 }
 
-func newTree(repo *Repo, objects storer.EncodedObjectStorer, root plumbing.Hash) *Tree {
-	return &Tree{repo: repo, objects: objects, pack: newPack(),
+func newTree(repo *Repo, objects *objectReader, root plumbing.Hash) *Tree {
+	return &Tree{repo: repo, objects: objects, pack: newPack(filepath.Join(repo.gitDir, "objects"), repo.logger),
 		root: &dir{hash: root, loaded: root.IsZero(), entries: map[string]*entry{}}}
+}
+
+// PlanOnly makes the tree name the objects it would write without keeping them: it is
+// edited to plan a change, and never committed. Call it before any change.
+func (t *Tree) PlanOnly() { t.pack.dry = true }
+
+// Discard drops the objects collected for a commit that will not be made, and the
+// temporary pack they were streamed into, and closes the files the tree reads: it must
+// not be used afterwards. After Commit it only closes them.
+func (t *Tree) Discard() {
+	t.pack.discard()
+	t.objects.Close()
 }
 
 func (t *Tree) load(d *dir) error {
 	if d.loaded {
 		return nil
 	}
-	tr, err := object.GetTree(t.objects, d.hash)
+	entries, err := t.objects.tree(d.hash)
 	if err != nil {
 		return fmt.Errorf("read tree %s: %w", d.hash, err)
 	}
-	d.entries = make(map[string]*entry, len(tr.Entries))
-	for _, e := range tr.Entries {
-		d.entries[e.Name] = &entry{mode: e.Mode, hash: e.Hash}
-	}
+	d.entries = entries
 	d.loaded = true
 	return nil
 }
@@ -276,6 +299,28 @@ func (t *Tree) WriteDir(p string) (plumbing.Hash, error) {
 	return h, nil
 }
 
+// Release drops the folder at p, written by WriteDir and unchanged since, from memory: only
+// its object name stays. Reading or changing anything below p afterwards reads it from the
+// repository, where it is only once committed: release a folder only when done with it.
+// A million-assignment tree would otherwise hold every folder it wrote until the commit.
+func (t *Tree) Release(p string) {
+	parent, name := path.Split(p)
+	chain, err := t.walk(strings.TrimSuffix(parent, "/"), false)
+	if err != nil || chain == nil {
+		return
+	}
+	d := chain[len(chain)-1]
+	e, ok := d.entries[name]
+	if !ok || !e.isDir() || e.sub == nil || e.sub.changed {
+		return
+	}
+	if e.sub.loaded && len(e.sub.entries) == 0 {
+		delete(d.entries, name) // left empty: dropped, as writeDir would
+		return
+	}
+	e.hash, e.sub = e.sub.hash, nil
+}
+
 // writeDir writes d and the changed folders below it, and says whether d holds anything.
 func (t *Tree) writeDir(d *dir) (plumbing.Hash, bool) {
 	if !d.changed {
@@ -298,24 +343,55 @@ func (t *Tree) writeDir(d *dir) (plumbing.Hash, bool) {
 
 // encodeTree serializes entries in git's order (folders sort as if named "<name>/").
 func encodeTree(entries map[string]*entry) []byte {
-	names := slices.Collect(maps.Keys(entries))
-	slices.SortFunc(names, func(a, b string) int {
-		return strings.Compare(sortName(a, entries[a]), sortName(b, entries[b]))
-	})
-	out := make([]byte, 0, len(names)*40)
-	for _, n := range names {
-		e := entries[n]
-		out = strconv.AppendUint(out, uint64(e.mode), 8)
+	type named struct {
+		name string
+		e    *entry
+	}
+	list := make([]named, 0, len(entries))
+	size := 0
+	for n, e := range entries {
+		list = append(list, named{n, e})
+		size += len(n) + 28
+	}
+	slices.SortFunc(list, func(a, b named) int { return compareTreeNames(a.name, a.e.isDir(), b.name, b.e.isDir()) })
+	out := make([]byte, 0, size)
+	for _, n := range list {
+		out = strconv.AppendUint(out, uint64(n.e.mode), 8)
 		out = append(out, ' ')
-		out = append(out, n...)
+		out = append(out, n.name...)
 		out = append(out, 0)
-		out = append(out, e.hash[:]...)
+		out = append(out, n.e.hash[:]...)
 	}
 	return out
 }
 
-func sortName(name string, e *entry) string {
-	if e.isDir() {
+// compareTreeNames compares two entry names in git's tree order, where a folder's name
+// sorts as if it ended with "/", without building that name.
+func compareTreeNames(a string, aDir bool, b string, bDir bool) int {
+	n := min(len(a), len(b))
+	if c := strings.Compare(a[:n], b[:n]); c != 0 {
+		return c
+	}
+	next := func(s string, dir bool) int { // the byte after the common prefix, -1 for none
+		switch {
+		case len(s) > n:
+			return int(s[n])
+		case dir:
+			return '/'
+		}
+		return -1
+	}
+	ca, cb := next(a, aDir), next(b, bDir)
+	if ca != cb {
+		return ca - cb
+	}
+	// Equal up to here: only possible past both ends (same name) or when one name's next
+	// byte is the other's implicit "/": compare the rest, "/" included.
+	return strings.Compare(sortName(a, aDir), sortName(b, bDir))
+}
+
+func sortName(name string, dir bool) string {
+	if dir {
 		return name + "/"
 	}
 	return name

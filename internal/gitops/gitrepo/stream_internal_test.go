@@ -1,0 +1,173 @@
+package gitrepo
+
+import (
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/fleetform/fleetform/internal/gittest"
+)
+
+// TestStreamedPackIsOneValidPack: a commit whose objects are streamed into the temporary
+// pack in many batches (its header patched and checksummed again at the end), with folders
+// released from memory once written, is one pack git accepts, holding exactly the files
+// written; a discarded tree leaves no temporary file.
+func TestStreamedPackIsOneValidPack(t *testing.T) {
+	defer func(n int) { batchBytes = n }(batchBytes)
+	batchBytes = 1000 // a batch every few files
+	repo := gittest.NewBare(t).Checked(t)
+	base := repo.Commit(t, "dev", map[string]string{"README.md": "notes", "old/x": "x"})
+	r, err := Open(t.Context(), repo.Dir, t.TempDir(), nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := r.Edit(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"README.md": "notes"}
+	if _, err := tr.Remove("old"); err != nil {
+		t.Fatal(err)
+	}
+	for ct := range 5 {
+		for dt := range 40 {
+			for _, f := range []string{"a.yaml", "b.yaml"} {
+				p := fmt.Sprintf("ct%d/dt%d/%s", ct, dt, f)
+				content := strings.Repeat(p+"\n", 1+dt%7) // some shared content, some not
+				if dt%5 == 0 {
+					content = "same\n"
+				}
+				if _, _, err := tr.SetFile(p, []byte(content)); err != nil {
+					t.Fatal(err)
+				}
+				want[p] = content
+			}
+		}
+		if _, err := tr.WriteDir(fmt.Sprintf("ct%d", ct)); err != nil {
+			t.Fatal(err)
+		}
+		tr.Release(fmt.Sprintf("ct%d", ct))
+	}
+	sig := object.Signature{Name: "t", Email: "t@localhost", When: time.Unix(1700000000, 0).UTC()}
+	commit, err := tr.Commit(base, "streamed\n", sig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Discard() // after the commit: nothing to drop
+	if err := r.Publish(t.Context(), "dev", commit, base); err != nil {
+		t.Fatal(err)
+	}
+	if got := repo.Files(t, "dev"); !maps.Equal(got, want) {
+		t.Errorf("dev holds %d files, want %d", len(got), len(want))
+	}
+	packs, _ := filepath.Glob(filepath.Join(repo.Dir, "objects", "pack", "*.pack"))
+	if len(packs) != 1 { // this commit's (the base is loose objects)
+		t.Errorf("packs: %v, want one", packs)
+	}
+
+	// A tree edited and discarded after streaming leaves nothing behind.
+	tr, err = r.Edit(commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 100 {
+		if _, _, err := tr.SetFile(fmt.Sprintf("n/%d", i), []byte(strings.Repeat("discarded\n", i+50))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tmp := filepath.Join(repo.Dir, "objects", TemporaryDir)
+	if names := tmpPackFiles(t, tmp); len(names) == 0 {
+		t.Fatal("nothing was streamed into a temporary pack")
+	}
+	tr.Discard()
+	if names := tmpPackFiles(t, tmp); len(names) > 0 {
+		t.Errorf("temporary files left: %v", names)
+	}
+}
+
+func tmpPackFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		if hasTmpPrefix(e.Name()) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// TestObjectReaderReadsDeltasAndLooseObjects: the tree reads what git wrote in every form:
+// a repacked repository (offset deltas against other versions of the files), and loose
+// objects written after it.
+func TestObjectReaderReadsDeltasAndLooseObjects(t *testing.T) {
+	repo := gittest.NewBare(t).Checked(t)
+	files := map[string]string{}
+	for v := range 4 {
+		for i := range 20 {
+			files[fmt.Sprintf("d%d/f%d.yaml", i%3, i)] = strings.Repeat(fmt.Sprintf("a line of file %d\n", i), 40) + fmt.Sprintf("version %d\n", v)
+		}
+		repo.Commit(t, "dev", files)
+	}
+	if out, err := exec.CommandContext(t.Context(), "git", "--git-dir", repo.Dir, "repack", "-a", "-d", "-f", "--depth=10", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git repack: %v\n%s", err, out)
+	}
+	packs, _ := filepath.Glob(filepath.Join(repo.Dir, "objects", "pack", "*.idx"))
+	if out, err := exec.CommandContext(t.Context(), "git", "verify-pack", "-v", packs[0]).Output(); err != nil || !strings.Contains(string(out), "chain length") {
+		t.Fatalf("the repacked pack has no deltas: %v\n%s", err, out)
+	}
+	files["loose.txt"] = "written after the repack\n"
+	tip := repo.Commit(t, "dev", files)
+	if out, _ := exec.CommandContext(t.Context(), "git", "--git-dir", repo.Dir, "count-objects", "-v").Output(); !strings.Contains(string(out), "count: ") {
+		t.Fatalf("count-objects: %s", out)
+	}
+	r, err := Open(t.Context(), repo.Dir, t.TempDir(), nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := r.Edit(tip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Discard()
+	for p, want := range files {
+		h, ok, err := tr.File(p)
+		if err != nil || !ok {
+			t.Fatalf("%s: %v, %v", p, ok, err)
+		}
+		got, err := tr.Blob(h)
+		if err != nil || string(got) != want {
+			t.Errorf("%s: %q, %v; want %q", p, got, err, want)
+		}
+	}
+}
+
+// TestCompareTreeNamesIsGitsOrder: entries sort as git sorts them, a folder as if its name
+// ended with "/".
+func TestCompareTreeNamesIsGitsOrder(t *testing.T) {
+	names := []string{"a", "a-b", "a.txt", "a0", "a/", "ab", "b", "", "a\x00", "zz", "a-", "a.", "A"}
+	sign := func(c int) int { return max(-1, min(1, c)) }
+	for _, a := range names {
+		for _, b := range names {
+			for _, ad := range []bool{false, true} {
+				for _, bd := range []bool{false, true} {
+					want := sign(strings.Compare(sortName(a, ad), sortName(b, bd)))
+					if got := sign(compareTreeNames(a, ad, b, bd)); got != want {
+						t.Errorf("compare(%q dir=%v, %q dir=%v) = %d, want %d", a, ad, b, bd, got, want)
+					}
+				}
+			}
+		}
+	}
+}
