@@ -19,15 +19,18 @@ func HistoryPlan(ctx context.Context, s *Store, f hub.HistoryFilter) ([]string, 
 }
 
 // TokenPlans returns the EXPLAIN QUERY PLAN rows of the token lookups, by name: "hash"
-// (Token), "id" (TokenByID), "kind" and "cluster" (Tokens of a kind, of a cluster).
+// (Token), "id" (TokenByID), "kind" and "cluster" (Tokens of a kind, of a cluster),
+// "kind+cluster" (both) and "delete" (DeleteClusterTokens).
 func TokenPlans(ctx context.Context, s *Store) (map[string][]string, error) {
 	byKind, kindArgs := tokensQuery(hub.TokenFilter{Kind: hub.TokenRead})
 	byCluster, clusterArgs := tokensQuery(hub.TokenFilter{Cluster: "edge-1"})
+	byBoth, bothArgs := tokensQuery(hub.TokenFilter{Kind: hub.TokenCluster, Cluster: "edge-1"})
 	out := map[string][]string{}
 	for name, q := range map[string]struct {
 		sql  string
 		args []any
-	}{"hash": {tokenByHash, []any{[]byte("h")}}, "id": {tokenByID, []any{"0"}}, "kind": {byKind, kindArgs}, "cluster": {byCluster, clusterArgs}} {
+	}{"hash": {tokenByHash, []any{[]byte("h")}}, "id": {tokenByID, []any{"0"}}, "kind": {byKind, kindArgs}, "cluster": {byCluster, clusterArgs},
+		"kind+cluster": {byBoth, bothArgs}, "delete": {deleteClusterTokens, []any{"edge-1", hub.TokenCluster}}} {
 		rows, err := explain(ctx, s, q.sql, q.args...)
 		if err != nil {
 			return nil, err

@@ -61,7 +61,8 @@ func TestTokenQueriesUseIndexes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"hash": "sqlite_autoindex_tokens_1", "id": "tokens_id", "kind": "tokens_kind", "cluster": "tokens_cluster"}
+	want := map[string]string{"hash": "sqlite_autoindex_tokens_1", "id": "tokens_id", "kind": "tokens_kind", "cluster": "tokens_cluster",
+		"kind+cluster": "tokens_cluster", "delete": "tokens_cluster"}
 	for name, index := range want {
 		plan := strings.Join(plans[name], "\n")
 		if !strings.Contains(plan, "SEARCH tokens USING INDEX "+index+" ") || strings.Contains(plan, "SCAN tokens") {

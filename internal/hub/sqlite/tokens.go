@@ -33,12 +33,18 @@ func (t *tx) TokenByID(ctx context.Context, id string) (hub.Token, error) {
 
 // tokensQuery is the query of Tokens(f) and its arguments. A cluster's tokens are read
 // through the partial index tokens_cluster, which SQLite uses only when the query repeats
-// its condition: the cluster is not empty.
+// its condition: the cluster is not empty. With a cluster, the kind is written +kind so
+// that SQLite cannot pick tokens_kind instead: without statistics it takes the two
+// equalities as equally selective, and every cluster's token has the kind "cluster".
 func tokensQuery(f hub.TokenFilter) (string, []any) {
 	q := `SELECT ` + tokenColumns + ` FROM tokens WHERE true`
 	var args []any
 	if f.Kind != "" {
-		q += ` AND kind = ?`
+		if f.Cluster != "" {
+			q += ` AND +kind = ?`
+		} else {
+			q += ` AND kind = ?`
+		}
 		args = append(args, f.Kind)
 	}
 	if f.Cluster != "" {
@@ -81,7 +87,12 @@ func (t *tx) PutToken(ctx context.Context, tok hub.Token) error {
 	return err
 }
 
+// deleteClusterTokens deletes a cluster's tokens through tokens_cluster (see tokensQuery
+// for the +kind): with 1,000,000 clusters, reading tokens_kind instead made each rotation
+// scan a million rows.
+const deleteClusterTokens = `DELETE FROM tokens WHERE cluster = ? AND cluster <> '' AND +kind = ?`
+
 func (t *tx) DeleteClusterTokens(ctx context.Context, cluster string) error {
-	_, err := t.q.ExecContext(ctx, `DELETE FROM tokens WHERE cluster = ? AND cluster <> '' AND kind = ?`, cluster, hub.TokenCluster)
+	_, err := t.q.ExecContext(ctx, deleteClusterTokens, cluster, hub.TokenCluster)
 	return err
 }
