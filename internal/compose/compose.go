@@ -70,6 +70,8 @@ type contribution struct {
 	values   map[string]any
 	lines    map[string]int
 	src      Source
+	// raw identifies the source's name, labels and raw values (see Composer.TypeDigest).
+	raw [32]byte
 }
 
 // Composer composes configs for the assignments of one snapshot. Its methods are safe for
@@ -78,6 +80,9 @@ type Composer struct {
 	contribs []contribution // in precedence order, lowest first
 	ix       *index
 	schemas  *schemaSet
+	// types is what TypeDigest needs, made on its first call.
+	types     typeDigests
+	typesOnce sync.Once
 
 	mu    sync.Mutex
 	cache map[string]*Config
@@ -98,6 +103,7 @@ func New(s *platform.Snapshot) *Composer {
 	}
 	c.ix = newIndex(labels)
 	c.schemas = newSchemaSet(s.ConfigSchemas)
+	c.types.precedence = s.Precedence()
 	return c
 }
 
@@ -142,6 +148,7 @@ func fromConfigMap(cm *platform.ConfigMap) contribution {
 		c.lines[k] = cm.Source.LineOf("data." + k)
 	}
 	sort.Strings(c.keys)
+	c.raw = rawDigest(c.name, "", c.labels, c.keys, cm.Data)
 	return c
 }
 
@@ -157,7 +164,8 @@ func fromAzureConfigMap(cm *platform.ConfigMap) []contribution {
 			labels[parts[i]] = parts[i+1]
 		}
 		lv := levelOf(labels)
-		out = append(out, contribution{
+		raw := rawDigest(cm.Metadata.Name, full, labels, []string{key}, map[string]string{key: cm.Data[full]})
+		out = append(out, contribution{raw: raw,
 			labels: labels, level: lv, name: cm.Metadata.Name, keys: []string{key}, azureKey: full,
 			values: map[string]any{key: ParseValue(cm.Data[full])},
 			lines:  map[string]int{key: cm.Source.LineOf("data." + full)},

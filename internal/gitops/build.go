@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -27,6 +30,10 @@ type typePlan struct {
 	assigned []*render.Assignment // its current assignments, by deployment target
 	changed  bool                 // anything to do at all
 	old      shard                // what the state says was rendered (nil: unknown)
+	// key is the render.Renderer.TypeKey of its inputs ("" when there is none); same is set
+	// when the state records that key for the folder as it is: nothing to prepare or write.
+	key  string
+	same bool
 }
 
 // build computes every input digest, renders only what changed and edits the tree. It
@@ -35,11 +42,13 @@ type typePlan struct {
 func (pl *planner) build(in Input) error {
 	p := pl.p
 	rr := render.NewRenderer(in.Snapshot, in.Schedule, render.Options{Workers: pl.opts.Workers, Progress: pl.opts.Progress, Stop: pl.stop})
-	rr.Prepare()
 	out := rr.Output()
 	p.Output = out
-	types, err := pl.classify(out)
-	if err != nil {
+	types := groupByType(out)
+	if err := pl.prepare(rr, out.ClusterTypes, types); err != nil {
+		return err
+	}
+	if err := pl.classify(out.ClusterTypes, types); err != nil {
 		return err
 	}
 	pl.logger().Debug("rendering", "environment", p.Environment, "assignments", len(out.Assignments))
@@ -60,8 +69,10 @@ func (pl *planner) build(in Input) error {
 		if !tp.changed {
 			rr.RenderBatch(tp.assigned, func(*render.Assignment) bool { return false }) // counted as done
 			p.Skipped += len(tp.assigned)
-			next.types[ct] = pl.index.types[ct]
-			previousTargets += pl.index.types[ct].targets
+			entry := pl.index.types[ct]
+			entry.key = tp.key
+			next.types[ct] = entry
+			previousTargets += entry.targets
 			continue
 		}
 		if !ahead.next() {
@@ -72,6 +83,9 @@ func (pl *planner) build(in Input) error {
 			return err
 		}
 		tp.old = nil // written: its shard is not needed any more
+		if !slices.ContainsFunc(tp.assigned, failed) {
+			entry.key = tp.key
+		}
 		next.types[ct] = entry
 		previousTargets += had
 	}
@@ -210,10 +224,9 @@ func (pl *planner) reserve(cts []string, types map[string]*typePlan) {
 	}
 }
 
-// classify finds the cluster types with something to do: no state, a folder someone else
-// changed, or a shard that differs from the one the current digests make.
-func (pl *planner) classify(out *render.Output) (map[string]*typePlan, error) {
-	types := map[string]*typePlan{}
+// groupByType lists each cluster type's assignments.
+func groupByType(out *render.Output) map[string]*typePlan {
+	types := make(map[string]*typePlan, len(out.ClusterTypes))
 	for _, ct := range out.ClusterTypes {
 		types[ct] = &typePlan{name: ct}
 	}
@@ -221,21 +234,85 @@ func (pl *planner) classify(out *render.Output) (map[string]*typePlan, error) {
 		a := &out.Assignments[i]
 		types[a.ClusterType].assigned = append(types[a.ClusterType].assigned, a)
 	}
-	for _, ct := range out.ClusterTypes {
+	return types
+}
+
+func failed(a *render.Assignment) bool { return a.Err != nil }
+
+// prepare computes every cluster type's key, marks the ones the state records with that
+// key (their folders as fleetform wrote them), and composes and digests the assignments of
+// the others only: with nothing changed, no assignment is composed.
+func (pl *planner) prepare(rr *render.Renderer, cts []string, types map[string]*typePlan) error {
+	keys := make([]string, len(cts))
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for range max(1, min(pl.workers(), len(cts))) {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < len(cts); i = int(next.Add(1)) - 1 {
+				keys[i] = rr.TypeKey(cts[i], types[cts[i]].assigned)
+			}
+		})
+	}
+	wg.Wait()
+	var todo []*render.Assignment
+	for i, ct := range cts {
 		tp := types[ct]
+		tp.key = keys[i]
+		same, err := pl.sameKey(tp)
+		if err != nil {
+			return err
+		}
+		if tp.same = same; !same {
+			todo = append(todo, tp.assigned...)
+		}
+	}
+	rr.PrepareBatch(todo)
+	pl.p.Composed = len(todo)
+	return nil
+}
+
+// workers is how many goroutines may work on the plan at once.
+func (pl *planner) workers() int {
+	if pl.opts.Workers > 0 {
+		return pl.opts.Workers
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// sameKey reports whether the state records tp's key for its folder as it is now.
+func (pl *planner) sameKey(tp *typePlan) (bool, error) {
+	if pl.index == nil || tp.key == "" {
+		return false, nil
+	}
+	recorded, ok := pl.index.types[tp.name]
+	if _, hasShard := pl.shards[tp.name]; !ok || !hasShard || recorded.key != tp.key {
+		return false, nil
+	}
+	tree, err := pl.p.tree.DirHash(pl.p.full(tp.name))
+	return err == nil && tree == recorded.tree, err
+}
+
+// classify finds the cluster types with something to do: no state, a folder someone else
+// changed, or a shard that differs from the one the current digests make.
+func (pl *planner) classify(cts []string, types map[string]*typePlan) error {
+	for _, ct := range cts {
+		tp := types[ct]
+		if tp.same {
+			continue
+		}
 		same, err := pl.unchanged(tp)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if same {
 			continue
 		}
 		tp.changed = true
 		if tp.old, err = pl.readShard(ct); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return types, nil
+	return nil
 }
 
 // shardLineSize is a generous size of one shard line (target, digest, workload), to size
@@ -250,7 +327,7 @@ func (pl *planner) unchanged(tp *typePlan) (bool, error) {
 	}
 	recorded, ok := pl.index.types[tp.name]
 	shardBlob, hasShard := pl.shards[tp.name]
-	failing := slices.ContainsFunc(tp.assigned, func(a *render.Assignment) bool { return a.Err != nil })
+	failing := slices.ContainsFunc(tp.assigned, failed)
 	if !ok || !hasShard || failing { // a failing assignment: look again, and report it
 		return false, nil
 	}
@@ -564,9 +641,13 @@ func (pl *planner) writePromotedCommit(commit string) error {
 	return pl.set(render.PromotedCommitFile, []byte(commit), nil)
 }
 
+// writeIndex records the new index when it differs. Keys that changed alone (an edit of
+// the control plane that changes no file) make no commit: they are recorded with the next
+// change.
 func (pl *planner) writeIndex(next *index) error {
 	data := next.encode()
-	if pl.index != nil && string(data) == string(pl.index.encode()) && !pl.p.StateChanged {
+	if pl.index != nil && !pl.p.StateChanged && (string(data) == string(pl.index.encode()) ||
+		len(pl.p.Changes) == 0 && string(next.encodeKeys(false)) == string(pl.index.encodeKeys(false))) {
 		return nil
 	}
 	return pl.set(IndexFile, data, nil)

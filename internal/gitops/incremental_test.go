@@ -41,8 +41,9 @@ func TestNoChangeNoCommit(t *testing.T) {
 		if !res.Commit.IsZero() || !res.Plan.NoChange() || len(res.Plan.Changes) != 0 || res.Plan.StateChanged || res.Branch != "" {
 			t.Errorf("%s: commit %s, changes %v, state changed %v, branch %q", name, res.Commit, changeSet(res.Plan), res.Plan.StateChanged, res.Branch)
 		}
-		if res.Plan.Rendered != 0 || res.Plan.Skipped != 12 || res.Plan.Base != first.Commit {
-			t.Errorf("%s: rendered %d, skipped %d, base %s; want 0, 12, %s", name, res.Plan.Rendered, res.Plan.Skipped, res.Plan.Base, first.Commit)
+		if res.Plan.Rendered != 0 || res.Plan.Skipped != 12 || res.Plan.Composed != 0 || res.Plan.Base != first.Commit {
+			t.Errorf("%s: rendered %d, skipped %d, composed %d, base %s; want 0, 12, 0, %s", name,
+				res.Plan.Rendered, res.Plan.Skipped, res.Plan.Composed, res.Plan.Base, first.Commit)
 		}
 	}
 	if got := repo.Tip(t, "dev"); got != first.Commit {
@@ -68,25 +69,27 @@ func TestIncremental(t *testing.T) {
 		name     string
 		change   func()
 		rendered int
+		composed int      // the assignments of the cluster types whose key changed
 		files    []string // the rendered files that change (all modified)
 		types    []string // cluster types whose state changes
 	}{
-		{"one cluster type's config", func() { f.setNodeCount("north", "7") }, 3,
+		{"one cluster type's config", func() { f.setNodeCount("north", "7") }, 3, 3,
 			[]string{"north/shop-api/platform-config.yaml", "north/shop-db/platform-config.yaml", "north/shop-web/platform-config.yaml"},
 			[]string{"north"}},
 		{"one deployment target's manifests", func() {
 			f.files["shop.yaml"] = strings.Replace(f.files["shop.yaml"], "path: ./web}", "path: ./web-v2}", 1)
-		}, 4,
+		}, 4, 12,
 			[]string{"east/shop-web/reconciler.yaml", "north/shop-web/reconciler.yaml", "south/shop-web/reconciler.yaml", "west/shop-web/reconciler.yaml"},
 			fleetTypes},
-		{"an unrelated file", func() { f.files["docs/notes.md"] = "not a manifest\n" }, 0, nil, nil},
+		{"an unrelated file", func() { f.files["docs/notes.md"] = "not a manifest\n" }, 0, 0, nil, nil},
 	}
 	for _, s := range steps {
 		t.Run(s.name, func(t *testing.T) {
 			s.change()
 			res := apply(t, newWriter(t, gitops.Options{}), f.input(target), gitops.CommitOptions{})
-			if res.Plan.Rendered != s.rendered || res.Plan.Skipped != 12-s.rendered {
-				t.Errorf("rendered %d, skipped %d; want %d, %d", res.Plan.Rendered, res.Plan.Skipped, s.rendered, 12-s.rendered)
+			if res.Plan.Rendered != s.rendered || res.Plan.Skipped != 12-s.rendered || res.Plan.Composed != s.composed {
+				t.Errorf("rendered %d, skipped %d, composed %d; want %d, %d, %d", res.Plan.Rendered, res.Plan.Skipped,
+					res.Plan.Composed, s.rendered, 12-s.rendered, s.composed)
 			}
 			want := map[string]string{gitops.IndexFile: "M"} // the state records the new common commit
 			for _, p := range s.files {

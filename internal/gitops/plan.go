@@ -95,6 +95,9 @@ type Plan struct {
 	// Rendered and Skipped count the assignments rendered again and those whose inputs
 	// had not changed.
 	Rendered, Skipped int
+	// Composed counts the assignments whose configs were composed and inputs digested: the
+	// others belong to cluster types whose inputs are those the state records (TypeKey).
+	Composed int
 	// StateChanged is set when the state file changes (even with no visible change).
 	StateChanged bool
 	MassDelete   *MassDelete

@@ -41,13 +41,19 @@ type index struct {
 type indexEntry struct {
 	tree    plumbing.Hash // the cluster-type folder as written
 	targets int           // how many deployment-target folders it holds
+	// key is the cluster type's render.Renderer.TypeKey when it was written with no failed
+	// assignment ("" otherwise): the same key again means nothing to prepare.
+	key string
 }
 
 func newIndex(env string) *index { return &index{environment: env, types: map[string]indexEntry{}} }
 
 // encode writes "fleetform-state 2", "environment <env>", "common <commit>" (when known),
-// then "ct <name> <tree> <targets>".
-func (x *index) encode() []byte {
+// then "ct <name> <tree> <targets>", followed by " <key>" when the key is known.
+func (x *index) encode() []byte { return x.encodeKeys(true) }
+
+// encodeKeys is encode, with or without the cluster types' keys.
+func (x *index) encodeKeys(keys bool) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%s\nenvironment %s\n", indexHeader, x.environment)
 	if x.common != "" {
@@ -55,7 +61,11 @@ func (x *index) encode() []byte {
 	}
 	for _, ct := range slices.Sorted(maps.Keys(x.types)) {
 		e := x.types[ct]
-		fmt.Fprintf(&b, "ct %s %s %d\n", ct, e.tree, e.targets)
+		fmt.Fprintf(&b, "ct %s %s %d", ct, e.tree, e.targets)
+		if keys && e.key != "" {
+			fmt.Fprintf(&b, " %s", e.key)
+		}
+		b.WriteByte('\n')
 	}
 	return b.Bytes()
 }
@@ -73,12 +83,16 @@ func decodeIndex(data []byte) (*index, error) {
 			x.environment = f[1]
 		case len(f) == 2 && f[0] == "common":
 			x.common = f[1]
-		case len(f) == 4 && f[0] == "ct":
+		case (len(f) == 4 || len(f) == 5) && f[0] == "ct":
 			count, err := strconv.Atoi(f[3])
 			if err != nil {
 				return nil, fmt.Errorf("%s:%d: %w", IndexFile, n+2, err)
 			}
-			x.types[f[1]] = indexEntry{tree: plumbing.NewHash(f[2]), targets: count}
+			e := indexEntry{tree: plumbing.NewHash(f[2]), targets: count}
+			if len(f) == 5 {
+				e.key = f[4]
+			}
+			x.types[f[1]] = e
 		default:
 			return nil, fmt.Errorf("%s:%d: unexpected line %q", IndexFile, n+2, line)
 		}

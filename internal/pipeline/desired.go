@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/fleetform/fleetform/internal/compose"
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/redact"
@@ -52,9 +53,16 @@ func Desired(r *Run, res *gitops.Result) hub.Desired {
 	waiting := map[string][]string{}
 	if p.Output != nil {
 		d.PromotedCommit = p.Output.CommonCommit
+		var composer *compose.Composer // for the cluster types the apply had no need to compose
 		for _, a := range p.Output.Assignments {
-			if a.Config != nil {
+			switch {
+			case a.Config != nil:
 				configs[a.ClusterType+"/"+a.DeploymentTarget] = a.Config.Data
+			case a.Err == nil && a.Type != nil && a.Target != nil:
+				if composer == nil {
+					composer = compose.New(r.Snapshot)
+				}
+				configs[a.ClusterType+"/"+a.DeploymentTarget] = composer.Compose(a.Type, a.Target).Data
 			}
 			for _, w := range a.Waiting {
 				waiting[a.Dir()] = append(waiting[a.Dir()], strings.TrimPrefix(w.Message, render.WaitingPrefix))

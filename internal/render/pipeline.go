@@ -93,9 +93,10 @@ func Render(s *platform.Snapshot, sched *schedule.Result, opts Options) *Output 
 // changed: Prepare composes every assignment's config and computes its input digest (cheap);
 // Render validates and renders the assignments it selects.
 type Renderer struct {
-	out     *Output
-	r       *renderer
-	batched atomic.Int64 // assignments done by RenderBatch
+	out          *Output
+	r            *renderer
+	batched      atomic.Int64 // assignments done by RenderBatch
+	clusterTypes map[string]*platform.ClusterType
 }
 
 // NewRenderer parses the templates and prepares the output; nothing is composed yet.
@@ -119,7 +120,7 @@ func NewRenderer(s *platform.Snapshot, sched *schedule.Result, opts Options) *Re
 	}
 	r := &renderer{env: s.Environment, engine: engine, composer: compose.New(s), types: types, opts: opts,
 		broken: s.Broken, targets: map[*platform.DeploymentTarget][]byte{}, warn: policy == v1alpha1.ConfigSchemaWarn}
-	return &Renderer{out: out, r: r}
+	return &Renderer{out: out, r: r, clusterTypes: clusterTypesByName(sched.ClusterTypes)}
 }
 
 // Prepare composes every assignment's config and computes its InputDigest. Assignments that

@@ -1,0 +1,195 @@
+package render_test
+
+import (
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/render"
+	"github.com/fleetform/fleetform/internal/schedule"
+)
+
+// typeKeyFleet is a control plane with config at every level (environment, labels, cluster
+// type, workload, deployment target, Azure keys), schemas, a pin-free workload with three
+// targets and three cluster types.
+func typeKeyFleet() map[string]string {
+	fleet := map[string]string{
+		"environments/dev/environment.yaml": `apiVersion: scheduler.kalypso.io/v1alpha1
+kind: Environment
+metadata: {name: dev}
+spec:
+  controlPlane: {repo: https://example.com/cp, branch: main, path: .}
+`,
+		"environments/dev/policy.yaml": `apiVersion: scheduler.kalypso.io/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: all}
+spec:
+  deploymentTargetSelector: {labelSelector: {}}
+  clusterTypeSelector: {labelSelector: {}}
+`,
+		"environments/dev/config.yaml": `# environment-wide
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: dev-config, labels: {platform-config: "true"}}
+data: {REPLICAS: "2", LOG_LEVEL: info}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: east-region, labels: {platform-config: "true", region: east}}
+data: {ZONE: eu-1}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: shop-config, labels: {platform-config: "true", workload: shop}}
+data: {DB: shop-db}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: web-config, labels: {platform-config: "true", deployment-target: shop-web}}
+data: {CACHE: "on"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: azure-app-config}
+data: {region.east.FEATURE: "x", cluster-type.north.FEATURE: "y"}
+---
+apiVersion: scheduler.kalypso.io/v1alpha1
+kind: ConfigSchema
+metadata: {name: required}
+spec:
+  schema: '{"type": "object", "required": ["REPLICAS"]}'
+`,
+		"shop.yaml": `apiVersion: scheduler.kalypso.io/v1alpha1
+kind: Workload
+metadata: {name: shop, labels: {workspace: retail}}
+spec:
+  deploymentTargets:
+    - {name: api, environment: dev, labels: {tier: back}, manifests: {repo: https://example.com/shop, branch: main, path: ./api}}
+    - {name: db, environment: dev, labels: {tier: back}, manifests: {repo: https://example.com/shop, branch: main, path: ./db}}
+    - {name: web, environment: dev, labels: {tier: front}, manifests: {repo: https://example.com/shop, branch: main, path: ./web}}
+`,
+	}
+	for _, ct := range []string{"east", "north", "west"} {
+		fleet["environments/dev/cluster-types/"+ct+".yaml"] = `apiVersion: scheduler.kalypso.io/v1alpha1
+kind: ClusterType
+metadata: {name: ` + ct + `, labels: {region: ` + ct + `}}
+spec: {reconciler: builtin/flux, namespaceService: builtin/namespace, configType: builtin/configmap}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: ` + ct + `-config, labels: {platform-config: "true", cluster-type: ` + ct + `}}
+data: {NODE_COUNT: "3"}
+`
+	}
+	return fleet
+}
+
+// typeKeys loads the fleet and returns each cluster type's key and each assignment's input
+// digest (by cluster type, then deployment target).
+func typeKeys(t *testing.T, fleet map[string]string) (map[string]string, map[string]map[string]string) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range fleet {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cp, err := platform.Open(t.Context(), dir, platform.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := cp.Load(t.Context(), "dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	failOnErrors(t, snap.Diagnostics)
+	rr := render.NewRenderer(snap, schedule.Schedule(snap), render.Options{})
+	rr.Prepare()
+	out := rr.Output()
+	byType := map[string][]*render.Assignment{}
+	digests := map[string]map[string]string{}
+	for i := range out.Assignments {
+		a := &out.Assignments[i]
+		if a.Err != nil {
+			t.Fatalf("%s on %s: %v", a.DeploymentTarget, a.ClusterType, a.Err)
+		}
+		byType[a.ClusterType] = append(byType[a.ClusterType], a)
+		if digests[a.ClusterType] == nil {
+			digests[a.ClusterType] = map[string]string{}
+		}
+		digests[a.ClusterType][a.DeploymentTarget] = a.InputDigest
+	}
+	keys := map[string]string{}
+	for _, ct := range out.ClusterTypes {
+		if keys[ct] = rr.TypeKey(ct, byType[ct]); keys[ct] == "" {
+			t.Fatalf("cluster type %s has no key", ct)
+		}
+	}
+	return keys, digests
+}
+
+// TestTypeKey: a cluster type's key changes when an input of one of its assignments does
+// (an unchanged key with a changed input digest would leave stale files), and a change
+// that concerns only another cluster type leaves it as it is.
+func TestTypeKey(t *testing.T) {
+	base := typeKeyFleet()
+	keys, digests := typeKeys(t, base)
+	if got := slices.Sorted(maps.Keys(keys)); !slices.Equal(got, []string{"east", "north", "west"}) {
+		t.Fatalf("cluster types %v", got)
+	}
+	all := []string{"east", "north", "west"}
+	edit := func(file, old, new string) func(map[string]string) {
+		return func(f map[string]string) {
+			if !strings.Contains(f[file], old) {
+				t.Fatalf("%s has no %q", file, old)
+			}
+			f[file] = strings.Replace(f[file], old, new, 1)
+		}
+	}
+	cases := []struct {
+		name    string
+		change  func(map[string]string)
+		changed []string // the cluster types whose key must change (nil: none may)
+	}{
+		{"a comment", edit("environments/dev/config.yaml", "# environment-wide", "# for every cluster type"), nil},
+		{"an environment-wide value", edit("environments/dev/config.yaml", "LOG_LEVEL: info", "LOG_LEVEL: debug"), all},
+		{"one cluster type's value", edit("environments/dev/cluster-types/north.yaml", `NODE_COUNT: "3"`, `NODE_COUNT: "5"`), []string{"north"}},
+		{"a new source naming one cluster type", func(f map[string]string) {
+			f["environments/dev/west-extra.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a-west, labels: {platform-config: \"true\", cluster-type: west}}\ndata: {EXTRA: \"1\"}\n"
+		}, []string{"west"}},
+		{"a labelled source", edit("environments/dev/config.yaml", "ZONE: eu-1", "ZONE: eu-2"), all},
+		{"a workload's source", edit("environments/dev/config.yaml", "DB: shop-db", "DB: shop-db-2"), all},
+		{"a target's source", edit("environments/dev/config.yaml", `CACHE: "on"`, `CACHE: "off"`), all},
+		{"an Azure key", edit("environments/dev/config.yaml", `region.east.FEATURE: "x"`, `region.east.FEATURE: "z"`), all},
+		{"an Azure key naming a cluster type", edit("environments/dev/config.yaml", `cluster-type.north.FEATURE: "y"`, `cluster-type.north.FEATURE: "w"`), []string{"north"}},
+		{"a schema", edit("environments/dev/config.yaml", `"required": ["REPLICAS"]`, `"required": ["LOG_LEVEL"]`), all},
+		{"a target's label", edit("shop.yaml", "labels: {tier: front}", "labels: {tier: edge}"), all},
+		{"a target's manifests", edit("shop.yaml", "path: ./web}", "path: ./web-v2}"), all},
+		{"a cluster type's label", edit("environments/dev/cluster-types/east.yaml", "labels: {region: east}", "labels: {region: east, size: large}"), []string{"east"}},
+		{"a cluster type's template", edit("environments/dev/cluster-types/west.yaml", "reconciler: builtin/flux", "reconciler: builtin/argocd"), []string{"west"}},
+		{"a new target", edit("shop.yaml", "    - {name: web,", "    - {name: cdn, environment: dev, manifests: {repo: https://example.com/shop, branch: main, path: ./cdn}}\n    - {name: web,"), all},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fleet := maps.Clone(base)
+			c.change(fleet)
+			got, gotDigests := typeKeys(t, fleet)
+			for _, ct := range all {
+				same := got[ct] == keys[ct]
+				if same && !maps.Equal(gotDigests[ct], digests[ct]) {
+					t.Errorf("%s: the key is the same, the input digests are not: %v, were %v", ct, gotDigests[ct], digests[ct])
+				}
+				if want := slices.Contains(c.changed, ct); same == want {
+					t.Errorf("%s: key changed %v, want %v", ct, !same, want)
+				}
+			}
+		})
+	}
+}
