@@ -2,6 +2,7 @@ package render
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"maps"
 	"slices"
@@ -24,27 +25,44 @@ func (rr *Renderer) TypeKey(ct string, as []*Assignment) string {
 	if r.warn || len(r.broken) > 0 || tt == nil || tt.problem != "" || typ == nil {
 		return ""
 	}
-	h := sha256.New()
-	writeStrings(h, Version, r.env, "type-key/1")
-	h.Write(tt.digest)
 	typeDigest := r.composer.TypeDigest(typ)
-	h.Write(typeDigest[:])
+	// Fields go through a buffer hashed 64 KiB at a time: a write to the hash per field was
+	// most of the key's cost.
+	h := sha256.New()
+	b := make([]byte, 0, 64<<10+1024)
+	b = appendFields(b, Version, r.env, "type-key/1")
+	b = append(b, tt.digest...)
+	b = append(b, typeDigest[:]...)
 	for _, a := range as {
-		writeStrings(h, a.DeploymentTarget, a.Workload, a.Namespace)
-		h.Write(r.targetDigest(a.Target))
+		b = appendFields(b, a.DeploymentTarget, a.Workload, a.Namespace)
+		b = append(b, r.targetDigest(a.Target)...)
 		for _, s := range a.Target.ConfigSchemas {
-			writeStrings(h, s.Text)
+			b = appendFields(b, s.Text)
 		}
-		writeStrings(h, "") // the end of the target's schemas
+		b = appendFields(b, "") // the end of the target's schemas
 		if a.Pinned != nil {
 			for _, k := range slices.Sorted(maps.Keys(a.Manifests)) {
-				writeStrings(h, k, a.Manifests[k])
+				b = appendFields(b, k, a.Manifests[k])
 			}
 		}
-		writeStrings(h, "") // the end of the pinned manifests
+		b = appendFields(b, "") // the end of the pinned manifests
+		if len(b) >= 64<<10 {
+			h.Write(b)
+			b = b[:0]
+		}
 	}
+	h.Write(b)
 	var sum [sha256.Size]byte
 	return hex.EncodeToString(h.Sum(sum[:0])[:16])
+}
+
+// appendFields appends each string with its length, so that fields cannot run together.
+func appendFields(b []byte, ss ...string) []byte {
+	for _, s := range ss {
+		b = binary.LittleEndian.AppendUint64(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	return b
 }
 
 // PrepareBatch prepares the assignments as (see Prepare), on the renderer's workers: a
