@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -50,6 +51,8 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	logger         *slog.Logger
+	// stopProfile ends the CPU profile of --cpuprofile (nil: none).
+	stopProfile func()
 }
 
 // Interrupted is the cause of a command's context ending on a signal (SIGINT, SIGTERM).
@@ -98,6 +101,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	root.SetOut(out)
 	root.SetErr(stderr)
 	cmd, err := root.ExecuteContextC(ctx)
+	if e.stopProfile != nil {
+		e.stopProfile()
+	}
 	var stopped Interrupted
 	if err != nil && errors.As(context.Cause(ctx), &stopped) {
 		// Stopped part way (a server that stops on the signal returns nil: its normal end).
@@ -118,6 +124,26 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	}
 	fmt.Fprintln(stderr, "error:", err)
 	return ExitUsage
+}
+
+// startProfile starts the CPU profile --cpuprofile asks for; Main stops it.
+func (e *env) startProfile(file string) error {
+	if file == "" {
+		return nil
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return failed(ExitUsage, fmt.Errorf("--cpuprofile: %w", err))
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return failed(ExitUsage, fmt.Errorf("--cpuprofile: %w", err))
+	}
+	e.stopProfile = func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}
+	return nil
 }
 
 // newLogger returns the logger commands write to stderr with.
@@ -157,7 +183,7 @@ func budgetMemory() {
 }
 
 func newRoot(e *env) *cobra.Command {
-	var logLevel, logFormat string
+	var logLevel, logFormat, cpuProfile string
 	root := &cobra.Command{
 		Use: "fleetform",
 		Example: "  fleetform validate --control-plane ./platform\n" +
@@ -179,11 +205,13 @@ func newRoot(e *env) *cobra.Command {
 			if fleetCommands[cmd.Name()] {
 				budgetMemory()
 			}
-			return nil
+			return e.startProfile(cpuProfile)
 		},
 	}
 	root.PersistentFlags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	root.PersistentFlags().StringVar(&logFormat, "log-format", "text", "log format: text or json")
+	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the command to this file (for go tool pprof)")
+	_ = root.PersistentFlags().MarkHidden("cpuprofile")
 	root.AddCommand(
 		newValidateCmd(e),
 		newScheduleCmd(e),

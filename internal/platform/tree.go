@@ -10,9 +10,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
@@ -233,34 +236,63 @@ func (s section) files() ([]string, error) {
 }
 
 // read decodes every document of the section. Files that cannot be read or parsed are
-// reported; everything else is returned.
+// reported; everything else is returned. Files are read in order and decoded on all cores
+// (YAML decoding is most of loading a large control plane); the result is in file order.
 func (s section) read(ctx context.Context) ([]document, []Diagnostic, error) {
 	files, err := s.files()
 	if err != nil {
 		return nil, nil, err
 	}
-	var docs []document
-	var diags []Diagnostic
-	for _, f := range files {
+	parts := make([]decoded, len(files))
+	for i, f := range files {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
 		data, err := s.tree.ReadFile(f)
 		src := Source{Repo: s.repo, Commit: s.tree.Revision(), File: f}
-		if err != nil {
+		switch {
+		case err != nil:
 			// A problem of the whole file: there is no line (Line 0).
-			diags = append(diags, src.Diag("", "cannot read file: "+err.Error(), ""))
-			docs = append(docs, document{broken: true, source: src})
-			continue
+			parts[i] = decoded{docs: []document{{broken: true, source: src}},
+				diags: []Diagnostic{src.Diag("", "cannot read file: "+err.Error(), "")}}
+		case s.mentions == "" || bytes.Contains(data, []byte(s.mentions)):
+			parts[i] = decoded{data: data, src: src, todo: true}
 		}
-		if s.mentions != "" && !bytes.Contains(data, []byte(s.mentions)) {
-			continue
-		}
-		ds, dg := decodeFile(data, src)
-		docs = append(docs, ds...)
-		diags = append(diags, dg...)
+	}
+	decodeAll(parts)
+	var docs []document
+	var diags []Diagnostic
+	for _, p := range parts {
+		docs = append(docs, p.docs...)
+		diags = append(diags, p.diags...)
 	}
 	return docs, diags, nil
+}
+
+// decoded is one file of a section: its bytes until decoded, then its documents.
+type decoded struct {
+	data  []byte
+	src   Source
+	todo  bool
+	docs  []document
+	diags []Diagnostic
+}
+
+// decodeAll decodes the files marked todo, on GOMAXPROCS goroutines.
+func decodeAll(parts []decoded) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(parts)) {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < len(parts); i = int(next.Add(1)) - 1 {
+				if p := &parts[i]; p.todo {
+					p.docs, p.diags = decodeFile(p.data, p.src)
+					p.data, p.todo = nil, false
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func (s section) includes(f string) bool {

@@ -16,6 +16,9 @@ const maxNamespaceLen = 63
 // distinct assignments keep distinct namespaces.
 func Namespace(env, clusterType, deploymentTarget string) string {
 	full := env + "-" + clusterType + "-" + deploymentTarget
+	if validLabel(full) { // the usual case, checked without copying the name (a million times per environment)
+		return full
+	}
 	name := sanitize(full)
 	if name == full && len(name) <= maxNamespaceLen {
 		return name
@@ -24,6 +27,20 @@ func Namespace(env, clusterType, deploymentTarget string) string {
 	suffix := hex.EncodeToString(sum[:])[:8]
 	head := name[:min(len(name), maxNamespaceLen-len(suffix)-1)]
 	return strings.TrimRight(head, "-") + "-" + suffix
+}
+
+// validLabel reports whether s is a DNS-1123 label as sanitize leaves it: lowercase letters,
+// digits and '-', neither first nor last, at most maxNamespaceLen long.
+func validLabel(s string) bool {
+	if s == "" || len(s) > maxNamespaceLen || s[0] == '-' || s[len(s)-1] == '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
+			return false
+		}
+	}
+	return true
 }
 
 func sanitize(s string) string {

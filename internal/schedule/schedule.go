@@ -156,6 +156,10 @@ func (r *Result) assign() {
 			policiesOfType[ci] = append(policiesOfType[ci], pi)
 		}
 	}
+	single := make([][]string, len(r.Policies))
+	for pi, p := range r.Policies {
+		single[pi] = []string{p.Policy.Metadata.Name}
+	}
 	perTarget := make([][]int, len(r.Targets))
 	var touched []int
 	r.Assignments = make([]Assignment, 0, r.pairBound(policiesOfType))
@@ -172,9 +176,12 @@ func (r *Result) assign() {
 		sort.Ints(touched)
 		for _, di := range touched {
 			dt := r.Targets[di]
-			names := make([]string, len(perTarget[di]))
-			for i, pi := range perTarget[di] {
-				names[i] = r.Policies[pi].Policy.Metadata.Name
+			names := single[perTarget[di][0]] // one policy: the slice is shared (read only)
+			if len(perTarget[di]) > 1 {
+				names = make([]string, len(perTarget[di]))
+				for i, pi := range perTarget[di] {
+					names[i] = r.Policies[pi].Policy.Metadata.Name
+				}
 			}
 			r.Assignments = append(r.Assignments, Assignment{
 				Workload: dt.Workload, DeploymentTarget: dt.Name, ClusterType: ct.Metadata.Name,

@@ -184,8 +184,11 @@ func TestNamespace(t *testing.T) {
 		want        string
 	}{
 		{"dev", "large", "observability-prometheus", "dev-large-observability-prometheus"},
-		{"dev", "edge.eu", "app", "dev-edge-eu-app-"},             // dots are not valid: sanitized and hashed
-		{"dev", long, long, "dev-" + long + "-" + long[:9] + "-"}, // too long: cut and hashed
+		{"dev", "edge.eu", "app", "dev-edge-eu-app-"},                                   // dots are not valid: sanitized and hashed
+		{"dev", long, long, "dev-" + long + "-" + long[:9] + "-"},                       // too long: cut and hashed
+		{"dev", "a", strings.Repeat("b", 57), "dev-a-" + strings.Repeat("b", 57)},       // 63 characters: as it is
+		{"dev", "a", strings.Repeat("b", 58), "dev-a-" + strings.Repeat("b", 48) + "-"}, // 64: cut and hashed
+		{"dev", "Large", "web", "dev-large-web-"},                                       // capitals: lowered and hashed
 	}
 	seen := map[string]bool{}
 	for _, tt := range tests {
@@ -195,6 +198,12 @@ func TestNamespace(t *testing.T) {
 		}
 		if len(got) > 63 {
 			t.Errorf("Namespace(%q, %q, %q) = %q is longer than 63", tt.env, tt.ct, tt.dt, got)
+		}
+		if exact := !strings.HasSuffix(tt.want, "-"); exact && got != tt.want {
+			t.Errorf("Namespace(%q, %q, %q) = %q, want %q", tt.env, tt.ct, tt.dt, got, tt.want)
+		}
+		if exact := !strings.HasSuffix(tt.want, "-"); !exact && len(got) != len(tt.want)+8 {
+			t.Errorf("Namespace(%q, %q, %q) = %q, want %q and 8 hex digits", tt.env, tt.ct, tt.dt, got, tt.want)
 		}
 		if got != schedule.Namespace(tt.env, tt.ct, tt.dt) {
 			t.Errorf("Namespace is not deterministic for %q", got)
