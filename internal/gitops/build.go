@@ -34,6 +34,9 @@ type typePlan struct {
 	// when the state records that key for the folder as it is: nothing to prepare or write.
 	key  string
 	same bool
+	// shard is the shard its current digests make, in order, when unchanged built it
+	// (nil otherwise): written as it is when every assignment renders and none is kept.
+	shard []byte
 }
 
 // build computes every input digest, renders only what changed and edits the tree. It
@@ -332,10 +335,15 @@ func (pl *planner) unchanged(tp *typePlan) (bool, error) {
 		return false, nil
 	}
 	b := make([]byte, 0, shardLineSize*len(tp.assigned))
-	for _, a := range tp.assigned {
+	sorted := true
+	for i, a := range tp.assigned {
 		b = shardLine(b, a.DeploymentTarget, shardEntry{digest: a.InputDigest, workload: a.Workload})
+		sorted = sorted && (i == 0 || tp.assigned[i-1].DeploymentTarget < a.DeploymentTarget)
 	}
 	if gitrepo.BlobHash(b) != shardBlob {
+		if sorted {
+			tp.shard = b // the new shard, if every assignment renders (writeType)
+		}
 		return false, nil
 	}
 	tree, err := pl.p.tree.DirHash(pl.p.full(tp.name))
@@ -420,7 +428,12 @@ func (pl *planner) writeType(tp *typePlan, hasErrors bool, affected map[string]b
 		}
 		p.AssignmentsRemoved = append(p.AssignmentsRemoved, pl.ref(tp.name, dt, previous[dt]))
 	}
-	if err := pl.set(ShardDir+"/"+tp.name, next.encode(), nil); err != nil {
+	shardData := tp.shard
+	if shardData == nil || len(next) != len(tp.assigned) || slices.ContainsFunc(tp.assigned, failed) {
+		shardData = next.encode() // entries kept for failed or deferred targets
+	}
+	tp.shard = nil
+	if err := pl.set(ShardDir+"/"+tp.name, shardData, nil); err != nil {
 		return indexEntry{}, 0, err
 	}
 	tree, err := pl.writeFolder(tp.name)

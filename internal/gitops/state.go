@@ -97,6 +97,9 @@ func decodeIndex(data []byte) (*index, error) {
 			return nil, fmt.Errorf("%s:%d: unexpected line %q", IndexFile, n+2, line)
 		}
 	}
+	if x.environment == "" {
+		return nil, fmt.Errorf("%s: no environment line", IndexFile)
+	}
 	return x, nil
 }
 
@@ -137,17 +140,26 @@ func decodeShard(name string, data []byte) (shard, error) {
 	for n := 1; text != ""; n++ {
 		line, rest, _ := strings.Cut(text, "\n")
 		text = rest
-		f := strings.Fields(line)
-		if len(f) != 3 {
+		dt, digest, wl, ok := shardFields(line)
+		if !ok {
 			return nil, fmt.Errorf("%s/%s:%d: unexpected line %q", ShardDir, name, n, line)
 		}
-		wl := f[2]
 		if wl == "-" {
 			wl = ""
 		}
-		s[f[0]] = shardEntry{digest: f[1], workload: wl}
+		s[dt] = shardEntry{digest: digest, workload: wl}
 	}
 	return s, nil
+}
+
+// shardFields splits a shard line into its three space-separated fields (no field empty,
+// nothing else on the line).
+func shardFields(line string) (dt, digest, workload string, ok bool) {
+	dt, rest, ok1 := strings.Cut(line, " ")
+	digest, workload, ok2 := strings.Cut(rest, " ")
+	ok = ok1 && ok2 && dt != "" && digest != "" && workload != "" && !strings.ContainsAny(workload, " \t\r") &&
+		!strings.ContainsAny(dt, "\t\r") && !strings.ContainsAny(digest, "\t\r")
+	return dt, digest, workload, ok
 }
 
 // RenderedCommit returns the control-plane commit whose common content an IndexFile says

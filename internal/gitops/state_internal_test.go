@@ -1,0 +1,52 @@
+package gitops
+
+import (
+	"bytes"
+	"maps"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// TestIndexKeys: an index keeps each cluster type's key (when there is one) through encoding,
+// and an index written without keys reads as keyless.
+func TestIndexKeys(t *testing.T) {
+	x := newIndex("dev")
+	x.common = "0123456789abcdef0123456789abcdef01234567"
+	x.types["east"] = indexEntry{tree: plumbing.NewHash("1111111111111111111111111111111111111111"), targets: 3, key: "5ecb905d9b7185c86e951cbe20d1d34b"}
+	x.types["west"] = indexEntry{tree: plumbing.NewHash("2222222222222222222222222222222222222222"), targets: 1}
+	got, err := decodeIndex(x.encode())
+	if err != nil || !maps.Equal(got.types, x.types) || got.common != x.common || got.environment != "dev" {
+		t.Fatalf("decode(encode) = %+v, %v; want %+v", got, err, x)
+	}
+	old, err := decodeIndex(x.encodeKeys(false))
+	if err != nil || old.types["east"].key != "" || old.types["east"].tree != x.types["east"].tree {
+		t.Fatalf("an index without keys: %+v, %v", old, err)
+	}
+}
+
+// FuzzState: whatever the state files hold, decoding them fails cleanly or gives entries
+// that encode to a file decoding to the same entries.
+func FuzzState(f *testing.F) {
+	f.Add([]byte("shop-web 0123abcd shop\nshop-db 4567ef01 -\n"))
+	f.Add([]byte("fleetform-state 2\nenvironment dev\ncommon abc\nct east 1111111111111111111111111111111111111111 3 5ecb\nct west 2222222222222222222222222222222222222222 1\n"))
+	f.Add([]byte("a  b c\n"))
+	f.Add([]byte("a b c d\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if s, err := decodeShard("ct", data); err == nil {
+			again, err := decodeShard("ct", s.encode())
+			if err != nil || !maps.Equal(again, s) {
+				t.Fatalf("shard %q: decode(encode) = %v, %v; want %v", data, again, err, s)
+			}
+			if !bytes.Equal(again.encode(), s.encode()) {
+				t.Fatalf("shard %q: encoding is not stable", data)
+			}
+		}
+		if x, err := decodeIndex(data); err == nil {
+			again, err := decodeIndex(x.encode())
+			if err != nil || !maps.Equal(again.types, x.types) || again.environment != x.environment || again.common != x.common {
+				t.Fatalf("index %q: decode(encode) = %+v, %v; want %+v", data, again, err, x)
+			}
+		}
+	})
+}
