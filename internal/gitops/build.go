@@ -34,6 +34,11 @@ type typePlan struct {
 	// when the state records that key for the folder as it is: nothing to prepare or write.
 	key  string
 	same bool
+	// akeys are the assignments' keys (render.Renderer.AssignmentKey), in order, when the
+	// cluster type is not the same; oldKeys are the keys the state recorded with its shard.
+	akeys     []string
+	oldKeys   assignmentKeys
+	shardRead bool // old holds the shard as read (nil: none to trust)
 	// shard is the shard its current digests make, in order, when unchanged built it
 	// (nil otherwise): written as it is when every assignment renders and none is kept.
 	shard []byte
@@ -244,20 +249,12 @@ func failed(a *render.Assignment) bool { return a.Err != nil }
 
 // prepare computes every cluster type's key, marks the ones the state records with that
 // key (their folders as fleetform wrote them), and composes and digests the assignments of
-// the others only: with nothing changed, no assignment is composed.
+// the others, except those whose own key is the one the state recorded with their digest:
+// with nothing changed, no assignment is composed; with one workload changed, only its.
 func (pl *planner) prepare(rr *render.Renderer, cts []string, types map[string]*typePlan) error {
 	keys := make([]string, len(cts))
-	var wg sync.WaitGroup
-	var next atomic.Int64
-	for range max(1, min(pl.workers(), len(cts))) {
-		wg.Go(func() {
-			for i := int(next.Add(1)) - 1; i < len(cts); i = int(next.Add(1)) - 1 {
-				keys[i] = rr.TypeKey(cts[i], types[cts[i]].assigned)
-			}
-		})
-	}
-	wg.Wait()
-	var todo []*render.Assignment
+	pl.parallel(len(cts), func(i int) { keys[i] = rr.TypeKey(cts[i], types[cts[i]].assigned) })
+	var others []*typePlan
 	for i, ct := range cts {
 		tp := types[ct]
 		tp.key = keys[i]
@@ -266,12 +263,72 @@ func (pl *planner) prepare(rr *render.Renderer, cts []string, types map[string]*
 			return err
 		}
 		if tp.same = same; !same {
-			todo = append(todo, tp.assigned...)
+			others = append(others, tp)
+			if err := pl.readRecorded(tp); err != nil {
+				return err
+			}
+		}
+	}
+	pl.parallel(len(others), func(i int) {
+		tp := others[i]
+		tp.akeys = make([]string, len(tp.assigned))
+		for j, a := range tp.assigned {
+			tp.akeys[j] = rr.AssignmentKey(a)
+		}
+	})
+	var todo []*render.Assignment
+	for _, tp := range others {
+		for j, a := range tp.assigned {
+			if k := tp.akeys[j]; k != "" && tp.oldKeys[a.DeploymentTarget] == k {
+				if e, ok := tp.old[a.DeploymentTarget]; ok && e.digest != "" {
+					a.InputDigest = e.digest // its inputs are those that digest was computed from
+					continue
+				}
+			}
+			todo = append(todo, a)
 		}
 	}
 	rr.PrepareBatch(todo)
 	pl.p.Composed = len(todo)
 	return nil
+}
+
+// readRecorded reads what the state recorded for a cluster type that is not the same, when
+// it recorded its assignments' keys: the shard and the keys.
+func (pl *planner) readRecorded(tp *typePlan) error {
+	h, ok := pl.keys[tp.name]
+	if pl.index == nil || !ok {
+		return nil
+	}
+	old, err := pl.readShard(tp.name)
+	if err != nil || old == nil {
+		tp.shardRead = err == nil
+		return err
+	}
+	tp.old, tp.shardRead = old, true
+	data, err := pl.p.tree.Blob(h)
+	if err != nil {
+		return err
+	}
+	if tp.oldKeys, err = decodeKeys(tp.name, data); err != nil {
+		pl.logger().Warn("ignoring a state file", "cluster_type", tp.name, "error", err.Error())
+		tp.oldKeys = nil
+	}
+	return nil
+}
+
+// parallel calls fn(0) .. fn(n-1) on the plan's workers.
+func (pl *planner) parallel(n int, fn func(int)) {
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for range max(1, min(pl.workers(), n)) {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // workers is how many goroutines may work on the plan at once.
@@ -311,8 +368,10 @@ func (pl *planner) classify(cts []string, types map[string]*typePlan) error {
 			continue
 		}
 		tp.changed = true
-		if tp.old, err = pl.readShard(ct); err != nil {
-			return err
+		if !tp.shardRead {
+			if tp.old, err = pl.readShard(ct); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -436,11 +495,38 @@ func (pl *planner) writeType(tp *typePlan, hasErrors bool, affected map[string]b
 	if err := pl.set(ShardDir+"/"+tp.name, shardData, nil); err != nil {
 		return indexEntry{}, 0, err
 	}
+	if err := pl.writeKeys(tp, next); err != nil {
+		return indexEntry{}, 0, err
+	}
 	tree, err := pl.writeFolder(tp.name)
 	if err == nil {
 		pl.p.tree.Release(pl.p.full(tp.name)) // done with it: a million assignments' folders are not kept
 	}
 	return indexEntry{tree: tree, targets: len(next)}, len(previous), err
+}
+
+// writeKeys records, with a cluster type's new shard, the key of each assignment it lists:
+// the current key of those prepared or reused now, the recorded one of those kept (failed
+// or deferred). When one is unknown, the cluster type's keys are removed, so that nothing
+// is reused from them.
+func (pl *planner) writeKeys(tp *typePlan, next shard) error {
+	keys := make(assignmentKeys, len(next))
+	for i, a := range tp.assigned {
+		if a.Err == nil && tp.akeys != nil && tp.akeys[i] != "" {
+			keys[a.DeploymentTarget] = tp.akeys[i]
+		}
+	}
+	old := tp.oldKeys
+	tp.akeys, tp.oldKeys = nil, nil
+	for dt := range next {
+		if _, ok := keys[dt]; ok {
+			continue
+		}
+		if keys[dt] = old[dt]; keys[dt] == "" {
+			return pl.remove(KeysDir+"/"+tp.name, nil)
+		}
+	}
+	return pl.set(KeysDir+"/"+tp.name, keys.encode(), nil)
 }
 
 // previousTargets returns the deployment targets the folder has: the shard's, or, without
@@ -506,6 +592,9 @@ func (pl *planner) removeLostTypes(owned map[string]bool, current map[string]*ty
 			return 0, err
 		}
 		if err := pl.remove(ShardDir+"/"+ct, nil); err != nil {
+			return 0, err
+		}
+		if err := pl.remove(KeysDir+"/"+ct, nil); err != nil {
 			return 0, err
 		}
 	}

@@ -14,7 +14,7 @@ import (
 func stateFiles(types ...string) []string {
 	out := []string{gitops.IndexFile}
 	for _, ct := range types {
-		out = append(out, gitops.ShardDir+"/"+ct)
+		out = append(out, gitops.ShardDir+"/"+ct, gitops.KeysDir+"/"+ct)
 	}
 	return out
 }
@@ -78,7 +78,7 @@ func TestIncremental(t *testing.T) {
 			[]string{"north"}},
 		{"one deployment target's manifests", func() {
 			f.files["shop.yaml"] = strings.Replace(f.files["shop.yaml"], "path: ./web}", "path: ./web-v2}", 1)
-		}, 4, 12,
+		}, 4, 4,
 			[]string{"east/shop-web/reconciler.yaml", "north/shop-web/reconciler.yaml", "south/shop-web/reconciler.yaml", "west/shop-web/reconciler.yaml"},
 			fleetTypes},
 		{"an unrelated file", func() { f.files["docs/notes.md"] = "not a manifest\n" }, 0, 0, nil, nil},
@@ -168,4 +168,70 @@ func TestIncrementalWithoutState(t *testing.T) {
 	if !again.Plan.NoChange() || again.Plan.Rendered != 0 {
 		t.Errorf("after the state was rewritten: rendered %d, changes %v", again.Plan.Rendered, changeSet(again.Plan))
 	}
+}
+
+// TestIncrementalMatchesCold: after every change, an incremental apply (a fresh writer
+// reading the state, skipping cluster types and assignments by their keys) leaves the same
+// tree as a cold apply of the same control plane into an empty repository. The changes
+// include a failing assignment (its files and state are kept), a change to it while it
+// fails, and its fix with nothing else changed.
+func TestIncrementalMatchesCold(t *testing.T) {
+	f := newFleet(t)
+	repo := gittest.NewBare(t).Checked(t)
+	target := gitops.Target{Repo: repo.URL(), Branch: "dev"}
+	apply(t, newWriter(t, gitops.Options{}), f.input(target), gitops.CommitOptions{})
+	manifests := func(from, to string) func() {
+		return func() {
+			f.files["shop.yaml"] = strings.Replace(f.files["shop.yaml"], "path: ./"+from+"}", "path: ./"+to+"}", 1)
+		}
+	}
+	fixed := strings.Replace(pickyTemplate, `fail "shop-api cannot be configured"`, `"# api"`, 1)
+	steps := []struct {
+		name    string
+		change  func()
+		failing bool
+	}{
+		{"one cluster type's config", func() { f.setNodeCount("north", "7") }, false},
+		{"one target's manifests", manifests("web", "web-v2"), false},
+		{"a template that fails for one target", func() {
+			f.files["templates/picky.yaml"] = pickyTemplate
+			f.setConfigType("east", "picky")
+		}, true},
+		{"the failing target's manifests", manifests("api", "api-v2"), true},
+		{"the template fixed", func() { f.files["templates/picky.yaml"] = fixed }, false},
+		{"broken again", func() { f.files["templates/picky.yaml"] = pickyTemplate }, true},
+		{"fixed again, nothing else changed", func() { f.files["templates/picky.yaml"] = fixed }, false},
+		{"a target removed, one added", func() { f.setTargets("api", "web", "cdn") }, false},
+		{"a comment", func() { f.files["environments/dev/dev-config.yaml"] = "# levels\n" + envConfig("info") }, false},
+		{"the environment's config", func() { f.files["environments/dev/dev-config.yaml"] = envConfig("debug") }, false},
+	}
+	for _, s := range steps {
+		s.change()
+		in := f.input(target)
+		res := apply(t, newWriter(t, gitops.Options{}), in, gitops.CommitOptions{})
+		if got := len(res.Plan.Failed) > 0; got != s.failing {
+			t.Fatalf("%s: failed %v, want failures %v", s.name, res.Plan.Failed, s.failing)
+		}
+		if s.failing {
+			continue // a cold apply has no earlier files to keep
+		}
+		cold := gittest.NewBare(t)
+		in.Target = gitops.Target{Repo: cold.URL(), Branch: "dev"}
+		apply(t, newWriter(t, gitops.Options{}), in, gitops.CommitOptions{})
+		if got, want := renderedTree(t, repo.Dir), renderedTree(t, cold.Dir); got != want {
+			t.Errorf("%s: the incremental tree\n%s\ndiffers from the cold one\n%s", s.name, got, want)
+		}
+	}
+}
+
+// renderedTree lists branch dev's files with their object names, without fleetform's state.
+func renderedTree(t *testing.T, dir string) string {
+	t.Helper()
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(gitCLI(t, dir, "ls-tree", "-r", "dev")), "\n") {
+		if _, p, _ := strings.Cut(line, "\t"); !strings.HasPrefix(p, gitops.StateDir+"/") {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -140,6 +140,7 @@ type planner struct {
 	// index and shards are the state as the branch has it (nil: no state).
 	index  *index
 	shards map[string]plumbing.Hash // cluster type -> shard blob
+	keys   map[string]plumbing.Hash // cluster type -> its assignments' keys
 	// stop ends the render early when closed (the command was stopped).
 	stop <-chan struct{}
 	// log holds the changes until the plan is complete (without Options.Diff).
@@ -219,6 +220,9 @@ func (pl *planner) readState() error {
 		return nil
 	}
 	if pl.shards, err = pl.p.tree.Files(pl.p.full(ShardDir)); err != nil {
+		return err
+	}
+	if pl.keys, err = pl.p.tree.Files(pl.p.full(KeysDir)); err != nil {
 		return err
 	}
 	pl.index = x

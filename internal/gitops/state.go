@@ -25,6 +25,10 @@ const (
 	IndexFile = StateDir + "/index"
 	// ShardDir holds one shard per cluster type.
 	ShardDir = StateDir + "/clustertypes"
+	// KeysDir holds, per cluster type, the key of each assignment its shard's digest was
+	// computed for (render.Renderer.AssignmentKey), written with the shard: a changed
+	// cluster type composes only the assignments whose key changed.
+	KeysDir = StateDir + "/keys"
 )
 
 const indexHeader = "fleetform-state 2"
@@ -160,6 +164,36 @@ func shardFields(line string) (dt, digest, workload string, ok bool) {
 	ok = ok1 && ok2 && dt != "" && digest != "" && workload != "" && !strings.ContainsAny(workload, " \t\r") &&
 		!strings.ContainsAny(dt, "\t\r") && !strings.ContainsAny(digest, "\t\r")
 	return dt, digest, workload, ok
+}
+
+// assignmentKeys are the keys of a cluster type's assignments, by deployment target.
+type assignmentKeys map[string]string
+
+// encode writes "<deploymentTarget> <key>" lines, sorted by deployment target.
+func (k assignmentKeys) encode() []byte {
+	var b []byte
+	for _, dt := range slices.Sorted(maps.Keys(k)) {
+		b = append(b, dt...)
+		b = append(b, ' ')
+		b = append(b, k[dt]...)
+		b = append(b, '\n')
+	}
+	return b
+}
+
+func decodeKeys(name string, data []byte) (assignmentKeys, error) {
+	text := string(data)
+	k := make(assignmentKeys, strings.Count(text, "\n")+1)
+	for n := 1; text != ""; n++ {
+		line, rest, _ := strings.Cut(text, "\n")
+		text = rest
+		dt, key, ok := strings.Cut(line, " ")
+		if !ok || dt == "" || key == "" || strings.ContainsAny(line, "\t\r") || strings.Contains(key, " ") {
+			return nil, fmt.Errorf("%s/%s:%d: unexpected line %q", KeysDir, name, n, line)
+		}
+		k[dt] = key
+	}
+	return k, nil
 }
 
 // RenderedCommit returns the control-plane commit whose common content an IndexFile says

@@ -97,6 +97,8 @@ type Renderer struct {
 	r            *renderer
 	batched      atomic.Int64 // assignments done by RenderBatch
 	clusterTypes map[string]*platform.ClusterType
+	basesMu      sync.Mutex
+	bases        map[string][]byte // typeBase by cluster type
 }
 
 // NewRenderer parses the templates and prepares the output; nothing is composed yet.

@@ -20,32 +20,17 @@ import (
 // must be prepared anyway: under configSchemaPolicy warn (their waiting state is reported
 // on every run), while an input is broken, or when the cluster type cannot render.
 func (rr *Renderer) TypeKey(ct string, as []*Assignment) string {
-	r := rr.r
-	tt, typ := r.types[ct], rr.clusterTypes[ct]
-	if r.warn || len(r.broken) > 0 || tt == nil || tt.problem != "" || typ == nil {
+	base, ok := rr.typeBase(ct)
+	if !ok {
 		return ""
 	}
-	typeDigest := r.composer.TypeDigest(typ)
 	// Fields go through a buffer hashed 64 KiB at a time: a write to the hash per field was
 	// most of the key's cost.
 	h := sha256.New()
 	b := make([]byte, 0, 64<<10+1024)
-	b = appendFields(b, Version, r.env, "type-key/1")
-	b = append(b, tt.digest...)
-	b = append(b, typeDigest[:]...)
+	b = append(b, base...)
 	for _, a := range as {
-		b = appendFields(b, a.DeploymentTarget, a.Workload, a.Namespace)
-		b = append(b, r.targetDigest(a.Target)...)
-		for _, s := range a.Target.ConfigSchemas {
-			b = appendFields(b, s.Text)
-		}
-		b = appendFields(b, "") // the end of the target's schemas
-		if a.Pinned != nil {
-			for _, k := range slices.Sorted(maps.Keys(a.Manifests)) {
-				b = appendFields(b, k, a.Manifests[k])
-			}
-		}
-		b = appendFields(b, "") // the end of the pinned manifests
+		b = rr.appendAssignment(b, a)
 		if len(b) >= 64<<10 {
 			h.Write(b)
 			b = b[:0]
@@ -54,6 +39,62 @@ func (rr *Renderer) TypeKey(ct string, as []*Assignment) string {
 	h.Write(b)
 	var sum [sha256.Size]byte
 	return hex.EncodeToString(h.Sum(sum[:0])[:16])
+}
+
+// AssignmentKey identifies everything one assignment is rendered from without composing
+// its config, as TypeKey does for a whole cluster type: equal keys mean equal InputDigests.
+// It is "" when TypeKey is.
+func (rr *Renderer) AssignmentKey(a *Assignment) string {
+	base, ok := rr.typeBase(a.ClusterType)
+	if !ok {
+		return ""
+	}
+	var buf [512]byte
+	sum := sha256.Sum256(rr.appendAssignment(append(buf[:0], base...), a))
+	return hex.EncodeToString(sum[:8])
+}
+
+// typeBase is the part of a cluster type's keys its assignments share: the render version,
+// the environment, the templates, and the config sources and schemas that can apply
+// (compose.Composer.TypeDigest). It reports false when the cluster type has no keys.
+func (rr *Renderer) typeBase(ct string) ([]byte, bool) {
+	r := rr.r
+	tt, typ := r.types[ct], rr.clusterTypes[ct]
+	if r.warn || len(r.broken) > 0 || tt == nil || tt.problem != "" || typ == nil {
+		return nil, false
+	}
+	rr.basesMu.Lock()
+	defer rr.basesMu.Unlock()
+	if b, ok := rr.bases[ct]; ok {
+		return b, true
+	}
+	typeDigest := r.composer.TypeDigest(typ)
+	b := appendFields(nil, Version, r.env, "type-key/1")
+	b = append(b, tt.digest...)
+	b = append(b, typeDigest[:]...)
+	if rr.bases == nil {
+		rr.bases = map[string][]byte{}
+	}
+	rr.bases[ct] = b
+	return b, true
+}
+
+// appendAssignment appends what an assignment adds to its cluster type's inputs: its
+// target (name, workload, workspace, labels, manifests, own schemas), namespace and pinned
+// manifests.
+func (rr *Renderer) appendAssignment(b []byte, a *Assignment) []byte {
+	b = appendFields(b, a.DeploymentTarget, a.Workload, a.Namespace)
+	b = append(b, rr.r.targetDigest(a.Target)...)
+	for _, s := range a.Target.ConfigSchemas {
+		b = appendFields(b, s.Text)
+	}
+	b = appendFields(b, "") // the end of the target's schemas
+	if a.Pinned != nil {
+		for _, k := range slices.Sorted(maps.Keys(a.Manifests)) {
+			b = appendFields(b, k, a.Manifests[k])
+		}
+	}
+	return appendFields(b, "") // the end of the pinned manifests
 }
 
 // appendFields appends each string with its length, so that fields cannot run together.

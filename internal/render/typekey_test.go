@@ -88,9 +88,9 @@ data: {NODE_COUNT: "3"}
 	return fleet
 }
 
-// typeKeys loads the fleet and returns each cluster type's key and each assignment's input
-// digest (by cluster type, then deployment target).
-func typeKeys(t *testing.T, fleet map[string]string) (map[string]string, map[string]map[string]string) {
+// typeKeys loads the fleet and returns each cluster type's key, and each assignment's input
+// digest and key (by cluster type, then deployment target).
+func typeKeys(t *testing.T, fleet map[string]string) (keys map[string]string, digests, akeys map[string]map[string]string) {
 	t.Helper()
 	dir := t.TempDir()
 	for name, content := range fleet {
@@ -114,7 +114,7 @@ func typeKeys(t *testing.T, fleet map[string]string) (map[string]string, map[str
 	rr.Prepare()
 	out := rr.Output()
 	byType := map[string][]*render.Assignment{}
-	digests := map[string]map[string]string{}
+	digests, akeys = map[string]map[string]string{}, map[string]map[string]string{}
 	for i := range out.Assignments {
 		a := &out.Assignments[i]
 		if a.Err != nil {
@@ -122,17 +122,20 @@ func typeKeys(t *testing.T, fleet map[string]string) (map[string]string, map[str
 		}
 		byType[a.ClusterType] = append(byType[a.ClusterType], a)
 		if digests[a.ClusterType] == nil {
-			digests[a.ClusterType] = map[string]string{}
+			digests[a.ClusterType], akeys[a.ClusterType] = map[string]string{}, map[string]string{}
 		}
 		digests[a.ClusterType][a.DeploymentTarget] = a.InputDigest
+		if akeys[a.ClusterType][a.DeploymentTarget] = rr.AssignmentKey(a); akeys[a.ClusterType][a.DeploymentTarget] == "" {
+			t.Fatalf("%s on %s has no key", a.DeploymentTarget, a.ClusterType)
+		}
 	}
-	keys := map[string]string{}
+	keys = map[string]string{}
 	for _, ct := range out.ClusterTypes {
 		if keys[ct] = rr.TypeKey(ct, byType[ct]); keys[ct] == "" {
 			t.Fatalf("cluster type %s has no key", ct)
 		}
 	}
-	return keys, digests
+	return keys, digests, akeys
 }
 
 // TestTypeKey: a cluster type's key changes when an input of one of its assignments does
@@ -140,7 +143,7 @@ func typeKeys(t *testing.T, fleet map[string]string) (map[string]string, map[str
 // that concerns only another cluster type leaves it as it is.
 func TestTypeKey(t *testing.T) {
 	base := typeKeyFleet()
-	keys, digests := typeKeys(t, base)
+	keys, digests, akeys := typeKeys(t, base)
 	if got := slices.Sorted(maps.Keys(keys)); !slices.Equal(got, []string{"east", "north", "west"}) {
 		t.Fatalf("cluster types %v", got)
 	}
@@ -176,11 +179,20 @@ func TestTypeKey(t *testing.T) {
 		{"a cluster type's template", edit("environments/dev/cluster-types/west.yaml", "reconciler: builtin/flux", "reconciler: builtin/argocd"), []string{"west"}},
 		{"a new target", edit("shop.yaml", "    - {name: web,", "    - {name: cdn, environment: dev, manifests: {repo: https://example.com/shop, branch: main, path: ./cdn}}\n    - {name: web,"), all},
 	}
+	// A change of one target changes the keys of that target's assignments only.
+	onlyTargets := map[string][]string{"a target's manifests": {"shop-web"}, "a target's label": {"shop-web"}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			fleet := maps.Clone(base)
 			c.change(fleet)
-			got, gotDigests := typeKeys(t, fleet)
+			got, gotDigests, gotAkeys := typeKeys(t, fleet)
+			for ct, byTarget := range gotAkeys {
+				for dt, k := range byTarget {
+					if k == akeys[ct][dt] && gotDigests[ct][dt] != digests[ct][dt] {
+						t.Errorf("%s on %s: the key is the same, the input digest is not", dt, ct)
+					}
+				}
+			}
 			for _, ct := range all {
 				same := got[ct] == keys[ct]
 				if same && !maps.Equal(gotDigests[ct], digests[ct]) {
@@ -188,6 +200,11 @@ func TestTypeKey(t *testing.T) {
 				}
 				if want := slices.Contains(c.changed, ct); same == want {
 					t.Errorf("%s: key changed %v, want %v", ct, !same, want)
+				}
+				for dt, k := range gotAkeys[ct] {
+					if only, ok := onlyTargets[c.name]; ok && (k != akeys[ct][dt]) != slices.Contains(only, dt) {
+						t.Errorf("%s on %s: key changed %v, want %v", dt, ct, k != akeys[ct][dt], slices.Contains(only, dt))
+					}
 				}
 			}
 		})
