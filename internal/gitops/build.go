@@ -269,17 +269,15 @@ func (pl *planner) prepare(rr *render.Renderer, cts []string, types map[string]*
 			}
 		}
 	}
-	pl.parallel(len(others), func(i int) {
-		tp := others[i]
-		tp.akeys = make([]string, len(tp.assigned))
-		for j, a := range tp.assigned {
-			tp.akeys[j] = rr.AssignmentKey(a)
-		}
-	})
+	pl.parallel(len(others), func(i int) { others[i].akeys = rr.AssignmentKeys(others[i].name, others[i].assigned) })
 	var todo []*render.Assignment
 	for _, tp := range others {
 		for j, a := range tp.assigned {
-			if k := tp.akeys[j]; k != "" && tp.oldKeys[a.DeploymentTarget] == k {
+			if tp.akeys == nil {
+				todo = append(todo, a)
+				continue
+			}
+			if k := tp.akeys[j]; tp.oldKeys[a.DeploymentTarget] == k {
 				if e, ok := tp.old[a.DeploymentTarget]; ok && e.digest != "" {
 					a.InputDigest = e.digest // its inputs are those that digest was computed from
 					continue
@@ -510,6 +508,12 @@ func (pl *planner) writeType(tp *typePlan, hasErrors bool, affected map[string]b
 // or deferred). When one is unknown, the cluster type's keys are removed, so that nothing
 // is reused from them.
 func (pl *planner) writeKeys(tp *typePlan, next shard) error {
+	if tp.akeys != nil && len(next) == len(tp.assigned) && !slices.ContainsFunc(tp.assigned, failed) {
+		if data, ok := keysInOrder(tp); ok { // the usual case: no entry kept, written without a map
+			tp.akeys, tp.oldKeys = nil, nil
+			return pl.set(KeysDir+"/"+tp.name, data, nil)
+		}
+	}
 	keys := make(assignmentKeys, len(next))
 	for i, a := range tp.assigned {
 		if a.Err == nil && tp.akeys != nil && tp.akeys[i] != "" {
@@ -527,6 +531,22 @@ func (pl *planner) writeKeys(tp *typePlan, next shard) error {
 		}
 	}
 	return pl.set(KeysDir+"/"+tp.name, keys.encode(), nil)
+}
+
+// keysInOrder encodes the keys of a cluster type's assignments as assignmentKeys.encode
+// does, when they are sorted by deployment target (as the schedule makes them).
+func keysInOrder(tp *typePlan) ([]byte, bool) {
+	b := make([]byte, 0, len(tp.assigned)*64)
+	for i, a := range tp.assigned {
+		if i > 0 && tp.assigned[i-1].DeploymentTarget >= a.DeploymentTarget {
+			return nil, false
+		}
+		b = append(b, a.DeploymentTarget...)
+		b = append(b, ' ')
+		b = append(b, tp.akeys[i]...)
+		b = append(b, '\n')
+	}
+	return b, true
 }
 
 // previousTargets returns the deployment targets the folder has: the shard's, or, without

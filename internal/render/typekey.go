@@ -41,17 +41,21 @@ func (rr *Renderer) TypeKey(ct string, as []*Assignment) string {
 	return hex.EncodeToString(h.Sum(sum[:0])[:16])
 }
 
-// AssignmentKey identifies everything one assignment is rendered from without composing
-// its config, as TypeKey does for a whole cluster type: equal keys mean equal InputDigests.
-// It is "" when TypeKey is.
-func (rr *Renderer) AssignmentKey(a *Assignment) string {
-	base, ok := rr.typeBase(a.ClusterType)
+// AssignmentKeys identify everything each assignment of as (all on cluster type ct) is
+// rendered from without composing its config, as TypeKey does for the whole cluster type:
+// equal keys mean equal InputDigests. They are nil when TypeKey is "".
+func (rr *Renderer) AssignmentKeys(ct string, as []*Assignment) []string {
+	base, ok := rr.typeBase(ct)
 	if !ok {
-		return ""
+		return nil
 	}
-	var buf [512]byte
-	sum := sha256.Sum256(rr.appendAssignment(append(buf[:0], base...), a))
-	return hex.EncodeToString(sum[:8])
+	keys := make([]string, len(as))
+	buf := make([]byte, 0, 512)
+	for i, a := range as {
+		sum := sha256.Sum256(rr.appendAssignment(append(buf[:0], base...), a))
+		keys[i] = hex.EncodeToString(sum[:8])
+	}
+	return keys
 }
 
 // typeBase is the part of a cluster type's keys its assignments share: the render version,

@@ -125,12 +125,15 @@ func typeKeys(t *testing.T, fleet map[string]string) (keys map[string]string, di
 			digests[a.ClusterType], akeys[a.ClusterType] = map[string]string{}, map[string]string{}
 		}
 		digests[a.ClusterType][a.DeploymentTarget] = a.InputDigest
-		if akeys[a.ClusterType][a.DeploymentTarget] = rr.AssignmentKey(a); akeys[a.ClusterType][a.DeploymentTarget] == "" {
-			t.Fatalf("%s on %s has no key", a.DeploymentTarget, a.ClusterType)
-		}
 	}
 	keys = map[string]string{}
 	for _, ct := range out.ClusterTypes {
+		for i, k := range rr.AssignmentKeys(ct, byType[ct]) {
+			akeys[ct][byType[ct][i].DeploymentTarget] = k
+		}
+		if len(akeys[ct]) != len(byType[ct]) {
+			t.Fatalf("cluster type %s: keys %v", ct, akeys[ct])
+		}
 		if keys[ct] = rr.TypeKey(ct, byType[ct]); keys[ct] == "" {
 			t.Fatalf("cluster type %s has no key", ct)
 		}
