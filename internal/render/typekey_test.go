@@ -2,15 +2,11 @@ package render_test
 
 import (
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/render"
-	"github.com/fleetform/fleetform/internal/schedule"
 )
 
 // typeKeyFleet is a control plane with config at every level (environment, labels, cluster
@@ -93,24 +89,9 @@ data: {NODE_COUNT: "3"}
 func typeKeys(t *testing.T, fleet map[string]string) (keys map[string]string, digests, akeys map[string]map[string]string) {
 	t.Helper()
 	dir := t.TempDir()
-	for name, content := range fleet {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cp, err := platform.Open(t.Context(), dir, platform.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, err := cp.Load(t.Context(), "dev")
-	if err != nil {
-		t.Fatal(err)
-	}
-	failOnErrors(t, snap.Diagnostics)
-	rr := render.NewRenderer(snap, schedule.Schedule(snap), render.Options{})
+	writeTree(t, dir, fleet)
+	snap, sched := loadDev(t, dir)
+	rr := render.NewRenderer(snap, sched, render.Options{})
 	rr.Prepare()
 	out := rr.Output()
 	byType := map[string][]*render.Assignment{}
