@@ -31,10 +31,11 @@ func (t *tx) TokenByID(ctx context.Context, id string) (hub.Token, error) {
 
 // tokensQuery is the query of Tokens(f) and its arguments. A cluster's tokens are read
 // through the partial index tokens_cluster: the query repeats its condition (for generic
-// plans too), and with a cluster the kind is compared as kind || '', which no index
-// matches. Without statistics (right after a bulk registration, until autovacuum analyzes
-// the table) the planner otherwise ANDs tokens_kind in, and every cluster's token has the
-// kind "cluster": each lookup read the whole of tokens_kind.
+// plans too), and with a cluster the kind is compared as an expression (kind concatenated
+// with the empty string), which no index matches. Without statistics (right after a bulk
+// registration, until autovacuum analyzes the table) the planner otherwise ANDs
+// tokens_kind in, and every cluster's token has the kind "cluster": each lookup read the
+// whole of tokens_kind.
 func tokensQuery(f hub.TokenFilter) (string, []any) {
 	sql := `SELECT ` + tokenColumns + ` FROM tokens WHERE true`
 	var args []any
@@ -78,8 +79,8 @@ func (t *tx) PutToken(_ context.Context, tok hub.Token) error {
 }
 
 // deleteClusterTokens deletes a cluster's tokens through tokens_cluster (see tokensQuery
-// for kind || ''): with 1,000,000 clusters, ANDing tokens_kind in made each rotation read a
-// million index entries.
+// for the kind's expression): with 1,000,000 clusters, ANDing tokens_kind in made each
+// rotation read a million index entries.
 const deleteClusterTokens = `DELETE FROM tokens WHERE cluster = $1 AND cluster <> '' AND kind || '' = $2`
 
 func (t *tx) DeleteClusterTokens(_ context.Context, cluster string) error {
