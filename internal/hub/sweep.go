@@ -44,7 +44,7 @@ func (h *Hub) sweepLoop(ctx context.Context) {
 			if events, desired, err := h.prune(ctx); err != nil && ctx.Err() == nil {
 				h.opts.Logger.ErrorContext(ctx, "pruning history", "error", err.Error())
 			} else if events+desired > 0 {
-				h.opts.Logger.InfoContext(ctx, "pruned history", "events", events, "desiredStates", desired,
+				h.opts.Logger.InfoContext(ctx, "pruned history", "events", events, "desired_states", desired,
 					"seconds", time.Since(start).Seconds())
 			}
 		}
