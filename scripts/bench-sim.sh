@@ -21,9 +21,17 @@ for _ in $(seq 300); do grep -q serving "$DIR/hub.log" && break; sleep 0.1; done
 HUB=$(sed -n 's/.*serving \(http:[^ ]*\).*/\1/p' "$DIR/hub.log")
 "$FF" apply --control-plane "$DIR/fleet" --env dev --gitops "$DIR/gitops.git" --hub "$HUB" >/dev/null
 
+# hub_stats prints the hub's RSS (now and peak), its CPU seconds so far (user + sys, from /proc) and the
+# database's size (main file and WAL).
+hub_stats() {
+	awk -v tck="$(getconf CLK_TCK)" '{printf "hub process: CPU %.1f s (user %.1f, sys %.1f)", ($14+$15)/tck, $14/tck, $15/tck}' "/proc/$HUB_PID/stat"
+	awk '/^VmRSS|^VmHWM/ {printf ", %s %s KiB", $1, $2} END {print ""}' "/proc/$HUB_PID/status"
+	du -b "$DIR"/hub.db* | awk '{n += $1} END {print "database: " n " bytes (hub.db and its WAL)"}'
+}
+
 for round in "first (state changes)" "second (heartbeats)"; do
 	echo "== sim --once, $round"
 	/usr/bin/time -f 'sim process: wall %e s, user %U s, sys %S s, max RSS %M KiB' \
 		"$FF" sim --hub "$HUB" --gitops "$DIR/gitops.git" --env dev --clusters-per-type "$PER_TYPE" --once --log-level warn
+	hub_stats
 done
-ps -o rss=,time= -p "$HUB_PID" | awk '{print "hub process: RSS " $1 " KiB, CPU time " $2}'

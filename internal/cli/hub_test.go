@@ -344,6 +344,34 @@ func TestHubLoadtest(t *testing.T) {
 	}
 	// Again on the same clusters: their tokens are rotated, a new desired revision posted.
 	fleetform(t, 0, "hub", "loadtest", "--hub", h.url, "--clusters", "20", "--concurrency", "3", "--duration", "200ms")
+
+	// Heartbeats only, on new clusters: after its first report (the new revision, all Ready)
+	// no cluster's state changes, so no deployment is progressing (a cluster yet to report
+	// is unknown), and the rollout still counts every cluster's last report.
+	var hb struct {
+		Reports int64 `json:"reports"`
+		Errors  int64 `json:"errors"`
+		Counted bool  `json:"counted"`
+	}
+	out = fleetform(t, 0, "hub", "loadtest", "--hub", h.url, "--env", "heartbeats", "--clusters", "20", "--concurrency", "3",
+		"--duration", "300ms", "--change-every", "0", "-o", "json")
+	if err := json.Unmarshal([]byte(out), &hb); err != nil || hb.Reports == 0 || hb.Errors != 0 || !hb.Counted {
+		t.Fatalf("loadtest --change-every 0: %+v %v\n%s", hb, err, out)
+	}
+	admin, err := client.New(h.url, "admin-secret", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro, err := admin.Rollout(context.Background(), "heartbeats")
+	if err != nil || len(ro.Targets) != 3 {
+		t.Fatalf("rollout %+v: %v", ro, err)
+	}
+	for _, tr := range ro.Targets {
+		if tr.Compliant == 0 || tr.Progressing != 0 {
+			t.Fatalf("heartbeats only, yet %+v", tr)
+		}
+	}
+	fleetform(t, 2, "hub", "loadtest", "--hub", h.url, "--change-every", "-1")
 }
 
 // TestHubServeTLS serves HTTPS with --tls-cert and --tls-key; the generated admin token is

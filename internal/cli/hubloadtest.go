@@ -43,6 +43,13 @@ type loadtestJSON struct {
 	MaxMs       float64 `json:"maxMs"`
 	Errors      int64   `json:"errors"`
 	RolloutMs   float64 `json:"rolloutMs"`
+	// RegistrationSeconds is how long registering the clusters took (rotating the tokens of
+	// those already registered).
+	RegistrationSeconds float64 `json:"registrationSeconds"`
+	// FirstRound is the clusters' first reports of the run, each a state change (the cluster
+	// moves to the run's revision): from the start until the last of them was acknowledged.
+	// Absent when the run ended before every cluster reported once.
+	FirstRound *loadtestPhase `json:"firstRound,omitempty"`
 	// Steady is the same after every cluster has reported once (the first round, where every
 	// report is a change, is the most expensive); absent when the run ended before.
 	Steady *loadtestPhase `json:"steady,omitempty"`
@@ -61,8 +68,12 @@ type loadtestPhase struct {
 	MaxMs       float64 `json:"maxMs"`
 }
 
-// loadSample is one acknowledged report: when it was sent (since the start) and how long it took.
-type loadSample struct{ at, took time.Duration }
+// loadSample is one acknowledged report: when it was sent (since the start), how long it
+// took, and whether it was its cluster's first of the run.
+type loadSample struct {
+	at, took time.Duration
+	first    bool
+}
 
 func newHubLoadtestCmd(e *env) *cobra.Command {
 	var o hubLoadtestOptions
@@ -72,9 +83,11 @@ func newHubLoadtestCmd(e *env) *cobra.Command {
 		Short:   "Load a hub with cluster reports and check that every acknowledged one is counted",
 		Long: "loadtest registers --clusters clusters in --env (rotating the tokens of those already\n" +
 			"registered), posts a desired state, then posts reports from --concurrency workers as fast as\n" +
-			"the hub acknowledges them for --duration. Every --change-every'th report of a cluster changes\n" +
-			"a deployment's status (the others only refresh the times, as heartbeats do). It prints\n" +
-			"reports/s, latency percentiles and errors, and checks that the hub's rollout counts match the\n" +
+			"the hub acknowledges them for --duration. A cluster's first report of the run moves it to the\n" +
+			"new revision; then every --change-every'th report of a cluster changes a deployment's status\n" +
+			"(the others only refresh the times, as heartbeats do; 0: none does). It prints reports/s,\n" +
+			"latency percentiles and errors (of the whole run, of the clusters' first reports, and of the\n" +
+			"steady state after them), and checks that the hub's rollout counts match the\n" +
 			"last acknowledged report of every cluster (exit 1 when not). Needs the admin token; point it\n" +
 			"only at a hub you run for testing.",
 		Args: cobra.NoArgs,
@@ -109,7 +122,7 @@ func newHubLoadtestCmd(e *env) *cobra.Command {
 	f.StringVar(&o.environment, "env", "loadtest", "environment of the load-test clusters")
 	f.StringVar(&o.clusterType, "cluster-type", "loadtest", "cluster type of the load-test clusters")
 	f.IntVar(&o.targets, "targets", 3, "deployment targets scheduled on the cluster type")
-	f.IntVar(&o.changeEvery, "change-every", 10, "every Nth report of a cluster changes a deployment's status (1: all)")
+	f.IntVar(&o.changeEvery, "change-every", 10, "every Nth report of a cluster changes a deployment's status (1: all; 0: none after its first, heartbeats only)")
 	return cmd
 }
 
@@ -117,8 +130,11 @@ func (o *hubLoadtestOptions) check() error {
 	if err := o.out.check(); err != nil {
 		return err
 	}
-	if o.clusters < 1 || o.concurrency < 1 || o.duration <= 0 || o.targets < 1 || o.changeEvery < 1 {
-		return failed(ExitUsage, errors.New("--clusters, --concurrency, --duration, --targets and --change-every must be positive"))
+	if o.clusters < 1 || o.concurrency < 1 || o.duration <= 0 || o.targets < 1 {
+		return failed(ExitUsage, errors.New("--clusters, --concurrency, --duration and --targets must be positive"))
+	}
+	if o.changeEvery < 0 {
+		return failed(ExitUsage, errors.New("--change-every must not be negative"))
 	}
 	return nil
 }
@@ -152,10 +168,12 @@ type loadCluster struct {
 
 func (o *hubLoadtestOptions) run(ctx context.Context, e *env, admin *client.Client) (loadtestJSON, error) {
 	doc := loadtestJSON{Clusters: o.clusters, Concurrency: o.concurrency}
+	registering := time.Now()
 	clusters, err := o.register(ctx, e, admin)
 	if err != nil {
 		return doc, err
 	}
+	doc.RegistrationSeconds = time.Since(registering).Seconds()
 	revision := fmt.Sprintf("loadtest-%d", time.Now().UnixNano())
 	d := hub.Desired{Environment: o.environment, Revision: revision, GitOpsRepo: "loadtest", Branch: o.environment}
 	for i := range o.targets {
@@ -187,6 +205,7 @@ func (o *hubLoadtestOptions) run(ctx context.Context, e *env, admin *client.Clie
 					warmAt[w] = time.Since(start)
 				}
 				c := mine[i%len(mine)]
+				first := c.reports == 0
 				t0 := time.Now()
 				err := o.post(ctx, c, revision)
 				if err != nil {
@@ -194,7 +213,7 @@ func (o *hubLoadtestOptions) run(ctx context.Context, e *env, admin *client.Clie
 					e.logger.Warn("report failed", "cluster", c.name, "error", err.Error())
 					continue
 				}
-				samples[w] = append(samples[w], loadSample{at: t0.Sub(start), took: time.Since(t0)})
+				samples[w] = append(samples[w], loadSample{at: t0.Sub(start), took: time.Since(t0), first: first})
 			}
 		})
 	}
@@ -208,6 +227,9 @@ func (o *hubLoadtestOptions) run(ctx context.Context, e *env, admin *client.Clie
 		steady := summarize(all, warm, elapsed)
 		doc.Steady = &steady
 	}
+	if first := firstRound(all, len(clusters)); first != nil {
+		doc.FirstRound = first
+	}
 	return doc, o.verify(ctx, admin, clusters, revision, &doc)
 }
 
@@ -218,7 +240,7 @@ func (o *hubLoadtestOptions) target(i int) string {
 // post sends one report of c (deterministic from its count) and records it once acknowledged.
 func (o *hubLoadtestOptions) post(ctx context.Context, c *loadCluster, revision string) error {
 	progressing := -1
-	if c.reports%o.changeEvery == 0 && (c.reports/o.changeEvery)%2 == 0 {
+	if o.changeEvery > 0 && c.reports%o.changeEvery == 0 && (c.reports/o.changeEvery)%2 == 0 {
 		progressing = (c.reports / o.changeEvery / 2) % o.targets
 	}
 	observed := time.Now().UTC().Truncate(time.Millisecond)
@@ -330,6 +352,26 @@ func summarize(samples []loadSample, from, elapsed time.Duration) loadtestPhase 
 	return out
 }
 
+// firstRound is the throughput and latency of the clusters' first reports of the run, from
+// the start until the last of them was acknowledged; nil unless every one of the clusters
+// has one.
+func firstRound(samples []loadSample, clusters int) *loadtestPhase {
+	var took []time.Duration
+	var end time.Duration
+	for _, s := range samples {
+		if s.first {
+			took = append(took, s.took)
+			end = max(end, s.at+s.took)
+		}
+	}
+	if len(took) < clusters || end <= 0 {
+		return nil
+	}
+	slices.Sort(took)
+	return &loadtestPhase{Reports: len(took), PerSecond: float64(len(took)) / end.Seconds(), P50Ms: percentileMs(took, 0.50),
+		P99Ms: percentileMs(took, 0.99), MaxMs: float64(took[len(took)-1].Microseconds()) / 1000}
+}
+
 func percentileMs(sorted []time.Duration, p float64) float64 {
 	if len(sorted) == 0 {
 		return 0
@@ -342,6 +384,11 @@ func loadtestText(w io.Writer, doc loadtestJSON) error {
 	fmt.Fprintf(w, "%d reports in %.1fs from %d clusters, %d in flight: %.0f reports/s\n",
 		doc.Reports, doc.Seconds, doc.Clusters, doc.Concurrency, doc.PerSecond)
 	fmt.Fprintf(w, "latency: p50 %.1f ms, p99 %.1f ms, max %.1f ms; errors: %d\n", doc.P50Ms, doc.P99Ms, doc.MaxMs, doc.Errors)
+	fmt.Fprintf(w, "registration: %.1fs\n", doc.RegistrationSeconds)
+	if fr := doc.FirstRound; fr != nil {
+		fmt.Fprintf(w, "first report of every cluster (a state change): %d reports in %.1fs, %.0f reports/s, p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
+			fr.Reports, float64(fr.Reports)/fr.PerSecond, fr.PerSecond, fr.P50Ms, fr.P99Ms, fr.MaxMs)
+	}
 	if st := doc.Steady; st != nil {
 		fmt.Fprintf(w, "after every cluster reported once (from %.1fs): %d reports, %.0f reports/s, p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
 			st.FromSeconds, st.Reports, st.PerSecond, st.P50Ms, st.P99Ms, st.MaxMs)

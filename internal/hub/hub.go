@@ -147,10 +147,16 @@ func (h *Hub) Register(ctx context.Context, rs []Registration, rotate bool) ([]s
 		tokens[i] = tok
 		records[i] = Token{Hash: HashToken(tok), Kind: TokenCluster, Cluster: r.Name, CreatedAt: now, ExpiresAt: r.TokenExpiresAt}
 	}
+	var replaced []Token
 	err := h.store.Update(ctx, func(tx Tx) error {
+		replaced = replaced[:0]
 		for i, r := range rs {
-			if err := h.register(ctx, tx, r.Cluster, records[i], rotate); err != nil {
+			old, err := h.register(ctx, tx, r.Cluster, records[i], rotate)
+			if err != nil {
 				return err
+			}
+			if old != nil {
+				replaced = append(replaced, Token{Hash: old})
 			}
 		}
 		return nil
@@ -158,38 +164,35 @@ func (h *Hub) Register(ctx context.Context, rs []Registration, rotate bool) ([]s
 	if err != nil {
 		return nil, err
 	}
-	if rotate { // new clusters have no cached tokens to forget
-		cs := make([]Cluster, len(rs))
-		for i, r := range rs {
-			cs[i] = r.Cluster
-		}
-		h.forgetClusterTokens(cs)
-	}
+	h.forgetTokens(replaced)
 	return tokens, nil
 }
 
-// register registers one cluster inside a transaction, or rotates its token.
-func (h *Hub) register(ctx context.Context, tx Tx, c Cluster, token Token, rotate bool) error {
+// register registers one cluster inside a transaction, or rotates its token: then it
+// returns the hash of the token replaced (the cluster's only one: registering deletes the
+// others), for the caller to forget once committed.
+func (h *Hub) register(ctx context.Context, tx Tx, c Cluster, token Token, rotate bool) (replaced []byte, err error) {
 	existing, err := tx.LockCluster(ctx, c.Name)
 	switch {
 	case errors.Is(err, ErrNotFound):
-		return h.insertCluster(ctx, tx, c, token)
+		return nil, h.insertCluster(ctx, tx, c, token)
 	case err != nil:
-		return err
+		return nil, err
 	case !rotate:
-		return Errorf(CodeConflict, "cluster %q is already registered (use ?rotate=true to issue a new token)", c.Name)
+		return nil, Errorf(CodeConflict, "cluster %q is already registered (use ?rotate=true to issue a new token)", c.Name)
 	case existing.Environment != c.Environment || existing.ClusterType != c.ClusterType:
-		return Errorf(CodeConflict, "cluster %q is registered in %s/%s; rotating its token cannot move it",
+		return nil, Errorf(CodeConflict, "cluster %q is registered in %s/%s; rotating its token cannot move it",
 			c.Name, existing.Environment, existing.ClusterType)
 	}
+	replaced = existing.TokenHash
 	existing.TokenHash, existing.Labels = token.Hash, c.Labels
 	if err := tx.DeleteClusterTokens(ctx, c.Name); err != nil {
-		return err
+		return nil, err
 	}
 	if err := tx.UpdateCluster(ctx, existing); err != nil {
-		return err
+		return nil, err
 	}
-	return tx.PutToken(ctx, token)
+	return replaced, tx.PutToken(ctx, token)
 }
 
 func (h *Hub) insertCluster(ctx context.Context, tx Tx, c Cluster, token Token) error {
@@ -206,21 +209,6 @@ func (h *Hub) insertCluster(ctx context.Context, tx Tx, c Cluster, token Token) 
 	}
 	return tx.AddEvents(ctx, []Event{{Time: token.CreatedAt, Kind: EventRegistration, Environment: c.Environment,
 		ClusterType: c.ClusterType, Cluster: c.Name, Message: "registered"}})
-}
-
-// forgetClusterTokens drops the cached tokens of clusters whose tokens were replaced (one
-// pass over the cache, however many clusters).
-func (h *Hub) forgetClusterTokens(cs []Cluster) {
-	names := make(map[string]bool, len(cs))
-	for _, c := range cs {
-		names[c.Name] = true
-	}
-	h.tokens.Range(func(k, v any) bool {
-		if names[v.(cachedPrincipal).p.Cluster] {
-			h.tokens.Delete(k)
-		}
-		return true
-	})
 }
 
 func validateCluster(c Cluster) error {

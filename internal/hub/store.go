@@ -117,8 +117,9 @@ type Tx interface {
 	PutWorkloadVersion(ctx context.Context, v WorkloadVersion) error
 	// AddEvents appends history events.
 	AddEvents(ctx context.Context, events []Event) error
-	// PruneHistory removes events older than before and returns how many.
-	PruneHistory(ctx context.Context, before time.Time) (int64, error)
+	// PruneHistory removes at most limit events older than before, oldest first, and
+	// returns how many.
+	PruneHistory(ctx context.Context, before time.Time, limit int) (int64, error)
 	// PruneDesired removes desired states older than before, keeping the latest of each
 	// environment, with their target counters, and returns how many.
 	PruneDesired(ctx context.Context, before time.Time) (int64, error)

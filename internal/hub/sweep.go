@@ -12,6 +12,9 @@ const (
 	defaultSweepEvery = 5 * time.Second
 	pruneEvery        = time.Hour
 	sweepBatch        = 1000
+	// pruneBatch is how many events one pruning transaction deletes: reports are committed
+	// between two (SQLite has one writer), and the write-ahead log stays small.
+	pruneBatch = 10_000
 )
 
 // sweepLoop expires stale clusters every few seconds and prunes old history every hour.
@@ -29,13 +32,20 @@ func (h *Hub) sweepLoop(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		if _, err := h.ExpireStale(ctx); err != nil && ctx.Err() == nil {
+		start := time.Now()
+		if n, err := h.ExpireStale(ctx); err != nil && ctx.Err() == nil {
 			h.opts.Logger.ErrorContext(ctx, "expiring stale clusters", "error", err.Error())
+		} else if n > 0 {
+			h.opts.Logger.InfoContext(ctx, "expired stale clusters", "clusters", n, "seconds", time.Since(start).Seconds())
 		}
 		if h.opts.Now().Sub(lastPrune) >= pruneEvery {
 			lastPrune = h.opts.Now()
-			if err := h.Prune(ctx); err != nil && ctx.Err() == nil {
+			start := time.Now()
+			if events, desired, err := h.prune(ctx); err != nil && ctx.Err() == nil {
 				h.opts.Logger.ErrorContext(ctx, "pruning history", "error", err.Error())
+			} else if events+desired > 0 {
+				h.opts.Logger.InfoContext(ctx, "pruned history", "events", events, "desired_states", desired,
+					"seconds", time.Since(start).Seconds())
 			}
 		}
 	}
@@ -99,12 +109,33 @@ func (h *Hub) expire(ctx context.Context, tx Tx, name string, cutoff time.Time) 
 
 // Prune removes history and superseded desired states older than the retention.
 func (h *Hub) Prune(ctx context.Context) error {
+	_, _, err := h.prune(ctx)
+	return err
+}
+
+// prune is Prune, returning how many events and desired states it removed. Events go in
+// transactions of pruneBatch, oldest first.
+func (h *Hub) prune(ctx context.Context) (events, desired int64, err error) {
 	before := h.opts.Now().Add(-h.opts.Retention)
-	return h.store.Update(ctx, func(tx Tx) error {
-		if _, err := tx.PruneHistory(ctx, before); err != nil {
+	for {
+		var n int64
+		err := h.store.Update(ctx, func(tx Tx) error {
+			var err error
+			n, err = tx.PruneHistory(ctx, before, pruneBatch)
 			return err
+		})
+		if err != nil {
+			return events, 0, err
 		}
-		_, err := tx.PruneDesired(ctx, before)
+		events += n
+		if n < pruneBatch {
+			break
+		}
+	}
+	err = h.store.Update(ctx, func(tx Tx) error {
+		var err error
+		desired, err = tx.PruneDesired(ctx, before)
 		return err
 	})
+	return events, desired, err
 }

@@ -132,6 +132,7 @@ func (h *Hub) RotateToken(ctx context.Context, id string, expiresAt time.Time) (
 	}
 	next := Token{ID: TokenID(HashToken(secret)), Hash: HashToken(secret), CreatedAt: now, ExpiresAt: expiresAt}
 	var old Token
+	var replaced []byte
 	err = h.store.Update(ctx, func(tx Tx) error {
 		var err error
 		if old, err = h.lockToken(ctx, tx, id); err != nil {
@@ -142,7 +143,8 @@ func (h *Hub) RotateToken(ctx context.Context, id string, expiresAt time.Time) (
 		}
 		next.Kind, next.Name, next.Cluster, next.Source = old.Kind, old.Name, old.Cluster, old.Source
 		if old.Kind == TokenCluster {
-			return h.rotateClusterToken(ctx, tx, next)
+			replaced, err = h.rotateClusterToken(ctx, tx, next)
+			return err
 		}
 		old.RevokedAt = now
 		if err := tx.PutToken(ctx, old); err != nil {
@@ -153,21 +155,19 @@ func (h *Hub) RotateToken(ctx context.Context, id string, expiresAt time.Time) (
 	if err != nil {
 		return Token{}, "", err
 	}
-	h.forgetTokens([]Token{old})
-	if old.Kind == TokenCluster {
-		h.forgetClusterTokens([]Cluster{{Name: old.Cluster}})
-	}
+	h.forgetTokens([]Token{old, {Hash: replaced}})
 	return next, secret, nil
 }
 
-// rotateClusterToken gives a cluster a new token, as registering it again with rotate does.
-func (h *Hub) rotateClusterToken(ctx context.Context, tx Tx, next Token) error {
+// rotateClusterToken gives a cluster a new token, as registering it again with rotate does,
+// and returns the hash of the token replaced.
+func (h *Hub) rotateClusterToken(ctx context.Context, tx Tx, next Token) ([]byte, error) {
 	c, err := tx.LockCluster(ctx, next.Cluster)
 	if errors.Is(err, ErrNotFound) {
-		return Errorf(CodeConflict, "cluster %q of the token is not registered", next.Cluster)
+		return nil, Errorf(CodeConflict, "cluster %q of the token is not registered", next.Cluster)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	return h.register(ctx, tx, c.Cluster, next, true)
 }

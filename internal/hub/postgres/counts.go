@@ -148,6 +148,6 @@ func (t *tx) History(ctx context.Context, f hub.HistoryFilter) ([]hub.Event, err
 	})
 }
 
-func (t *tx) PruneHistory(ctx context.Context, before time.Time) (int64, error) {
-	return t.exec(ctx, `DELETE FROM events WHERE time < $1`, before)
+func (t *tx) PruneHistory(ctx context.Context, before time.Time, limit int) (int64, error) {
+	return t.exec(ctx, `DELETE FROM events WHERE id IN (SELECT id FROM events WHERE time < $1 ORDER BY time LIMIT $2)`, before, limit)
 }

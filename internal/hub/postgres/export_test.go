@@ -39,16 +39,46 @@ func HistoryPlans(ctx context.Context, s *Store, f hub.HistoryFilter) ([]string,
 	if _, err := conn.Exec(ctx, `ANALYZE events`); err != nil {
 		return nil, err
 	}
+	return plans(ctx, conn.Conn(), sql, args)
+}
+
+// TokenPlans returns the custom and generic plans of the statements that read and delete a
+// cluster's tokens, by name: "cluster" (Tokens of a cluster), "kind+cluster" (of a kind
+// and a cluster) and "delete" (DeleteClusterTokens), with the table's statistics as they
+// are (none right after a bulk registration, until autovacuum analyzes it).
+func TokenPlans(ctx context.Context, s *Store) (map[string][]string, error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Release()
+	byCluster, clusterArgs := tokensQuery(hub.TokenFilter{Cluster: "edge-1"})
+	byBoth, bothArgs := tokensQuery(hub.TokenFilter{Kind: hub.TokenCluster, Cluster: "edge-1"})
+	out := map[string][]string{}
+	for name, q := range map[string]struct {
+		sql  string
+		args []any
+	}{"cluster": {byCluster, clusterArgs}, "kind+cluster": {byBoth, bothArgs},
+		"delete": {deleteClusterTokens, []any{"edge-1", hub.TokenCluster}}} {
+		if out[name], err = plans(ctx, conn.Conn(), q.sql, q.args); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// plans returns the custom plan of sql for args, then its generic plan.
+func plans(ctx context.Context, conn *pgx.Conn, sql string, args []any) ([]string, error) {
 	var custom string
 	if err := conn.QueryRow(ctx, `EXPLAIN (FORMAT JSON) `+sql, args...).Scan(&custom); err != nil {
 		return nil, err
 	}
 	var generic string
-	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_generic_plan`); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `PREPARE history_plan AS `+sql); err != nil {
+		if _, err := tx.Exec(ctx, `PREPARE plan_of AS `+sql); err != nil {
 			return err
 		}
 		// EXECUTE takes no bind parameters: the test's own values go in as literals.
@@ -56,10 +86,10 @@ func HistoryPlans(ctx context.Context, s *Store, f hub.HistoryFilter) ([]string,
 		for i, a := range args {
 			values[i] = literal(a)
 		}
-		if err := tx.QueryRow(ctx, `EXPLAIN (FORMAT JSON) EXECUTE history_plan(`+strings.Join(values, ", ")+`)`).Scan(&generic); err != nil {
+		if err := tx.QueryRow(ctx, `EXPLAIN (FORMAT JSON) EXECUTE plan_of(`+strings.Join(values, ", ")+`)`).Scan(&generic); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `DEALLOCATE history_plan`)
+		_, err := tx.Exec(ctx, `DEALLOCATE plan_of`)
 		return err
 	})
 	return []string{custom, generic}, err

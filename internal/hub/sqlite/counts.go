@@ -126,8 +126,9 @@ func (t *tx) History(ctx context.Context, f hub.HistoryFilter) ([]hub.Event, err
 	return out, rows.Err()
 }
 
-func (t *tx) PruneHistory(ctx context.Context, before time.Time) (int64, error) {
-	res, err := t.q.ExecContext(ctx, `DELETE FROM events WHERE time < ?`, ms(before))
+func (t *tx) PruneHistory(ctx context.Context, before time.Time, limit int) (int64, error) {
+	res, err := t.q.ExecContext(ctx, `DELETE FROM events WHERE id IN (SELECT id FROM events WHERE time < ? ORDER BY time LIMIT ?)`,
+		ms(before), limit)
 	if err != nil {
 		return 0, err
 	}

@@ -258,6 +258,33 @@ func (s suite) testPrune(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+
+	// A store prunes at most its limit of events, oldest first (the hub prunes in batches).
+	ctx := context.Background()
+	old := e.clock.Now().Add(-200 * 24 * time.Hour)
+	var evs []hub.Event
+	for i := range 5 {
+		evs = append(evs, hub.Event{Time: old.Add(time.Duration(4-i) * time.Minute), Kind: hub.EventRegistration,
+			Environment: "prune", Cluster: fmt.Sprintf("p%d", i), Message: "registered"})
+	}
+	if err := store.Update(ctx, func(tx hub.Tx) error { return tx.AddEvents(ctx, evs) }); err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	err = store.Update(ctx, func(tx hub.Tx) error {
+		var err error
+		n, err = tx.PruneHistory(ctx, old.Add(time.Hour), 2)
+		return err
+	})
+	left, _ := e.hub.History(ctx, hub.HistoryFilter{Environment: "prune"})
+	var names []string
+	for _, ev := range left {
+		names = append(names, ev.Cluster)
+	}
+	slices.Sort(names)
+	if err != nil || n != 2 || !slices.Equal(names, []string{"p0", "p1", "p2"}) {
+		t.Fatalf("pruning 2 of 5 events: %d, %v; left %v, want p0, p1, p2 (the newest)", n, err, names)
+	}
 }
 
 // testRandom applies random operations and checks that the counter-based rollout always

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The hub at 100,000, 300,000 and 1,000,000 clusters: `hub serve` on SQLite (STORE=sqlite, the
+# default) or PostgreSQL (STORE=postgres: database fleetform_bench on PG, default
+# postgres://postgres@127.0.0.1:5432, dropped and created again), then `hub loadtest
+# --change-every 0` with SIZES clusters in turn on the same database. Each run registers its
+# clusters (those of the run before get new tokens), and every cluster's first report of the
+# run is a state change (first round); then they only send heartbeats (steady). After each
+# run it prints the hub's CPU seconds and RSS and the database's size. Output in .bench/hub1m.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+FF=$PWD/bin/fleetform
+DIR=$PWD/.bench/hub1m
+STORE=${STORE:-sqlite}
+SIZES=${SIZES:-100000 300000 1000000}
+CONCURRENCY=${CONCURRENCY:-64}
+PG=${PG:-postgres://postgres@127.0.0.1:5432}
+rm -rf "$DIR" && mkdir -p "$DIR"
+
+case $STORE in
+sqlite) DB="sqlite:$DIR/hub.db" ;;
+postgres)
+	psql "$PG/postgres" -qc 'DROP DATABASE IF EXISTS fleetform_bench' -c 'CREATE DATABASE fleetform_bench' -c CHECKPOINT
+	DB="$PG/fleetform_bench"
+	;;
+*) echo "STORE=sqlite or postgres" >&2 && exit 2 ;;
+esac
+export FLEETFORM_HUB_ADMIN_TOKEN=bench-admin FLEETFORM_HUB_TOKEN=bench-admin
+# --stale-after 1h: the first round of a million clusters on two shared cores can take longer
+# than the default 10 minutes; clusters going stale meanwhile would turn heartbeats into state changes.
+"$FF" hub serve --addr 127.0.0.1:0 --db "$DB" --stale-after 1h >"$DIR/hub.log" 2>&1 &
+HUB_PID=$!
+trap 'kill $HUB_PID 2>/dev/null || true; wait $HUB_PID 2>/dev/null || true' EXIT
+for _ in $(seq 300); do grep -q serving "$DIR/hub.log" && break; sleep 0.1; done
+HUB=$(sed -n 's/.*serving \(http:[^ ]*\).*/\1/p' "$DIR/hub.log")
+
+hub_cpu() { awk -v tck="$(getconf CLK_TCK)" '{printf "%.1f", ($14+$15)/tck}' "/proc/$HUB_PID/stat"; }
+db_bytes() {
+	if [ "$STORE" = sqlite ]; then
+		du -cb "$DIR"/hub.db* | tail -1 | cut -f1
+	else
+		psql "$PG/postgres" -Atc "SELECT pg_database_size('fleetform_bench')"
+	fi
+}
+
+for n in $SIZES; do
+	# A run lasts its first round (about 3,000 first reports/s here) and a minute of heartbeats.
+	duration=$((n / 3000 + 60))s
+	before=$(hub_cpu)
+	echo "== $n clusters, --duration $duration"
+	/usr/bin/time -f 'loadtest process: wall %e s, user %U s, sys %S s, max RSS %M KiB' \
+		"$FF" hub loadtest --hub "$HUB" --clusters "$n" --duration "$duration" --concurrency "$CONCURRENCY" \
+		--change-every 0 -o json --log-level warn | tee "$DIR/loadtest-$n.json" || echo "loadtest exited non-zero"
+	echo "hub process: CPU $(awk -v a="$(hub_cpu)" -v b="$before" 'BEGIN {printf "%.1f", a - b}') s during the run;" \
+		"$(awk '/^VmRSS|^VmHWM/ {printf "%s %s KiB ", $1, $2}' "/proc/$HUB_PID/status")"
+	echo "database: $(db_bytes) bytes"
+done
