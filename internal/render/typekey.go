@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"maps"
+	"runtime/debug"
 	"slices"
 
 	"github.com/fleetform/fleetform/internal/platform"
@@ -59,7 +60,7 @@ func (rr *Renderer) AssignmentKeys(ct string, as []*Assignment) []string {
 }
 
 // typeBase is the part of a cluster type's keys its assignments share: the render version,
-// the environment, the templates, and the config sources and schemas that can apply
+// the fleetform build (buildStamp), the environment, the templates, and the config sources and schemas that can apply
 // (compose.Composer.TypeDigest). It reports false when the cluster type has no keys.
 func (rr *Renderer) typeBase(ct string) ([]byte, bool) {
 	r := rr.r
@@ -73,7 +74,7 @@ func (rr *Renderer) typeBase(ct string) ([]byte, bool) {
 		return b, true
 	}
 	typeDigest := r.composer.TypeDigest(typ)
-	b := appendFields(nil, Version, r.env, "type-key/1")
+	b := appendFields(nil, Version, rr.build, r.env, "type-key/1")
 	b = append(b, tt.digest...)
 	b = append(b, typeDigest[:]...)
 	if rr.bases == nil {
@@ -114,6 +115,23 @@ func appendFields(b []byte, ss ...string) []byte {
 // caller that skips the cluster types whose TypeKey it recorded prepares only the others.
 func (rr *Renderer) PrepareBatch(as []*Assignment) {
 	rr.r.runEach(len(as), func(i int) *Assignment { return as[i] }, func(int) {}, rr.r.prepare)
+}
+
+// buildStamp identifies the fleetform build, when the build recorded it (its module version,
+// VCS revision and whether the tree was modified): folded into every key, so that after an
+// upgrade every assignment is composed and digested once, whatever changed in composing.
+func buildStamp() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	stamp := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" || s.Key == "vcs.modified" {
+			stamp += " " + s.Value
+		}
+	}
+	return stamp
 }
 
 // clusterTypesByName indexes the schedule's cluster types.
