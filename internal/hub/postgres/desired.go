@@ -95,7 +95,8 @@ func (t *tx) desired(ctx context.Context, where string, args ...any) (hub.Desire
 // latest, with their assignments and target counters.
 func (t *tx) PruneDesired(ctx context.Context, before time.Time) (int64, error) {
 	t.queueCounts()
-	return t.exec(ctx, `WITH latest AS (
+	var n int64 // the count the statement selects (its command tag counts the one row it returns)
+	err := t.queryRow(ctx, `WITH latest AS (
 			SELECT DISTINCT ON (environment) id FROM desired ORDER BY environment, posted_at DESC, id DESC
 		), old AS (
 			DELETE FROM desired d WHERE d.posted_at < $1 AND d.id NOT IN (SELECT id FROM latest)
@@ -105,7 +106,8 @@ func (t *tx) PruneDesired(ctx context.Context, before time.Time) (int64, error) 
 		), counts AS (
 			DELETE FROM target_counts c USING old WHERE c.environment = old.environment AND c.revision = old.revision
 		)
-		SELECT count(*) FROM old`, before)
+		SELECT count(*) FROM old`, before).Scan(&n)
+	return n, err
 }
 
 func (t *tx) PutWorkloadVersion(_ context.Context, v hub.WorkloadVersion) error {

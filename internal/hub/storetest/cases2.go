@@ -285,6 +285,20 @@ func (s suite) testPrune(t *testing.T) {
 	if err != nil || n != 2 || !slices.Equal(names, []string{"p0", "p1", "p2"}) {
 		t.Fatalf("pruning 2 of 5 events: %d, %v; left %v, want p0, p1, p2 (the newest)", n, err, names)
 	}
+
+	// PruneDesired counts the desired states it removed: one superseded and old, then none.
+	e.clock.Advance(100 * 24 * time.Hour)
+	e.desired("dev", "r3", assign("shop", "shop-web", "large"))
+	for _, want := range []int64{1, 0} {
+		err = store.Update(ctx, func(tx hub.Tx) error {
+			var err error
+			n, err = tx.PruneDesired(ctx, e.clock.Now().Add(-time.Hour))
+			return err
+		})
+		if err != nil || n != want {
+			t.Fatalf("PruneDesired: %d, %v; want %d", n, err, want)
+		}
+	}
 }
 
 // testRandom applies random operations and checks that the counter-based rollout always
