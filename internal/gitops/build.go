@@ -4,15 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/fleetform/fleetform/internal/gitops/gitrepo"
+	"github.com/fleetform/fleetform/internal/parallel"
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/render"
 )
@@ -316,26 +314,7 @@ func (pl *planner) readRecorded(tp *typePlan) error {
 }
 
 // parallel calls fn(0) .. fn(n-1) on the plan's workers.
-func (pl *planner) parallel(n int, fn func(int)) {
-	var wg sync.WaitGroup
-	var next atomic.Int64
-	for range max(1, min(pl.workers(), n)) {
-		wg.Go(func() {
-			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
-				fn(i)
-			}
-		})
-	}
-	wg.Wait()
-}
-
-// workers is how many goroutines may work on the plan at once.
-func (pl *planner) workers() int {
-	if pl.opts.Workers > 0 {
-		return pl.opts.Workers
-	}
-	return runtime.GOMAXPROCS(0)
-}
+func (pl *planner) parallel(n int, fn func(int)) { parallel.Each(n, pl.opts.Workers, fn) }
 
 // sameKey reports whether the state records tp's key for its folder as it is now.
 func (pl *planner) sameKey(tp *typePlan) (bool, error) {
@@ -485,15 +464,18 @@ func (pl *planner) writeType(tp *typePlan, hasErrors bool, affected map[string]b
 		}
 		p.AssignmentsRemoved = append(p.AssignmentsRemoved, pl.ref(tp.name, dt, previous[dt]))
 	}
+	// nothingKept: the shard lists exactly the current assignments, in their order, so that
+	// it and the keys can be written as they were built, without a map or a sort.
+	nothingKept := len(next) == len(tp.assigned) && !slices.ContainsFunc(tp.assigned, failed)
 	shardData := tp.shard
-	if shardData == nil || len(next) != len(tp.assigned) || slices.ContainsFunc(tp.assigned, failed) {
+	if shardData == nil || !nothingKept {
 		shardData = next.encode() // entries kept for failed or deferred targets
 	}
 	tp.shard = nil
 	if err := pl.set(ShardDir+"/"+tp.name, shardData, nil); err != nil {
 		return indexEntry{}, 0, err
 	}
-	if err := pl.writeKeys(tp, next); err != nil {
+	if err := pl.writeKeys(tp, next, nothingKept); err != nil {
 		return indexEntry{}, 0, err
 	}
 	tree, err := pl.writeFolder(tp.name)
@@ -507,9 +489,9 @@ func (pl *planner) writeType(tp *typePlan, hasErrors bool, affected map[string]b
 // the current key of those prepared or reused now, the recorded one of those kept (failed
 // or deferred). When one is unknown, the cluster type's keys are removed, so that nothing
 // is reused from them.
-func (pl *planner) writeKeys(tp *typePlan, next shard) error {
-	if tp.akeys != nil && len(next) == len(tp.assigned) && !slices.ContainsFunc(tp.assigned, failed) {
-		if data, ok := keysInOrder(tp); ok { // the usual case: no entry kept, written without a map
+func (pl *planner) writeKeys(tp *typePlan, next shard, nothingKept bool) error {
+	if tp.akeys != nil && nothingKept {
+		if data, ok := keysInOrder(tp); ok { // the usual case, written without a map
 			tp.akeys, tp.oldKeys = nil, nil
 			return pl.set(KeysDir+"/"+tp.name, data, nil)
 		}
@@ -541,10 +523,7 @@ func keysInOrder(tp *typePlan) ([]byte, bool) {
 		if i > 0 && tp.assigned[i-1].DeploymentTarget >= a.DeploymentTarget {
 			return nil, false
 		}
-		b = append(b, a.DeploymentTarget...)
-		b = append(b, ' ')
-		b = append(b, tp.akeys[i]...)
-		b = append(b, '\n')
+		b = keysLine(b, a.DeploymentTarget, tp.akeys[i])
 	}
 	return b, true
 }

@@ -173,12 +173,17 @@ type assignmentKeys map[string]string
 func (k assignmentKeys) encode() []byte {
 	var b []byte
 	for _, dt := range slices.Sorted(maps.Keys(k)) {
-		b = append(b, dt...)
-		b = append(b, ' ')
-		b = append(b, k[dt]...)
-		b = append(b, '\n')
+		b = keysLine(b, dt, k[dt])
 	}
 	return b
+}
+
+// keysLine appends "<deploymentTarget> <key>\n".
+func keysLine(b []byte, dt, key string) []byte {
+	b = append(b, dt...)
+	b = append(b, ' ')
+	b = append(b, key...)
+	return append(b, '\n')
 }
 
 func decodeKeys(name string, data []byte) (assignmentKeys, error) {

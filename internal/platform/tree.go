@@ -10,16 +10,15 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/fleetform/fleetform/internal/parallel"
 )
 
 // maxFileSize bounds every file read from a control plane or workload repository.
@@ -280,19 +279,12 @@ type decoded struct {
 
 // decodeAll decodes the files marked todo, on GOMAXPROCS goroutines.
 func decodeAll(parts []decoded) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(parts)) {
-		wg.Go(func() {
-			for i := int(next.Add(1)) - 1; i < len(parts); i = int(next.Add(1)) - 1 {
-				if p := &parts[i]; p.todo {
-					p.docs, p.diags = decodeFile(p.data, p.src)
-					p.data, p.todo = nil, false
-				}
-			}
-		})
-	}
-	wg.Wait()
+	parallel.Each(len(parts), 0, func(i int) {
+		if p := &parts[i]; p.todo {
+			p.docs, p.diags = decodeFile(p.data, p.src)
+			p.data, p.todo = nil, false
+		}
+	})
 }
 
 func (s section) includes(f string) bool {
