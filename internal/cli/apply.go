@@ -5,7 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/mail"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -23,6 +28,7 @@ type applyOptions struct {
 	maxAttempts     int
 	pr              bool
 	forgeURL        string
+	noCache         bool
 	hub             hubOptions
 	co              gitops.CommitOptions // set by validate
 }
@@ -56,7 +62,10 @@ func newApplyCmd(e *env) *cobra.Command {
 			"to the branch in between, it re-reads and re-plans (--max-attempts). It refuses to remove\n" +
 			"more than --mass-delete-threshold of the deployment-target folders it owns unless\n" +
 			"--allow-mass-delete is given. With --hub, it then posts what it scheduled to the hub\n" +
-			"(the desired state at the commit written; token from FLEETFORM_HUB_TOKEN).",
+			"(the desired state at the commit written; token from FLEETFORM_HUB_TOKEN).\n\n" +
+			"After an apply that ends clean, fleetform records in its cache which control-plane trees it\n" +
+			"read and the branch tip it left: while those are unchanged, the next apply answers \"no change\"\n" +
+			"without loading anything (not with --pr, --hub or --no-cache).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.validate(); err != nil {
@@ -76,6 +85,7 @@ func newApplyCmd(e *env) *cobra.Command {
 	f.IntVar(&o.maxAttempts, "max-attempts", gitops.DefaultMaxAttempts, "how many times to re-plan when the branch moved in between")
 	f.BoolVar(&o.pr, "pr", false, "push to a new branch and open a pull request (GitHub; token from FLEETFORM_GITHUB_TOKEN or GITHUB_TOKEN)")
 	f.StringVar(&o.forgeURL, "forge-url", "", "API base URL of the forge (GitHub Enterprise: https://HOST/api/v3/); default from the repository URL")
+	f.BoolVar(&o.noCache, "no-cache", false, "load and plan in full, even when the record of the last apply shows that nothing changed since")
 	return cmd
 }
 
@@ -87,8 +97,8 @@ func (o *applyOptions) commitOptions() (gitops.CommitOptions, error) {
 	return gitops.CommitOptions{AuthorName: addr.Name, AuthorEmail: addr.Address, Subject: o.subject, MaxAttempts: o.maxAttempts}, nil
 }
 
-// report prints what apply did and chooses the exit code.
-func (o *applyOptions) report(e *env, r *pipeline.Run, res *gitops.Result, applyErr error, doc applyJSON) error {
+// report prints what apply did and chooses the exit code; doc is filled in.
+func (o *applyOptions) report(e *env, r *pipeline.Run, res *gitops.Result, applyErr error, doc *applyJSON) error {
 	if res == nil || res.Plan == nil {
 		return failed(ExitFailed, applyErr)
 	}
@@ -103,7 +113,7 @@ func (o *applyOptions) report(e *env, r *pipeline.Run, res *gitops.Result, apply
 		return failed(ExitFailed, applyErr)
 	}
 	printDiagnostics(e.stderr, r.DiagnosticsWith(res.Plan.Output))
-	err := o.out.write(e.stdout, doc, func(w io.Writer) error { return applyText(w, &doc) })
+	err := o.out.write(e.stdout, doc, func(w io.Writer) error { return applyText(w, doc) })
 	if err != nil {
 		return failed(ExitFailed, err)
 	}
@@ -165,12 +175,23 @@ func (o *applyOptions) validate() error {
 }
 
 func (o *applyOptions) run(ctx context.Context, e *env) error {
-	o.cp.trusted = append(o.cp.trusted, o.forgeURL)
-	r, target, err := loadForGitops(ctx, e, &o.cp, &o.g)
+	o.cp.trusted = append(o.cp.trusted, o.forgeURL, o.g.repo) // hosts the command line names
+	ctl, err := o.cp.open(ctx, e)
 	if err != nil {
 		return err
 	}
 	creds, err := o.cp.credentials(e)
+	if err != nil {
+		return err
+	}
+	memos, key := o.memos(e)
+	if memos != nil {
+		if noop, ok := memos.Unchanged(ctx, key, ctl, writerFor(e, &o.g, creds, false, nil)); ok {
+			doc := applyJSON{Environment: noop.Environment, Attempts: 1, NoChange: true, Plan: *noop}
+			return o.out.write(e.stdout, doc, func(w io.Writer) error { return applyText(w, &doc) })
+		}
+	}
+	r, target, err := loadOpened(ctx, ctl, &o.cp, &o.g)
 	if err != nil {
 		return err
 	}
@@ -185,8 +206,42 @@ func (o *applyOptions) run(ctx context.Context, e *env) error {
 	applied, err := pipeline.Apply(ctx, writerFor(e, &o.g, creds, o.allowMassDelete, prog), r, opts)
 	prog.finish()
 	doc := applyJSON{PullRequest: applied.PullRequest, Superseded: applied.Superseded}
-	if reportErr := o.report(e, r, applied.Result, err, doc); reportErr != nil || applied.HubErr == nil {
+	reportErr := o.report(e, r, applied.Result, err, &doc)
+	if memos != nil && err == nil {
+		memos.Remember(key, r, applied, doc.Plan)
+	}
+	if reportErr != nil || applied.HubErr == nil {
 		return reportErr
 	}
 	return failed(ExitFailed, fmt.Errorf("the commit is written, but: %w", applied.HubErr))
+}
+
+// memos returns where the record of the last apply is kept and its key; nil when this apply
+// may not be answered from it (--no-cache, --pr, --hub, or no cache directory).
+func (o *applyOptions) memos(e *env) (*pipeline.Memos, string) {
+	if o.noCache || o.pr || o.hub.url != "" {
+		return nil, ""
+	}
+	dir := os.Getenv("FLEETFORM_CACHE_DIR")
+	if dir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return nil, ""
+		}
+		dir = filepath.Join(base, "fleetform")
+	}
+	opts, err := o.cp.platformOptions(e)
+	if err != nil {
+		return nil, ""
+	}
+	wd, _ := os.Getwd() // "" is a key part too
+	parts := []string{"apply", wd, o.cp.configFile, o.cp.controlPlane, o.cp.env, opts.Ref, opts.CommonRef, string(opts.Layout),
+		o.g.repo, o.g.branch, o.g.path, strconv.FormatFloat(o.g.threshold, 'g', -1, 64)}
+	for _, k := range slices.Sorted(maps.Keys(opts.RepoMap)) {
+		parts = append(parts, "repo-map "+k+"="+opts.RepoMap[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(opts.GitOps)) {
+		parts = append(parts, "gitops "+k+"="+opts.GitOps[k])
+	}
+	return pipeline.NewMemos(filepath.Join(dir, "unchanged"), e.logger), pipeline.MemoKey(parts...)
 }

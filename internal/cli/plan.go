@@ -8,6 +8,7 @@ import (
 
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/pipeline"
+	"github.com/fleetform/fleetform/internal/platform"
 )
 
 type planOptions struct {
@@ -52,6 +53,11 @@ func loadForGitops(ctx context.Context, e *env, cp *controlPlaneOptions, g *gito
 	if err != nil {
 		return nil, gitops.Target{}, err
 	}
+	return loadOpened(ctx, ctl, cp, g)
+}
+
+// loadOpened is loadForGitops on a control plane already opened.
+func loadOpened(ctx context.Context, ctl *platform.ControlPlane, cp *controlPlaneOptions, g *gitopsOptions) (*pipeline.Run, gitops.Target, error) {
 	envs, err := cp.environments(ctx, ctl, false)
 	if err != nil {
 		return nil, gitops.Target{}, err

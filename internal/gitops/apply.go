@@ -54,6 +54,18 @@ func (w *Writer) Plan(ctx context.Context, in Input) (*Plan, error) {
 	return makePlan(ctx, repo, in, &w.opts, true)
 }
 
+// Tip returns the tip of branch in the repository at location (zero: no such branch), for
+// an apply that finds nothing to write: like Apply, it first removes what an apply killed
+// over an hour ago left behind.
+func (w *Writer) Tip(ctx context.Context, location, branch string) (plumbing.Hash, error) {
+	repo, err := w.open(ctx, location)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	repo.RemoveStaleTemporaryFiles(time.Now())
+	return repo.Tip(ctx, branch)
+}
+
 // CommitOptions say how the commit is made and where it goes.
 type CommitOptions struct {
 	AuthorName  string

@@ -26,6 +26,7 @@ type builder struct {
 	snap   *Snapshot
 	layout Layout
 	seen   map[string]Source // kind/name -> first occurrence
+	reads  *reads            // the trees read, for Snapshot.Inputs
 }
 
 func newBuilder(env string, layout Layout) *builder {

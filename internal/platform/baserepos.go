@@ -35,7 +35,7 @@ func (cp *ControlPlane) loadBaseRepos(ctx context.Context, b *builder) {
 		if spec.Commit != "" {
 			ref, field = spec.Commit, "spec.commit"
 		}
-		tree, err := repo.Tree(ref)
+		tree, err := b.reads.tree(repo, spec.Repo, ref)
 		if err != nil {
 			fail(field, err)
 			continue

@@ -166,15 +166,15 @@ type EnvironmentInfo struct {
 // Environments lists the environments declared at the tip, sorted by name, with the problems
 // found in their declarations.
 func (cp *ControlPlane) Environments(ctx context.Context) ([]EnvironmentInfo, []Diagnostic, error) {
-	envs, decodeDiags, checkDiags, err := cp.environments(ctx)
+	envs, decodeDiags, checkDiags, err := cp.environments(ctx, nil)
 	return envs, append(decodeDiags, checkDiags...), err
 }
 
 // environments lists the environments declared at the tip. decodeDiags are the problems of
 // the files read (in the folder layout, only those of Environment documents), checkDiags
 // those of the declarations themselves (misplaced or duplicate Environments).
-func (cp *ControlPlane) environments(ctx context.Context) (envs []EnvironmentInfo, decodeDiags, checkDiags []Diagnostic, err error) {
-	tip, err := cp.repo.Tree(cp.tipRef())
+func (cp *ControlPlane) environments(ctx context.Context, rd *reads) (envs []EnvironmentInfo, decodeDiags, checkDiags []Diagnostic, err error) {
+	tip, err := rd.tree(cp.repo, "", cp.tipRef())
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -300,7 +300,8 @@ func (cp *ControlPlane) declare(d document, byName map[string]*EnvironmentInfo) 
 
 // Load reads everything environment env is rendered from.
 func (cp *ControlPlane) Load(ctx context.Context, env string) (*Snapshot, error) {
-	envs, decodeDiags, checkDiags, err := cp.environments(ctx)
+	rd := &reads{}
+	envs, decodeDiags, checkDiags, err := cp.environments(ctx, rd)
 	if err != nil {
 		return nil, fmt.Errorf("list environments: %w", err)
 	}
@@ -330,6 +331,7 @@ func (cp *ControlPlane) Load(ctx context.Context, env string) (*Snapshot, error)
 	}
 	cp.opts.Logger.DebugContext(ctx, "loading environment", "environment", env, "layout", string(cp.layout))
 	b := newBuilder(env, cp.layout)
+	b.reads = rd
 	b.snap.EnvironmentObject = info.Object
 	b.snap.DeclaredEnvironments = names
 	if cp.layout == LayoutKalypso {
@@ -349,6 +351,7 @@ func (cp *ControlPlane) Load(ctx context.Context, env string) (*Snapshot, error)
 	if err := ctx.Err(); err != nil {
 		return nil, err // stopped: what was read is incomplete
 	}
+	b.snap.Inputs = rd.sorted()
 	return b.snap, nil
 }
 
@@ -365,11 +368,11 @@ func (cp *ControlPlane) loadKalypso(ctx context.Context, b *builder, info *Envir
 		}
 		ref.Repo = spec.Repo
 	}
-	envRepo, err := cp.contentRepo(ctx, ref.Repo)
+	envRepo, name, err := cp.contentRepo(ctx, ref.Repo)
 	if err != nil {
 		return err
 	}
-	envTree, err := envRepo.Tree(ref.Branch)
+	envTree, err := b.reads.tree(envRepo, name, ref.Branch)
 	if err != nil {
 		return fmt.Errorf("environment %s: branch %q: %w", info.Name, ref.Branch, err)
 	}
@@ -389,7 +392,7 @@ func (cp *ControlPlane) loadKalypso(ctx context.Context, b *builder, info *Envir
 
 // loadFolder reads environments/<env>/ at the tip and the rest at the BaseRepo pin.
 func (cp *ControlPlane) loadFolder(ctx context.Context, b *builder, info *EnvironmentInfo) error {
-	tip, err := cp.repo.Tree(cp.opts.Ref)
+	tip, err := b.reads.tree(cp.repo, "", cp.opts.Ref)
 	if err != nil {
 		return err
 	}
@@ -418,7 +421,7 @@ func (cp *ControlPlane) loadFolder(ctx context.Context, b *builder, info *Enviro
 
 // addCommon reads the common (promotable) content at the pin, or at the CommonRef override.
 func (cp *ControlPlane) addCommon(ctx context.Context, b *builder, base v1alpha1.BaseRepoSpec, exclude []string) error {
-	repo, err := cp.contentRepo(ctx, base.Repo)
+	repo, name, err := cp.contentRepo(ctx, base.Repo)
 	if err != nil {
 		return err
 	}
@@ -429,7 +432,7 @@ func (cp *ControlPlane) addCommon(ctx context.Context, b *builder, base v1alpha1
 	if cp.opts.CommonRef != "" {
 		ref, pinned = cp.opts.CommonRef, true
 	}
-	tree, err := repo.Tree(ref)
+	tree, err := b.reads.tree(repo, name, ref)
 	if err != nil {
 		if cp.opts.CommonRef != "" {
 			return fmt.Errorf("common content at --common-ref %q: %w", ref, err)
@@ -450,12 +453,13 @@ func (cp *ControlPlane) addCommon(ctx context.Context, b *builder, base v1alpha1
 }
 
 // contentRepo opens the repository a control-plane reference names: the mapped location
-// when url is mapped, else the control plane itself.
-func (cp *ControlPlane) contentRepo(ctx context.Context, url string) (*Repo, error) {
+// when url is mapped, else the control plane itself (named "" in Snapshot.Inputs).
+func (cp *ControlPlane) contentRepo(ctx context.Context, url string) (repo *Repo, name string, err error) {
 	if url != "" && cp.repos.Mapped(url) {
-		return cp.repos.Open(ctx, url)
+		repo, err = cp.repos.Open(ctx, url)
+		return repo, url, err
 	}
-	return cp.repo, nil
+	return cp.repo, "", nil
 }
 
 func (cp *ControlPlane) addSection(ctx context.Context, b *builder, s section, from origin) error {
@@ -490,7 +494,7 @@ func (cp *ControlPlane) loadRegistrations(ctx context.Context, b *builder) {
 			fail(err)
 			continue
 		}
-		tree, err := repo.Tree(ref.Branch)
+		tree, err := b.reads.tree(repo, ref.Repo, ref.Branch)
 		if err != nil {
 			fail(err)
 			continue

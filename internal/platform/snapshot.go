@@ -51,6 +51,8 @@ type Snapshot struct {
 	Broken []Broken
 	// Diagnostics are the problems found while loading; objects with errors are left out.
 	Diagnostics []Diagnostic
+	// Inputs are the trees the load read, sorted (see ControlPlane.SameInputs).
+	Inputs []InputTree
 }
 
 // Broken is a document that failed to load and may carry configuration.

@@ -99,7 +99,7 @@ type Renderer struct {
 	clusterTypes map[string]*platform.ClusterType
 	basesMu      sync.Mutex
 	bases        map[string][]byte // typeBase by cluster type
-	build        string            // buildStamp
+	build        string            // BuildStamp
 }
 
 // NewRenderer parses the templates and prepares the output; nothing is composed yet.
@@ -123,7 +123,7 @@ func NewRenderer(s *platform.Snapshot, sched *schedule.Result, opts Options) *Re
 	}
 	r := &renderer{env: s.Environment, engine: engine, composer: compose.New(s), types: types, opts: opts,
 		broken: s.Broken, targets: map[*platform.DeploymentTarget][]byte{}, warn: policy == v1alpha1.ConfigSchemaWarn}
-	return &Renderer{out: out, r: r, clusterTypes: clusterTypesByName(sched.ClusterTypes), build: buildStamp()}
+	return &Renderer{out: out, r: r, clusterTypes: clusterTypesByName(sched.ClusterTypes), build: BuildStamp()}
 }
 
 // Prepare composes every assignment's config and computes its InputDigest. Assignments that

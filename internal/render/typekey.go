@@ -60,7 +60,7 @@ func (rr *Renderer) AssignmentKeys(ct string, as []*Assignment) []string {
 }
 
 // typeBase is the part of a cluster type's keys its assignments share: the render version,
-// the fleetform build (buildStamp), the environment, the templates, and the config sources and schemas that can apply
+// the fleetform build (BuildStamp), the environment, the templates, and the config sources and schemas that can apply
 // (compose.Composer.TypeDigest). It reports false when the cluster type has no keys.
 func (rr *Renderer) typeBase(ct string) ([]byte, bool) {
 	r := rr.r
@@ -117,10 +117,10 @@ func (rr *Renderer) PrepareBatch(as []*Assignment) {
 	rr.r.runEach(len(as), func(i int) *Assignment { return as[i] }, func(int) {}, rr.r.prepare)
 }
 
-// buildStamp identifies the fleetform build, when the build recorded it (its module version,
+// BuildStamp identifies the fleetform build, when the build recorded it (its module version,
 // VCS revision and whether the tree was modified): folded into every key, so that after an
 // upgrade every assignment is composed and digested once, whatever changed in composing.
-func buildStamp() string {
+func BuildStamp() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return ""
