@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"math/big"
 	"net"
 	"net/http"
@@ -272,6 +273,7 @@ func TestHubServeUsage(t *testing.T) {
 	fleetform(t, cli.ExitUsage, "hub", "serve", "--addr", "127.0.0.1:0", "--db", "mysql://x")
 	fleetform(t, cli.ExitUsage, "hub", "serve", "--addr", "127.0.0.1:0", "--db", "sqlite:x.db", "--tls-cert", "c.pem")
 	fleetform(t, cli.ExitUsage, "hub", "serve", "--addr", "127.0.0.1:0", "--db", "sqlite:x.db", "--max-clock-skew", "0s")
+	fleetform(t, cli.ExitUsage, "hub", "serve", "--addr", "127.0.0.1:0", "--db", "sqlite:x.db", "--token-cache-ttl", "-1s")
 	fleetform(t, cli.ExitFailed, "hub", "serve", "--addr", "127.0.0.1:0", "--db", "postgres://postgres@127.0.0.1:1/unreachable?connect_timeout=2")
 }
 
@@ -317,6 +319,38 @@ func TestHubServePostgres(t *testing.T) {
 	}
 	h = serveHub(t, dsn)
 	mustContain(t, "hub cluster after a restart", fleetform(t, 0, "history", "--hub", h.url, "--env", "dev", "--kind", "cluster"), `pg-1`)
+}
+
+// TestHubServeTokenCacheTTL: two replicas on one PostgreSQL database. A cluster token
+// replaced through one replica stops working on a replica serving with --token-cache-ttl 0
+// at once, and keeps working for the TTL on one that looked it up before with a long TTL.
+func TestHubServeTokenCacheTTL(t *testing.T) {
+	t.Setenv("FLEETFORM_HUB_ADMIN_TOKEN", "admin-secret")
+	t.Setenv("FLEETFORM_HUB_TOKEN", "admin-secret")
+	dsn := pgtest.NewDatabase(t)
+	admin := serveHub(t, dsn)
+	uncached, cached := serveHub(t, dsn, "--token-cache-ttl", "0"), serveHub(t, dsn, "--token-cache-ttl", "1h")
+	old := strings.TrimSpace(fleetform(t, 0, "hub", "register", "--hub", admin.url, "edge-1", "--env", "dev", "--cluster-type", "edge"))
+	report := func(url string, n int) error {
+		c, err := client.New(url, old, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Report(context.Background(), hub.Report{Cluster: "edge-1", Revision: fmt.Sprintf("r%d", n), Status: hub.Compliant, ObservedAt: time.Now()})
+	}
+	for _, h := range []*runningHub{uncached, cached} {
+		if err := report(h.url, 1); err != nil {
+			t.Fatalf("a report with the cluster's token: %v", err)
+		}
+	}
+	fleetform(t, 0, "hub", "register", "--hub", admin.url, "edge-1", "--env", "dev", "--cluster-type", "edge", "--rotate") // a new token
+	var he *client.Error
+	if err := report(uncached.url, 2); !errors.As(err, &he) || he.Status != http.StatusUnauthorized {
+		t.Errorf("the replaced token on the replica without a cache: %v, want 401", err)
+	}
+	if err := report(cached.url, 2); err != nil {
+		t.Errorf("the replaced token on the replica that cached it for 1h: %v, want accepted until the TTL ends", err)
+	}
 }
 
 // TestHubLoadtest runs a small load test against a hub: every acknowledged report counted.

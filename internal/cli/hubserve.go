@@ -32,6 +32,7 @@ type hubServeOptions struct {
 	shutdownTimeout time.Duration
 	writers         int
 	maxClockSkew    time.Duration
+	tokenCacheTTL   time.Duration
 }
 
 func newHubServeCmd(e *env) *cobra.Command {
@@ -66,6 +67,7 @@ func newHubServeCmd(e *env) *cobra.Command {
 	f.StringVar(&o.tlsKey, "tls-key", "", "private key of --tls-cert (PEM)")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a stop waits for the requests in flight")
 	f.DurationVar(&o.maxClockSkew, "max-clock-skew", hub.DefaultMaxClockSkew, "how far ahead of the hub's clock a report's observedAt may be; later reports are rejected (400)")
+	f.DurationVar(&o.tokenCacheTTL, "token-cache-ttl", hub.DefaultTokenCacheTTL, "how long a token lookup is kept in memory (0: not at all): a token revoked on another replica still works here that long; set it to the clusters' report interval to spare the store a read per report")
 	f.IntVar(&o.writers, "ingest-writers", 0, "concurrent ingest transactions of this hub (PostgreSQL only; default 1: raise it when the database is far away and has cores to spare)")
 	_ = cmd.MarkFlagRequired("db")
 	return cmd
@@ -79,6 +81,8 @@ func (o *hubServeOptions) check() error {
 		return failed(ExitUsage, errors.New("--stale-after, --retention and --max-clock-skew must be positive"))
 	case o.writers < 0:
 		return failed(ExitUsage, errors.New("--ingest-writers must not be negative"))
+	case o.tokenCacheTTL < 0:
+		return failed(ExitUsage, errors.New("--token-cache-ttl must not be negative"))
 	}
 	return nil
 }
@@ -154,8 +158,12 @@ func (o *hubServeOptions) start(ctx context.Context, e *env) (*hubServer, error)
 		st.writers = o.writers
 	}
 	metrics := api.NewMetrics()
+	ttl := o.tokenCacheTTL
+	if ttl == 0 {
+		ttl = -1 // hub.Options: negative is no cache, zero its default
+	}
 	h := hub.New(st.store, hub.Options{StaleAfter: o.staleAfter, Retention: o.retention, MaxClockSkew: o.maxClockSkew,
-		Writers: st.writers, Logger: e.logger, Observer: metrics})
+		Writers: st.writers, Logger: e.logger, Observer: metrics, TokenCacheTTL: ttl})
 	generated, err := h.Bootstrap(ctx, os.Getenv(hubAdminTokenEnv))
 	if err != nil {
 		_ = st.store.Close()
