@@ -6,6 +6,7 @@
 # clusters (those of the run before get new tokens), and every cluster's first report of the
 # run is a state change (first round); then they only send heartbeats (steady). After each
 # run it prints the hub's CPU seconds and RSS and the database's size. Output in .bench/hub1m.
+# HUB_FLAGS adds flags to hub serve (HUB_FLAGS="--token-cache-ttl 15m").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FF=$PWD/bin/fleetform
@@ -14,6 +15,7 @@ STORE=${STORE:-sqlite}
 SIZES=${SIZES:-100000 300000 1000000}
 CONCURRENCY=${CONCURRENCY:-64}
 PG=${PG:-postgres://postgres@127.0.0.1:5432}
+read -r -a hub_flags <<<"${HUB_FLAGS:-}"
 rm -rf "$DIR" && mkdir -p "$DIR"
 
 case $STORE in
@@ -27,7 +29,7 @@ esac
 export FLEETFORM_HUB_ADMIN_TOKEN=bench-admin FLEETFORM_HUB_TOKEN=bench-admin
 # --stale-after 1h: the first round of a million clusters on two shared cores can take longer
 # than the default 10 minutes; clusters going stale meanwhile would turn heartbeats into state changes.
-"$FF" hub serve --addr 127.0.0.1:0 --db "$DB" --stale-after 1h >"$DIR/hub.log" 2>&1 &
+"$FF" hub serve --addr 127.0.0.1:0 --db "$DB" --stale-after 1h "${hub_flags[@]}" >"$DIR/hub.log" 2>&1 &
 HUB_PID=$!
 trap 'kill $HUB_PID 2>/dev/null || true; wait $HUB_PID 2>/dev/null || true' EXIT
 for _ in $(seq 300); do grep -q serving "$DIR/hub.log" && break; sleep 0.1; done

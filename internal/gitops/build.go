@@ -449,10 +449,14 @@ func (pl *planner) writeType(tp *typePlan, hasErrors bool, affected map[string]b
 		}
 		next[a.DeploymentTarget] = shardEntry{digest: a.InputDigest, workload: a.Workload}
 	}
-	for _, dt := range slices.Sorted(maps.Keys(previous)) {
-		if current[dt] {
-			continue
+	var gone []string // sorted below: only the removed targets, not the whole shard
+	for dt := range previous {
+		if !current[dt] {
+			gone = append(gone, dt)
 		}
+	}
+	slices.Sort(gone)
+	for _, dt := range gone {
 		dir := tp.name + "/" + dt
 		if hasErrors {
 			p.Deferred = append(p.Deferred, dir)
