@@ -192,3 +192,18 @@ func BenchmarkPages1MSQLite(b *testing.B) {
 		b.Logf("database: %d bytes, %.0f bytes per cluster", st.Size(), float64(st.Size())/float64(benchEnvs*benchTypesPerEnv*10*benchClustersType))
 	}
 }
+
+// BenchmarkPages1MPostgreSQL is BenchmarkPages1MSQLite on PostgreSQL (a new database on the
+// local server), and reports the database's size per cluster:
+// FLEETFORM_BENCH_MILLION=1 go test -run '^$' -bench Pages1MPostgreSQL -benchtime 5x ./internal/ui/
+func BenchmarkPages1MPostgreSQL(b *testing.B) {
+	if os.Getenv("FLEETFORM_BENCH_MILLION") != "1" {
+		b.Skip("FLEETFORM_BENCH_MILLION=1 runs it (the seed takes minutes)")
+	}
+	store, err := postgres.Open(context.Background(), pgtest.NewDatabase(b), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = store.Close() }()
+	benchUI(b, store, 10*benchClustersType)
+}

@@ -327,7 +327,7 @@ func (t *tx) StaleClusters(ctx context.Context, cutoff time.Time, limit int) ([]
 }
 
 func (t *tx) Environments(ctx context.Context) ([]string, error) {
-	return t.strings(ctx, `SELECT environment FROM clusters UNION SELECT environment FROM desired ORDER BY 1`)
+	return t.strings(ctx, environmentsSQL)
 }
 
 func (t *tx) strings(ctx context.Context, query string, args ...any) ([]string, error) {
@@ -346,3 +346,17 @@ func (t *tx) strings(ctx context.Context, query string, args ...any) ([]string, 
 	}
 	return out, rows.Err()
 }
+
+// environmentsSQL lists the environments with clusters or desired states. The clusters'
+// environments are found by a loose index scan of clusters_environment (one index lookup
+// per environment: each step looks up the next name), not by reading a million cluster rows.
+const environmentsSQL = `WITH RECURSIVE envs(environment) AS (
+	SELECT (SELECT environment FROM clusters ORDER BY environment LIMIT 1)
+	UNION ALL
+	SELECT (SELECT c.environment FROM clusters c WHERE c.environment > envs.environment ORDER BY c.environment LIMIT 1)
+	FROM envs WHERE envs.environment IS NOT NULL
+)
+SELECT environment FROM envs WHERE environment IS NOT NULL
+UNION
+SELECT environment FROM desired
+ORDER BY 1`

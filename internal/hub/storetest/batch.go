@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -95,5 +96,43 @@ func checkWritesAfterLocks(ctx context.Context, t *testing.T, tx hub.Tx, at time
 	}
 	if locked, err := tx.LockClusters(ctx, []string{"a", "b"}); err != nil || len(locked) != 2 || locked[1].Revision != "r2" {
 		t.Errorf("LockClusters after the writes: %+v, %v; want b at r2", locked, err)
+	}
+}
+
+// testEnvironments: the environments are those of the clusters and of the desired states,
+// each once, sorted.
+func (s suite) testEnvironments(t *testing.T) {
+	store, _ := s.open(t)
+	ctx := context.Background()
+	list := func() []string {
+		t.Helper()
+		var out []string
+		if err := store.View(ctx, func(r hub.Reader) (err error) { out, err = r.Environments(ctx); return err }); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if got := list(); len(got) != 0 {
+		t.Errorf("an empty store lists %q", got)
+	}
+	err := store.Update(ctx, func(tx hub.Tx) error {
+		for i, env := range []string{"stage", "dev", "prod", "dev", "stage", "dev", "a-env"} {
+			c := hub.Cluster{Name: fmt.Sprintf("c%d", i), Environment: env, ClusterType: "x"}
+			if err := tx.InsertCluster(ctx, hub.ClusterRecord{Cluster: c}); err != nil {
+				return err
+			}
+		}
+		for _, env := range []string{"prod", "zz-desired-only"} {
+			if err := tx.PutDesired(ctx, hub.Desired{Environment: env, Revision: "r1", Assignments: []hub.DesiredAssignment{}}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"a-env", "dev", "prod", "stage", "zz-desired-only"}, list()); diff != "" {
+		t.Errorf("Environments (-want +got):\n%s", diff)
 	}
 }
