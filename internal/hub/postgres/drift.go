@@ -24,7 +24,15 @@ const (
 )
 
 func (t *tx) DriftCounts(ctx context.Context, env, behindOf string, limit int) (hub.DriftCounts, error) {
-	out := hub.DriftCounts{Behind: hub.NamedCount{First: []string{}}}
+	var out hub.DriftCounts
+	// One pass over the environment's clusters counts every kind ($2 is "" when nothing is
+	// behind: that count is dropped); only the kinds that have clusters are listed.
+	err := t.queryRow(ctx, `SELECT count(*) FILTER (WHERE `+silentSQL+`), count(*) FILTER (WHERE `+failingSQL+`),
+		count(*) FILTER (WHERE `+wrongPathSQL+`), count(*) FILTER (WHERE `+behindSQL+`)
+		FROM clusters WHERE environment = $1`, env, behindOf).Scan(&out.Silent.Count, &out.Failing.Count, &out.WrongPath.Count, &out.Behind.Count)
+	if err != nil {
+		return out, err
+	}
 	type kind struct {
 		into *hub.NamedCount
 		cond string
@@ -33,10 +41,14 @@ func (t *tx) DriftCounts(ctx context.Context, env, behindOf string, limit int) (
 	kinds := []kind{{&out.Silent, silentSQL, []any{env}}, {&out.Failing, failingSQL, []any{env}}, {&out.WrongPath, wrongPathSQL, []any{env}}}
 	if behindOf != "" {
 		kinds = append(kinds, kind{&out.Behind, behindSQL, []any{env, behindOf}})
+	} else {
+		out.Behind.Count = 0
 	}
+	out.Behind.First = []string{}
 	for _, k := range kinds {
-		if err := t.queryRow(ctx, `SELECT count(*) FROM clusters WHERE environment = $1 AND `+k.cond, k.args...).Scan(&k.into.Count); err != nil {
-			return out, err
+		k.into.First = []string{}
+		if k.into.Count == 0 {
+			continue
 		}
 		rows, err := t.query(ctx, fmt.Sprintf(`SELECT name FROM clusters WHERE environment = $1 AND %s ORDER BY name LIMIT $%d`,
 			k.cond, len(k.args)+1), append(k.args, limit)...)

@@ -20,7 +20,15 @@ const (
 )
 
 func (t *tx) DriftCounts(ctx context.Context, env, behindOf string, limit int) (hub.DriftCounts, error) {
-	out := hub.DriftCounts{Behind: hub.NamedCount{First: []string{}}}
+	var out hub.DriftCounts
+	// One pass over the environment's clusters counts every kind; only the kinds that have
+	// clusters are listed.
+	err := t.q.QueryRowContext(ctx, `SELECT count(CASE WHEN `+silentSQL+` THEN 1 END), count(CASE WHEN `+failingSQL+` THEN 1 END),
+		count(CASE WHEN `+wrongPathSQL+` THEN 1 END), count(CASE WHEN `+behindSQL+` THEN 1 END)
+		FROM clusters WHERE environment = ?`, behindOf, env).Scan(&out.Silent.Count, &out.Failing.Count, &out.WrongPath.Count, &out.Behind.Count)
+	if err != nil {
+		return out, err
+	}
 	type kind struct {
 		into *hub.NamedCount
 		cond string
@@ -29,11 +37,14 @@ func (t *tx) DriftCounts(ctx context.Context, env, behindOf string, limit int) (
 	kinds := []kind{{&out.Silent, silentSQL, []any{env}}, {&out.Failing, failingSQL, []any{env}}, {&out.WrongPath, wrongPathSQL, []any{env}}}
 	if behindOf != "" {
 		kinds = append(kinds, kind{&out.Behind, behindSQL, []any{env, behindOf}})
+	} else {
+		out.Behind.Count = 0
 	}
+	out.Behind.First = []string{}
 	for _, k := range kinds {
-		if err := t.q.QueryRowContext(ctx, `SELECT count(*) FROM clusters WHERE environment = ? AND `+k.cond, k.args...).
-			Scan(&k.into.Count); err != nil {
-			return out, err
+		k.into.First = []string{}
+		if k.into.Count == 0 {
+			continue
 		}
 		names, err := t.names(ctx, `SELECT name FROM clusters WHERE environment = ? AND `+k.cond+` ORDER BY name LIMIT ?`,
 			append(k.args, limit)...)
