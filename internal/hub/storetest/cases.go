@@ -252,3 +252,76 @@ func (s suite) testStaleness(t *testing.T) {
 		t.Fatalf("after the cluster came back: %+v", r)
 	}
 }
+
+// testRegisterBatch: a batch registers its clusters in one transaction: every one counted
+// in its cluster type's rollout and recorded once in the history, in order; a batch with a
+// cluster already registered fails whole without rotate and rotates only that one with it;
+// a batch that names a cluster twice is refused without rotate.
+func (s suite) testRegisterBatch(t *testing.T) {
+	store, _ := s.open(t)
+	e := start(t, store, newClock())
+	ctx := context.Background()
+	e.desired("dev", "r1", assign("shop", "shop-web", "large"), assign("shop", "shop-web", "small"))
+	batch := []hub.Cluster{{Name: "l2", Environment: "dev", ClusterType: "large"}, {Name: "s1", Environment: "dev", ClusterType: "small"},
+		{Name: "l1", Environment: "dev", ClusterType: "large"}, {Name: "p1", Environment: "prod", ClusterType: "large"}}
+	tokens, err := e.hub.RegisterClusters(ctx, batch, false)
+	if err != nil || len(tokens) != len(batch) {
+		t.Fatalf("register a batch: %d tokens, %v", len(tokens), err)
+	}
+	for i, tok := range tokens {
+		if p, err := e.hub.Authenticate(ctx, tok); err != nil || p.Cluster != batch[i].Name {
+			t.Errorf("token %d: %+v, %v, want %s's", i, p, err, batch[i].Name)
+		}
+	}
+	clusters := func() map[string]int {
+		out := map[string]int{}
+		for k, r := range e.devRollout() {
+			out[k] = r.Clusters
+		}
+		return out
+	}
+	want := map[string]int{"large/shop-web": 2, "small/shop-web": 1}
+	if diff := cmp.Diff(want, clusters()); diff != "" {
+		t.Errorf("rollout after the batch (-want +got):\n%s", diff)
+	}
+	events, err := e.hub.History(ctx, hub.HistoryFilter{Kind: hub.EventRegistration})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var registered []string
+	for _, ev := range events {
+		registered = append(registered, ev.Cluster)
+	}
+	if diff := cmp.Diff([]string{"p1", "l1", "s1", "l2"}, registered); diff != "" { // newest first
+		t.Errorf("registration events (-want +got):\n%s", diff)
+	}
+
+	again := []hub.Cluster{{Name: "l3", Environment: "dev", ClusterType: "large"}, {Name: "l1", Environment: "dev", ClusterType: "large"}}
+	if _, err := e.hub.RegisterClusters(ctx, again, false); code(err) != hub.CodeConflict {
+		t.Fatalf("a batch with a registered cluster, without rotate: %v, want conflict", err)
+	}
+	if diff := cmp.Diff(want, clusters()); diff != "" {
+		t.Errorf("a refused batch changed the rollout (-want +got):\n%s", diff)
+	}
+	rotated, err := e.hub.RegisterClusters(ctx, again, true)
+	if err != nil {
+		t.Fatalf("a batch with a registered cluster, with rotate: %v", err)
+	}
+	if _, err := e.hub.Authenticate(ctx, tokens[2]); code(err) != hub.CodeUnauthorized {
+		t.Errorf("l1's old token after the rotation: %v, want unauthorized", err)
+	}
+	if p, err := e.hub.Authenticate(ctx, rotated[1]); err != nil || p.Cluster != "l1" {
+		t.Errorf("l1's new token: %+v, %v", p, err)
+	}
+	want["large/shop-web"] = 3 // l3 is new; l1 is counted once
+	if diff := cmp.Diff(want, clusters()); diff != "" {
+		t.Errorf("rollout after the rotation (-want +got):\n%s", diff)
+	}
+	twice := []hub.Cluster{{Name: "s2", Environment: "dev", ClusterType: "small"}, {Name: "s2", Environment: "dev", ClusterType: "small"}}
+	if _, err := e.hub.RegisterClusters(ctx, twice, false); code(err) != hub.CodeConflict {
+		t.Fatalf("a batch naming a cluster twice: %v, want conflict", err)
+	}
+	if diff := cmp.Diff(want, clusters()); diff != "" {
+		t.Errorf("a refused batch changed the rollout (-want +got):\n%s", diff)
+	}
+}
