@@ -9,7 +9,7 @@
 # HUB_FLAGS adds flags to hub serve (HUB_FLAGS="--token-cache-ttl 15m").
 set -euo pipefail
 cd "$(dirname "$0")/.."
-FF=$PWD/bin/fleetform
+FF=${FF:-$PWD/bin/fleetform}
 DIR=$PWD/.bench/hub1m
 STORE=${STORE:-sqlite}
 SIZES=${SIZES:-100000 300000 1000000}
