@@ -5,22 +5,23 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
 )
 
 // InputTree is one tree a load read: a repository at a ref, and the identity it had when it
-// was read (the commit for a git repository; for a directory, a digest of every file it
-// holds, taken before any of them was read). The same trees at the same identities load
-// the same snapshot, so a caller may keep what it made from a load and reuse it as long
-// as SameInputs holds.
+// was read (the commit for a git repository; for a directory, a digest of its file names and
+// of the content of the files a load may read, taken before any of them was read). The
+// same trees at the same identities load the same snapshot, so a caller may keep what it
+// made from a load and reuse it as long as SameInputs holds.
 type InputTree struct {
 	// Repo is the URL or path the load opened ("" for the control plane itself).
 	Repo string `json:"repo"`
 	// Ref is the ref asked for (ignored for a directory).
 	Ref string `json:"ref"`
-	// Identity is the commit, or "dir sha256:<hex>" for a directory.
+	// Identity is the commit, or "dir sha256:<hex>" for a directory (see dirIdentity).
 	Identity string `json:"identity"`
 }
 
@@ -73,8 +74,9 @@ func (rd *reads) sorted() []InputTree {
 	return slices.Compact(out)
 }
 
-// dirIdentity digests every file of a directory tree: the files a load may read (those
-// of Tree.Files), their sizes and their content.
+// dirIdentity digests a directory tree: the name of every file (those of Tree.Files), and
+// the content of those a load may read (YAML files and .sourceignore files). The content
+// of the others (a chart archive, an image) is never read by a load, nor here.
 func dirIdentity(root string) (string, error) {
 	t := DirTree(root)
 	files, err := t.Files()
@@ -83,14 +85,18 @@ func dirIdentity(root string) (string, error) {
 	}
 	h := sha256.New()
 	for _, f := range files {
+		h.Write([]byte(f))
+		h.Write([]byte{0})
+		if !isYAML(f) && path.Base(f) != ".sourceignore" {
+			h.Write([]byte("-\x00"))
+			continue
+		}
 		data, err := t.ReadFile(f)
 		if err != nil {
 			// Unreadable now: the load reports it. Its message is part of the identity, so
 			// the file becoming readable changes it.
 			data = []byte("unreadable: " + err.Error())
 		}
-		h.Write([]byte(f))
-		h.Write([]byte{0})
 		h.Write([]byte(strconv.Itoa(len(data))))
 		h.Write([]byte{0})
 		h.Write(data)

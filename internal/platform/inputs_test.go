@@ -12,8 +12,9 @@ import (
 )
 
 // TestSameInputs: a load records every tree it read (the control-plane directory once, a
-// registration's git repository at its branch), and SameInputs holds until any file of the
-// directory (even one no environment reads) or the repository's branch changes.
+// registration's git repository at its branch), and SameInputs holds until a file of the
+// directory a load may read, the name of any of its files, or the repository's branch
+// changes.
 func TestSameInputs(t *testing.T) {
 	t.Parallel()
 	const url = "https://example.com/apps"
@@ -45,11 +46,20 @@ func TestSameInputs(t *testing.T) {
 		t.Errorf("a second load recorded %+v, want %+v", again.Inputs, snap.Inputs)
 	}
 
-	// Any file, read or not; its content or its name.
-	readme := filepath.Join(cp, "README.md")
+	// A file a load may read (YAML), even for a comment; any file's name. Not the content of
+	// a file no load reads.
+	if err := os.WriteFile(filepath.Join(cp, "README.md"), []byte("changed, and never read\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !same() {
+		t.Error("README.md's content changed (a load never reads it), but SameInputs is false")
+	}
+	regs := filepath.Join(cp, "registrations.yaml")
 	for _, edit := range []func() error{
-		func() error { return os.WriteFile(readme, []byte("not read by any environment.\n"), 0o644) },
-		func() error { return os.Rename(readme, filepath.Join(cp, "README.txt")) },
+		func() error {
+			return os.WriteFile(regs, []byte("# a comment\n"+registrationDoc("shop", url, "main", "workloads", "team-a")), 0o644)
+		},
+		func() error { return os.Rename(filepath.Join(cp, "README.md"), filepath.Join(cp, "README.txt")) },
 	} {
 		if err := edit(); err != nil {
 			t.Fatal(err)
