@@ -188,7 +188,10 @@ func (o *applyOptions) run(ctx context.Context, e *env) error {
 	if memos != nil {
 		if noop, ok := memos.Unchanged(ctx, key, ctl, writerFor(e, &o.g, creds, false, nil)); ok {
 			doc := applyJSON{Environment: noop.Environment, Attempts: 1, NoChange: true, Plan: *noop}
-			return o.out.write(e.stdout, doc, func(w io.Writer) error { return applyText(w, &doc) })
+			if err := o.out.write(e.stdout, doc, func(w io.Writer) error { return applyText(w, &doc) }); err != nil {
+				return failed(ExitFailed, err) // as a full apply's report
+			}
+			return nil
 		}
 	}
 	r, target, err := loadOpened(ctx, ctl, &o.cp, &o.g)

@@ -273,17 +273,18 @@ func (s suite) testRegisterBatch(t *testing.T) {
 			t.Errorf("token %d: %+v, %v, want %s's", i, p, err, batch[i].Name)
 		}
 	}
-	clusters := func() map[string]int {
-		out := map[string]int{}
+	checkClusters := func(when string, want map[string]int) {
+		t.Helper()
+		got := map[string]int{}
 		for k, r := range e.devRollout() {
-			out[k] = r.Clusters
+			got[k] = r.Clusters
 		}
-		return out
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("rollout %s (-want +got):\n%s", when, diff)
+		}
 	}
 	want := map[string]int{"large/shop-web": 2, "small/shop-web": 1}
-	if diff := cmp.Diff(want, clusters()); diff != "" {
-		t.Errorf("rollout after the batch (-want +got):\n%s", diff)
-	}
+	checkClusters("after the batch", want)
 	events, err := e.hub.History(ctx, hub.HistoryFilter{Kind: hub.EventRegistration})
 	if err != nil {
 		t.Fatal(err)
@@ -300,9 +301,7 @@ func (s suite) testRegisterBatch(t *testing.T) {
 	if _, err := e.hub.RegisterClusters(ctx, again, false); code(err) != hub.CodeConflict {
 		t.Fatalf("a batch with a registered cluster, without rotate: %v, want conflict", err)
 	}
-	if diff := cmp.Diff(want, clusters()); diff != "" {
-		t.Errorf("a refused batch changed the rollout (-want +got):\n%s", diff)
-	}
+	checkClusters("after a refused batch", want)
 	rotated, err := e.hub.RegisterClusters(ctx, again, true)
 	if err != nil {
 		t.Fatalf("a batch with a registered cluster, with rotate: %v", err)
@@ -314,14 +313,10 @@ func (s suite) testRegisterBatch(t *testing.T) {
 		t.Errorf("l1's new token: %+v, %v", p, err)
 	}
 	want["large/shop-web"] = 3 // l3 is new; l1 is counted once
-	if diff := cmp.Diff(want, clusters()); diff != "" {
-		t.Errorf("rollout after the rotation (-want +got):\n%s", diff)
-	}
+	checkClusters("after the rotation", want)
 	twice := []hub.Cluster{{Name: "s2", Environment: "dev", ClusterType: "small"}, {Name: "s2", Environment: "dev", ClusterType: "small"}}
 	if _, err := e.hub.RegisterClusters(ctx, twice, false); code(err) != hub.CodeConflict {
 		t.Fatalf("a batch naming a cluster twice: %v, want conflict", err)
 	}
-	if diff := cmp.Diff(want, clusters()); diff != "" {
-		t.Errorf("a refused batch changed the rollout (-want +got):\n%s", diff)
-	}
+	checkClusters("after a refused batch", want)
 }
