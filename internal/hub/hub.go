@@ -164,8 +164,8 @@ func (h *Hub) Register(ctx context.Context, rs []Registration, rotate bool) ([]s
 
 // registerAll registers rs (with their tokens) inside a transaction, or rotates the tokens
 // of those already registered, and returns the tokens replaced. The clusters are locked at
-// once and the new ones counted and recorded in one statement each, so that a batch costs
-// a few statements more than its inserts, not five per cluster. A batch that names a
+// once, and the new ones inserted, given their tokens, counted and recorded in one statement
+// each, so that a batch costs a few statements, not five per cluster. A batch that names a
 // cluster twice is registered one cluster at a time, as the names come.
 func (h *Hub) registerAll(ctx context.Context, tx Tx, rs []Registration, tokens []Token, rotate bool) ([]Token, error) {
 	var replaced []Token
@@ -194,8 +194,10 @@ func (h *Hub) registerAll(ctx context.Context, tx Tx, rs []Registration, tokens 
 	for _, c := range locked {
 		existing[c.Name] = c
 	}
-	added := map[ClusterCount]int{} // by environment and cluster type
-	var events []Event
+	var (
+		fresh  []ClusterRecord
+		issued []Token
+	)
 	for i, r := range rs {
 		if c, ok := existing[r.Name]; ok {
 			old, err := h.rotate(ctx, tx, c, r.Cluster, tokens[i], rotate)
@@ -209,23 +211,30 @@ func (h *Hub) registerAll(ctx context.Context, tx Tx, rs []Registration, tokens 
 		}
 		c := r.Cluster
 		c.RegisteredAt = tokens[i].CreatedAt
-		if err := tx.InsertCluster(ctx, ClusterRecord{Cluster: c, TokenHash: tokens[i].Hash}); err != nil {
-			return nil, err
-		}
-		if err := tx.PutToken(ctx, tokens[i]); err != nil {
-			return nil, err
-		}
-		added[ClusterCount{Environment: c.Environment, ClusterType: c.ClusterType, Revision: RegisteredRevision}]++
-		events = append(events, registered(c, tokens[i].CreatedAt))
+		fresh = append(fresh, ClusterRecord{Cluster: c, TokenHash: tokens[i].Hash})
+		issued = append(issued, tokens[i])
 	}
-	return replaced, h.countRegistered(ctx, tx, added, events)
+	return replaced, h.insertRegistered(ctx, tx, fresh, issued)
 }
 
-// countRegistered adds the registered clusters to the counters (in a fixed order: the
-// order in which writers lock counter rows) and records their registration events.
-func (h *Hub) countRegistered(ctx context.Context, tx Tx, added map[ClusterCount]int, events []Event) error {
-	if len(added) == 0 {
+// insertRegistered inserts new clusters with their tokens, adds them to the counters (in a
+// fixed order: the order in which writers lock counter rows) and records their registration
+// events, one statement each.
+func (h *Hub) insertRegistered(ctx context.Context, tx Tx, cs []ClusterRecord, tokens []Token) error {
+	if len(cs) == 0 {
 		return nil
+	}
+	if err := tx.InsertClusters(ctx, cs...); err != nil {
+		return err
+	}
+	if err := tx.PutTokens(ctx, tokens...); err != nil {
+		return err
+	}
+	added := map[ClusterCount]int{} // by environment and cluster type
+	events := make([]Event, len(cs))
+	for i, c := range cs {
+		added[ClusterCount{Environment: c.Environment, ClusterType: c.ClusterType, Revision: RegisteredRevision}]++
+		events[i] = registered(c.Cluster, c.RegisteredAt)
 	}
 	counts := make([]ClusterCount, 0, len(added))
 	for k, n := range added {
@@ -277,22 +286,12 @@ func (h *Hub) rotate(ctx context.Context, tx Tx, existing ClusterRecord, c Clust
 	if err := tx.UpdateCluster(ctx, existing); err != nil {
 		return nil, err
 	}
-	return replaced, tx.PutToken(ctx, token)
+	return replaced, tx.PutTokens(ctx, token)
 }
 
 func (h *Hub) insertCluster(ctx context.Context, tx Tx, c Cluster, token Token) error {
 	c.RegisteredAt = token.CreatedAt
-	if err := tx.InsertCluster(ctx, ClusterRecord{Cluster: c, TokenHash: token.Hash}); err != nil {
-		return err
-	}
-	if err := tx.PutToken(ctx, token); err != nil {
-		return err
-	}
-	if err := tx.AddCounts(ctx, nil, []ClusterCount{{Environment: c.Environment, ClusterType: c.ClusterType,
-		Revision: RegisteredRevision, Count: 1}}); err != nil {
-		return err
-	}
-	return tx.AddEvents(ctx, []Event{registered(c, token.CreatedAt)})
+	return h.insertRegistered(ctx, tx, []ClusterRecord{{Cluster: c, TokenHash: token.Hash}}, []Token{token})
 }
 
 func validateCluster(c Cluster) error {

@@ -78,9 +78,9 @@ type Reader interface {
 // Tx changes the hub's state, inside Store.Update.
 type Tx interface {
 	Reader
-	// PutToken stores a token, or updates the one with the same hash (its ID and creation
-	// time stay).
-	PutToken(ctx context.Context, t Token) error
+	// PutTokens stores tokens, or updates those with the same hash (their IDs and creation
+	// times stay); of two with the same hash, the later one is stored.
+	PutTokens(ctx context.Context, ts ...Token) error
 	// DeleteClusterTokens removes a cluster's tokens.
 	DeleteClusterTokens(ctx context.Context, cluster string) error
 	// LockEnvironment serialises work on an environment across hub replicas: ingest and
@@ -98,8 +98,9 @@ type Tx interface {
 	// transaction has locked, for its later Deployments calls. A store whose Deployments
 	// costs no round trip may do nothing.
 	PrefetchDeployments(ctx context.Context, clusters []string) error
-	// InsertCluster adds a cluster (ErrExists when the name is taken).
-	InsertCluster(ctx context.Context, c ClusterRecord) error
+	// InsertClusters adds clusters at once (ErrExists when a name is taken, or named twice;
+	// the transaction must then be abandoned, as after any error).
+	InsertClusters(ctx context.Context, cs ...ClusterRecord) error
 	// UpdateCluster replaces a cluster's registration and latest report.
 	UpdateCluster(ctx context.Context, c ClusterRecord) error
 	// TouchCluster records the times of a report that changed nothing else.

@@ -24,7 +24,7 @@ func (h *Hub) CreateToken(ctx context.Context, kind, name string, expiresAt time
 		return Token{}, "", err
 	}
 	t := Token{ID: TokenID(HashToken(secret)), Hash: HashToken(secret), Kind: kind, Name: name, CreatedAt: now, ExpiresAt: expiresAt}
-	err = h.store.Update(ctx, func(tx Tx) error { return tx.PutToken(ctx, t) })
+	err = h.store.Update(ctx, func(tx Tx) error { return tx.PutTokens(ctx, t) })
 	return t, secret, err
 }
 
@@ -81,7 +81,7 @@ func (h *Hub) RevokeToken(ctx context.Context, id string) (TokenInfo, error) {
 			}
 		}
 		t.RevokedAt = now
-		return tx.PutToken(ctx, t)
+		return tx.PutTokens(ctx, t)
 	})
 	if err != nil {
 		return TokenInfo{}, err
@@ -147,10 +147,10 @@ func (h *Hub) RotateToken(ctx context.Context, id string, expiresAt time.Time) (
 			return err
 		}
 		old.RevokedAt = now
-		if err := tx.PutToken(ctx, old); err != nil {
+		if err := tx.PutTokens(ctx, old); err != nil {
 			return err
 		}
-		return tx.PutToken(ctx, next)
+		return tx.PutTokens(ctx, next)
 	})
 	if err != nil {
 		return Token{}, "", err

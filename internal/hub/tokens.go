@@ -79,7 +79,7 @@ func (h *Hub) Bootstrap(ctx context.Context, token string) (generated string, er
 		if generated, err = NewToken(); err != nil {
 			return err
 		}
-		return tx.PutToken(ctx, Token{Hash: HashToken(generated), Kind: TokenAdmin, Name: SourceGenerated,
+		return tx.PutTokens(ctx, Token{Hash: HashToken(generated), Kind: TokenAdmin, Name: SourceGenerated,
 			Source: SourceGenerated, CreatedAt: now})
 	})
 	if err != nil {
@@ -97,7 +97,7 @@ func (h *Hub) configureAdmin(ctx context.Context, tx Tx, token string, now time.
 	switch {
 	case errors.Is(err, ErrNotFound):
 		t = Token{Hash: hash, Kind: TokenAdmin, Name: SourceConfigured, Source: SourceConfigured, CreatedAt: now}
-		if err := tx.PutToken(ctx, t); err != nil {
+		if err := tx.PutTokens(ctx, t); err != nil {
 			return nil, err
 		}
 	case err != nil:
@@ -117,7 +117,7 @@ func (h *Hub) configureAdmin(ctx context.Context, tx Tx, token string, now time.
 			continue
 		}
 		a.RevokedAt = now
-		if err := tx.PutToken(ctx, a); err != nil {
+		if err := tx.PutTokens(ctx, a); err != nil {
 			return nil, err
 		}
 		revoked = append(revoked, a)

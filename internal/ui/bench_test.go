@@ -80,7 +80,7 @@ func seedBenchFleet(b *testing.B, store hub.Store, perType int) {
 					rec := hub.ClusterRecord{Cluster: hub.Cluster{Name: name, Environment: env, ClusterType: ct, RegisteredAt: now,
 						Labels: map[string]string{"region": "east"}}, Reported: true, Fresh: i%50 != 0, Revision: rev, Status: hub.Compliant,
 						ObservedAt: now, ReceivedAt: now, TokenHash: hub.HashToken(name)}
-					if err := tx.InsertCluster(ctx, rec); err != nil {
+					if err := tx.InsertClusters(ctx, rec); err != nil {
 						return err
 					}
 				}

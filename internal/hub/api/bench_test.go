@@ -51,7 +51,7 @@ func seedFleet(b *testing.B, store hub.Store) {
 				c := hub.ClusterRecord{Cluster: hub.Cluster{Name: fmt.Sprintf("%s-%05d", typ, i), Environment: "prod", ClusterType: typ,
 					RegisteredAt: now}, Reported: true, Fresh: true, Revision: "r1", Status: hub.Compliant, ObservedAt: now, ReceivedAt: now,
 					TokenHash: hub.HashToken(fmt.Sprintf("%s-%05d", typ, i))}
-				if err := tx.InsertCluster(ctx, c); err != nil {
+				if err := tx.InsertClusters(ctx, c); err != nil {
 					return err
 				}
 			}

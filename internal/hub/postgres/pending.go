@@ -107,6 +107,29 @@ func (t *tx) queueClusters() {
 		return
 	}
 	t.pending.clusters = nil
+	sorted := make([]pendingCluster, 0, len(rows))
+	for _, name := range slices.Sorted(maps.Keys(rows)) {
+		sorted = append(sorted, rows[name])
+	}
+	t.queue(`UPDATE clusters AS c SET environment = v.environment, cluster_type = v.cluster_type, labels = v.labels,
+		token_hash = v.token_hash, registered_at = v.registered_at, reported = v.reported, revision = v.revision,
+		status = v.status, message = v.message, observed_at = v.observed_at, received_at = v.received_at,
+		gitops_path = v.gitops_path, fresh = v.fresh, digest = v.digest
+		FROM `+clusterValues+`
+		WHERE c.name = v.name`, clusterArrays(sorted)...)
+}
+
+// clusterValues is a table of cluster rows made of clusterArrays' 15 parameters, with the
+// columns in the order of clusterColumns.
+const clusterValues = `(SELECT v.name, v.environment, v.cluster_type, v.labels::jsonb AS labels, v.token_hash, v.registered_at,
+		v.reported, v.revision, v.status, v.message, v.observed_at, v.received_at, v.gitops_path, v.fresh, v.digest
+	FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::timestamptz[], $7::bool[], $8::text[],
+		$9::text[], $10::text[], $11::timestamptz[], $12::timestamptz[], $13::text[], $14::bool[], $15::text[])
+		AS v(name, environment, cluster_type, labels, token_hash, registered_at, reported, revision, status, message,
+		observed_at, received_at, gitops_path, fresh, digest)) AS v`
+
+// clusterArrays are the parameters of clusterValues: one array per column.
+func clusterArrays(rows []pendingCluster) []any {
 	n := len(rows)
 	var (
 		names, envs, types, labels, revisions, statuses = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
@@ -115,23 +138,13 @@ func (t *tx) queueClusters() {
 		registered, observed, received                  = make([]pgtype.Timestamptz, n), make([]pgtype.Timestamptz, n), make([]pgtype.Timestamptz, n)
 		reported, fresh                                 = make([]bool, n), make([]bool, n)
 	)
-	for i, name := range slices.Sorted(maps.Keys(rows)) {
-		c := rows[name]
+	for i, c := range rows {
 		names[i], envs[i], types[i], labels[i], hashes[i] = c.Name, c.Environment, c.ClusterType, c.labels, c.TokenHash
 		registered[i], observed[i], received[i] = timestamptz(c.RegisteredAt), timestamptz(c.ObservedAt), timestamptz(c.ReceivedAt)
 		reported[i], revisions[i], statuses[i], messages[i] = c.Reported, c.Revision, string(c.Status), c.Message
 		paths[i], fresh[i], digests[i] = c.GitOpsPath, c.Fresh, c.Digest
 	}
-	t.queue(`UPDATE clusters AS c SET environment = v.environment, cluster_type = v.cluster_type, labels = v.labels::jsonb,
-		token_hash = v.token_hash, registered_at = v.registered_at, reported = v.reported, revision = v.revision,
-		status = v.status, message = v.message, observed_at = v.observed_at, received_at = v.received_at,
-		gitops_path = v.gitops_path, fresh = v.fresh, digest = v.digest
-		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::timestamptz[], $7::bool[], $8::text[],
-			$9::text[], $10::text[], $11::timestamptz[], $12::timestamptz[], $13::text[], $14::bool[], $15::text[])
-			AS v(name, environment, cluster_type, labels, token_hash, registered_at, reported, revision, status, message,
-			observed_at, received_at, gitops_path, fresh, digest)
-		WHERE c.name = v.name`,
-		names, envs, types, labels, hashes, registered, reported, revisions, statuses, messages, observed, received, paths, fresh, digests)
+	return []any{names, envs, types, labels, hashes, registered, reported, revisions, statuses, messages, observed, received, paths, fresh, digests}
 }
 
 func (t *tx) queueEvents() {

@@ -22,7 +22,7 @@ func TestPrefetchedDeploymentsStayCurrent(t *testing.T) {
 	web := hub.DeploymentState{DeploymentTarget: "web", Namespace: "shop", Status: hub.Ready, Revision: "v1", Since: since}
 	err := s.Update(ctx, func(tx hub.Tx) error {
 		for _, n := range []string{"a", "b"} {
-			if err := tx.InsertCluster(ctx, hub.ClusterRecord{Cluster: hub.Cluster{Name: n, Environment: "dev", ClusterType: "x"}}); err != nil {
+			if err := tx.InsertClusters(ctx, hub.ClusterRecord{Cluster: hub.Cluster{Name: n, Environment: "dev", ClusterType: "x"}}); err != nil {
 				return err
 			}
 		}
@@ -95,7 +95,7 @@ func TestPendingRowsKeepTheLastWrite(t *testing.T) {
 	}
 	err := s.Update(ctx, func(tx hub.Tx) error {
 		c := hub.ClusterRecord{Cluster: hub.Cluster{Name: "a", Environment: "dev", ClusterType: "x", Labels: map[string]string{"site": "a"}}}
-		if err := tx.InsertCluster(ctx, c); err != nil {
+		if err := tx.InsertClusters(ctx, c); err != nil {
 			return err
 		}
 		writes := []struct {
@@ -145,7 +145,7 @@ func TestAbortedTransactionIsNotReportedCommitted(t *testing.T) {
 	hash := []byte("0123456789abcdef0123456789abcdef")
 	for _, name := range []string{"failure in the same round trip as the write", "failure in a later round trip"} {
 		err := s.Update(ctx, func(tx hub.Tx) error {
-			if err := tx.PutToken(ctx, hub.Token{Hash: hash, Kind: hub.TokenRead, Name: "lost"}); err != nil {
+			if err := tx.PutTokens(ctx, hub.Token{Hash: hash, Kind: hub.TokenRead, Name: "lost"}); err != nil {
 				return err
 			}
 			if name == "failure in a later round trip" {

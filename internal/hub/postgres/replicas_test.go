@@ -59,7 +59,7 @@ func TestDeadlockIsRetried(t *testing.T) {
 	ctx := context.Background()
 	err := s.Update(ctx, func(tx hub.Tx) error {
 		for _, name := range []string{"a", "b"} {
-			if err := tx.InsertCluster(ctx, hub.ClusterRecord{Cluster: hub.Cluster{Name: name, Environment: "dev", ClusterType: "x"}}); err != nil {
+			if err := tx.InsertClusters(ctx, hub.ClusterRecord{Cluster: hub.Cluster{Name: name, Environment: "dev", ClusterType: "x"}}); err != nil {
 				return err
 			}
 		}

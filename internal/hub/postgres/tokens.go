@@ -70,11 +70,34 @@ func (t *tx) HasAdminToken(ctx context.Context, now time.Time) (bool, error) {
 	return has, err
 }
 
-func (t *tx) PutToken(_ context.Context, tok hub.Token) error {
-	t.queue(`INSERT INTO tokens (`+tokenColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+// PutTokens queues one statement that stores the tokens (the last of each hash).
+func (t *tx) PutTokens(_ context.Context, toks ...hub.Token) error {
+	last := make(map[string]int, len(toks))
+	for i, tok := range toks {
+		last[string(tok.Hash)] = i
+	}
+	var (
+		ids, kinds, clusters, names, sources []string
+		hashes                               [][]byte
+		created, expires, revoked            []pgtype.Timestamptz
+	)
+	for i, tok := range toks {
+		if last[string(tok.Hash)] != i {
+			continue
+		}
+		ids, hashes, kinds, clusters = append(ids, hub.TokenID(tok.Hash)), append(hashes, tok.Hash), append(kinds, tok.Kind), append(clusters, tok.Cluster)
+		names, sources = append(names, tok.Name), append(sources, tok.Source)
+		created, expires, revoked = append(created, timestamptz(tok.CreatedAt)), append(expires, timestamptz(tok.ExpiresAt)), append(revoked, timestamptz(tok.RevokedAt))
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	t.queue(`INSERT INTO tokens (`+tokenColumns+`)
+		SELECT * FROM unnest($1::text[], $2::bytea[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
+			$8::timestamptz[], $9::timestamptz[])
 		ON CONFLICT (hash) DO UPDATE SET kind = excluded.kind, cluster = excluded.cluster, name = excluded.name,
 		source = excluded.source, expires_at = excluded.expires_at, revoked_at = excluded.revoked_at`,
-		hub.TokenID(tok.Hash), tok.Hash, tok.Kind, tok.Cluster, tok.Name, tok.Source, ts(tok.CreatedAt), ts(tok.ExpiresAt), ts(tok.RevokedAt))
+		ids, hashes, kinds, clusters, names, sources, created, expires, revoked)
 	return nil
 }
 

@@ -20,7 +20,7 @@ func TestTouchesAndUpdatesKeepTheirOrder(t *testing.T) {
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 	err := s.Update(ctx, func(tx hub.Tx) error {
 		for _, n := range []string{"a", "b", "c"} {
-			if err := tx.InsertCluster(ctx, hub.ClusterRecord{Cluster: hub.Cluster{Name: n, Environment: "dev", ClusterType: "x"}}); err != nil {
+			if err := tx.InsertClusters(ctx, hub.ClusterRecord{Cluster: hub.Cluster{Name: n, Environment: "dev", ClusterType: "x"}}); err != nil {
 				return err
 			}
 		}

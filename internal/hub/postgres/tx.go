@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -408,22 +409,29 @@ func (t *tx) ClusterPage(ctx context.Context, env, clusterType string, offset, l
 	return out, total, err
 }
 
-// InsertCluster adds a cluster; a concurrent registration of the same name waits for the
-// other transaction and then finds the name taken.
-func (t *tx) InsertCluster(ctx context.Context, c hub.ClusterRecord) error {
-	args, err := clusterArgs(c)
-	if err != nil {
-		return err
+// InsertClusters adds clusters in one statement, in name order; a concurrent registration
+// of one of the names waits for the other transaction and then finds the name taken.
+func (t *tx) InsertClusters(ctx context.Context, cs ...hub.ClusterRecord) error {
+	rows := make([]pendingCluster, len(cs))
+	for i, c := range cs {
+		raw, err := labelsJSON(c.Labels)
+		if err != nil {
+			return err
+		}
+		rows[i] = pendingCluster{ClusterRecord: c, labels: raw}
 	}
-	n, err := t.exec(ctx, `INSERT INTO clusters (`+clusterColumns+`) VALUES ($15, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-		ON CONFLICT (name) DO NOTHING`, args...)
+	slices.SortFunc(rows, func(a, b pendingCluster) int { return strings.Compare(a.Name, b.Name) })
+	n, err := t.exec(ctx, `INSERT INTO clusters (`+clusterColumns+`) SELECT * FROM `+clusterValues+`
+		ON CONFLICT (name) DO NOTHING`, clusterArrays(rows)...)
 	switch {
 	case err != nil:
 		return err
-	case n == 0:
+	case n < int64(len(cs)):
 		return hub.ErrExists
 	}
-	t.locked[c.Name] = asStored(c) // inserted rows are locked until the transaction ends
+	for _, c := range cs {
+		t.locked[c.Name] = asStored(c) // inserted rows are locked until the transaction ends
+	}
 	return nil
 }
 
@@ -462,16 +470,6 @@ func storedTime(t time.Time) time.Time {
 		return t
 	}
 	return t.Truncate(time.Microsecond).UTC()
-}
-
-// clusterArgs are a cluster's columns, the name last.
-func clusterArgs(c hub.ClusterRecord) ([]any, error) {
-	raw, err := labelsJSON(c.Labels)
-	if err != nil {
-		return nil, err
-	}
-	return []any{c.Environment, c.ClusterType, raw, c.TokenHash, ts(c.RegisteredAt), c.Reported, c.Revision,
-		string(c.Status), c.Message, ts(c.ObservedAt), ts(c.ReceivedAt), c.GitOpsPath, c.Fresh, c.Digest, c.Name}, nil
 }
 
 func (t *tx) TouchCluster(_ context.Context, name string, observedAt, receivedAt time.Time) error {

@@ -79,12 +79,18 @@ func (t *tx) HasAdminToken(ctx context.Context, now time.Time) (bool, error) {
 	return n > 0, err
 }
 
-func (t *tx) PutToken(ctx context.Context, tok hub.Token) error {
-	_, err := t.q.ExecContext(ctx, `INSERT INTO tokens (`+tokenColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (hash) DO UPDATE SET kind = excluded.kind, cluster = excluded.cluster, name = excluded.name,
-		source = excluded.source, expires_at = excluded.expires_at, revoked_at = excluded.revoked_at`,
-		hub.TokenID(tok.Hash), tok.Hash, tok.Kind, tok.Cluster, tok.Name, tok.Source, ms(tok.CreatedAt), ms(tok.ExpiresAt), ms(tok.RevokedAt))
-	return err
+// PutTokens stores the tokens one statement at a time (in the process: no round trips).
+func (t *tx) PutTokens(ctx context.Context, toks ...hub.Token) error {
+	for _, tok := range toks {
+		_, err := t.q.ExecContext(ctx, `INSERT INTO tokens (`+tokenColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (hash) DO UPDATE SET kind = excluded.kind, cluster = excluded.cluster, name = excluded.name,
+			source = excluded.source, expires_at = excluded.expires_at, revoked_at = excluded.revoked_at`,
+			hub.TokenID(tok.Hash), tok.Hash, tok.Kind, tok.Cluster, tok.Name, tok.Source, ms(tok.CreatedAt), ms(tok.ExpiresAt), ms(tok.RevokedAt))
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // deleteClusterTokens deletes a cluster's tokens through tokens_cluster (see tokensQuery

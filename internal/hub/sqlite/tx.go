@@ -221,11 +221,18 @@ func (t *tx) ClusterPage(ctx context.Context, env, clusterType string, offset, l
 	return out, total, rows.Err()
 }
 
-func (t *tx) InsertCluster(ctx context.Context, c hub.ClusterRecord) error {
-	if _, err := t.Cluster(ctx, c.Name); err == nil {
-		return hub.ErrExists
+// InsertClusters adds clusters one statement at a time: SQLite runs in the process, so a
+// statement costs no round trip.
+func (t *tx) InsertClusters(ctx context.Context, cs ...hub.ClusterRecord) error {
+	for _, c := range cs {
+		if _, err := t.Cluster(ctx, c.Name); err == nil {
+			return hub.ErrExists
+		}
+		if err := t.writeCluster(ctx, `INSERT INTO clusters (`+clusterColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, c, false); err != nil {
+			return err
+		}
 	}
-	return t.writeCluster(ctx, `INSERT INTO clusters (`+clusterColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, c, false)
+	return nil
 }
 
 func (t *tx) UpdateCluster(ctx context.Context, c hub.ClusterRecord) error {

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -22,7 +23,7 @@ func (s suite) testBatchReads(t *testing.T) {
 	web := hub.DeploymentState{DeploymentTarget: "web", Namespace: "shop", Status: hub.Ready, Revision: "v1", Since: at}
 	err := store.Update(ctx, func(tx hub.Tx) error {
 		for _, c := range []hub.Cluster{{Name: "a", Environment: "dev", ClusterType: "x"}, {Name: "b", Environment: "prod", ClusterType: "x"}} {
-			if err := tx.InsertCluster(ctx, hub.ClusterRecord{Cluster: c, Reported: true, Revision: "r1", Status: hub.Compliant}); err != nil {
+			if err := tx.InsertClusters(ctx, hub.ClusterRecord{Cluster: c, Reported: true, Revision: "r1", Status: hub.Compliant}); err != nil {
 				return err
 			}
 		}
@@ -118,7 +119,7 @@ func (s suite) testEnvironments(t *testing.T) {
 	err := store.Update(ctx, func(tx hub.Tx) error {
 		for i, env := range []string{"stage", "dev", "prod", "dev", "stage", "dev", "a-env"} {
 			c := hub.Cluster{Name: fmt.Sprintf("c%d", i), Environment: env, ClusterType: "x"}
-			if err := tx.InsertCluster(ctx, hub.ClusterRecord{Cluster: c}); err != nil {
+			if err := tx.InsertClusters(ctx, hub.ClusterRecord{Cluster: c}); err != nil {
 				return err
 			}
 		}
@@ -134,5 +135,74 @@ func (s suite) testEnvironments(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"a-env", "dev", "prod", "stage", "zz-desired-only"}, list()); diff != "" {
 		t.Errorf("Environments (-want +got):\n%s", diff)
+	}
+}
+
+// testInsertMany: InsertClusters adds every cluster of a call as written (labels, times,
+// token hash), refuses a call that names a registered cluster or one cluster twice, and
+// PutTokens stores the last of two tokens with the same hash.
+func (s suite) testInsertMany(t *testing.T) {
+	store, _ := s.open(t)
+	ctx := context.Background()
+	at := time.Date(2026, 11, 1, 12, 0, 0, 123000000, time.UTC) // both stores keep milliseconds
+	want := []hub.ClusterRecord{
+		{Cluster: hub.Cluster{Name: "b", Environment: "dev", ClusterType: "x", Labels: map[string]string{"zone": "eu"}, RegisteredAt: at},
+			TokenHash: hub.HashToken("b")},
+		{Cluster: hub.Cluster{Name: "a", Environment: "prod", ClusterType: "y", Labels: map[string]string{}, RegisteredAt: at},
+			TokenHash: hub.HashToken("a"), Reported: true, Revision: "r1", Status: hub.Compliant, ObservedAt: at, ReceivedAt: at, Fresh: true},
+	}
+	if err := store.Update(ctx, func(tx hub.Tx) error { return tx.InsertClusters(ctx, want...) }); err != nil {
+		t.Fatal(err)
+	}
+	for _, refused := range [][]hub.ClusterRecord{
+		{{Cluster: hub.Cluster{Name: "c", Environment: "dev", ClusterType: "x"}}, {Cluster: hub.Cluster{Name: "a", Environment: "dev", ClusterType: "x"}}},
+		{{Cluster: hub.Cluster{Name: "d", Environment: "dev", ClusterType: "x"}}, {Cluster: hub.Cluster{Name: "d", Environment: "dev", ClusterType: "x"}}},
+	} {
+		err := store.Update(ctx, func(tx hub.Tx) error { return tx.InsertClusters(ctx, refused...) })
+		if !errors.Is(err, hub.ErrExists) {
+			t.Errorf("InsertClusters(%s, %s): %v, want ErrExists", refused[0].Name, refused[1].Name, err)
+		}
+	}
+	err := store.View(ctx, func(r hub.Reader) error {
+		got, err := r.Clusters(ctx, "")
+		if err != nil {
+			return err
+		}
+		if diff := cmp.Diff([]hub.ClusterRecord{want[1], want[0]}, got); diff != "" {
+			t.Errorf("clusters after the refused calls (-want +got):\n%s", diff)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPutTokens(ctx, t, store, at)
+}
+
+// checkPutTokens stores three tokens, two of them with the same hash, in one call.
+func checkPutTokens(ctx context.Context, t *testing.T, store hub.Store, at time.Time) {
+	t.Helper()
+	first := hub.Token{Hash: hub.HashToken("same"), Kind: hub.TokenRead, Name: "first", CreatedAt: at}
+	other := hub.Token{Hash: hub.HashToken("other"), Kind: hub.TokenCluster, Cluster: "a", CreatedAt: at, ExpiresAt: at.Add(time.Hour)}
+	last := first
+	last.Name, last.ExpiresAt = "last", at.Add(time.Minute)
+	if err := store.Update(ctx, func(tx hub.Tx) error { return tx.PutTokens(ctx, first, other, last) }); err != nil {
+		t.Fatal(err)
+	}
+	err := store.View(ctx, func(r hub.Reader) error {
+		for _, want := range []hub.Token{last, other} {
+			got, err := r.Token(ctx, want.Hash)
+			if err != nil {
+				return err
+			}
+			want.ID = hub.TokenID(want.Hash)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("token %s (-want +got):\n%s", want.Name, diff)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -73,7 +73,7 @@ func SeedHistory(ctx context.Context, store hub.Store, n int) error {
 		}
 		for _, name := range []string{quietCluster, busyCluster(0)} {
 			c := hub.ClusterRecord{Cluster: hub.Cluster{Name: name, Environment: "prod", ClusterType: "edge", RegisteredAt: historyStart}}
-			if err := tx.InsertCluster(ctx, c); err != nil {
+			if err := tx.InsertClusters(ctx, c); err != nil {
 				return err
 			}
 		}

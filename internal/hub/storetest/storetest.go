@@ -67,6 +67,7 @@ func Run(t *testing.T, open Opener, explain Explainer) {
 	t.Run("RevocationOnReplicas", s.testRevocationOnReplicas)
 	t.Run("Registration", s.testRegistration)
 	t.Run("RegisterBatch", s.testRegisterBatch)
+	t.Run("InsertMany", s.testInsertMany)
 	t.Run("Desired", s.testDesired)
 	t.Run("RolloutStates", s.testRolloutStates)
 	t.Run("OrderAndDuplicates", s.testOrder)
