@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"syscall"
@@ -126,22 +127,43 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	return ExitUsage
 }
 
-// startProfile starts the CPU profile --cpuprofile asks for; Main stops it.
-func (e *env) startProfile(file string) error {
-	if file == "" {
-		return nil
+// startProfile starts the CPU profile --cpuprofile asks for and arranges the heap profile
+// --memprofile asks for (written when the command ends); Main stops them.
+func (e *env) startProfile(cpuFile, memFile string) error {
+	var stops []func()
+	if cpuFile != "" {
+		f, err := os.Create(cpuFile)
+		if err != nil {
+			return failed(ExitUsage, fmt.Errorf("--cpuprofile: %w", err))
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			_ = f.Close()
+			return failed(ExitUsage, fmt.Errorf("--cpuprofile: %w", err))
+		}
+		stops = append(stops, func() {
+			pprof.StopCPUProfile()
+			_ = f.Close()
+		})
 	}
-	f, err := os.Create(file)
-	if err != nil {
-		return failed(ExitUsage, fmt.Errorf("--cpuprofile: %w", err))
+	if memFile != "" {
+		f, err := os.Create(memFile)
+		if err != nil {
+			return failed(ExitUsage, fmt.Errorf("--memprofile: %w", err))
+		}
+		stops = append(stops, func() {
+			runtime.GC() // the heap in use at the end, not at the last collection
+			if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+				e.logger.Warn("--memprofile", "error", err.Error())
+			}
+			_ = f.Close()
+		})
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		_ = f.Close()
-		return failed(ExitUsage, fmt.Errorf("--cpuprofile: %w", err))
-	}
-	e.stopProfile = func() {
-		pprof.StopCPUProfile()
-		_ = f.Close()
+	if len(stops) > 0 {
+		e.stopProfile = func() {
+			for _, stop := range stops {
+				stop()
+			}
+		}
 	}
 	return nil
 }
@@ -183,7 +205,7 @@ func budgetMemory() {
 }
 
 func newRoot(e *env) *cobra.Command {
-	var logLevel, logFormat, cpuProfile string
+	var logLevel, logFormat, cpuProfile, memProfile string
 	root := &cobra.Command{
 		Use: "fleetform",
 		Example: "  fleetform validate --control-plane ./platform\n" +
@@ -205,13 +227,15 @@ func newRoot(e *env) *cobra.Command {
 			if fleetCommands[cmd.Name()] {
 				budgetMemory()
 			}
-			return e.startProfile(cpuProfile)
+			return e.startProfile(cpuProfile, memProfile)
 		},
 	}
 	root.PersistentFlags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	root.PersistentFlags().StringVar(&logFormat, "log-format", "text", "log format: text or json")
 	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the command to this file (for go tool pprof)")
+	root.PersistentFlags().StringVar(&memProfile, "memprofile", "", "write a heap profile of the memory in use when the command ends to this file")
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
+	_ = root.PersistentFlags().MarkHidden("memprofile")
 	root.AddCommand(
 		newValidateCmd(e),
 		newScheduleCmd(e),
