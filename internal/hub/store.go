@@ -65,9 +65,10 @@ type Reader interface {
 	// FailingDeployments returns the deployments of an environment's clusters whose status
 	// is Failed, by cluster.
 	FailingDeployments(ctx context.Context, env string) ([]ClusterDeployment, error)
-	// StaleClusters returns up to limit fresh clusters whose latest report was received
-	// before cutoff.
-	StaleClusters(ctx context.Context, cutoff time.Time, limit int) ([]string, error)
+	// StaleClusters returns, oldest first, up to limit fresh clusters whose latest report
+	// was received before cutoff and, when there are fewer, when the oldest of the other
+	// fresh clusters was received (zero: there is none).
+	StaleClusters(ctx context.Context, cutoff time.Time, limit int) (stale []string, nextReceived time.Time, err error)
 	// Sources returns the git sources serve recorded, by URL and branch.
 	Sources(ctx context.Context) ([]SourceState, error)
 	// Syncs returns up to limit syncs of an environment, the one recorded last first (their

@@ -25,18 +25,23 @@ func (h *Hub) sweepLoop(ctx context.Context) {
 	}
 	tick := time.NewTicker(h.opts.SweepEvery)
 	defer tick.Stop()
-	lastPrune := time.Time{}
+	var lastPrune, due time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
-		start := time.Now()
-		if n, err := h.ExpireStale(ctx); err != nil && ctx.Err() == nil {
-			h.opts.Logger.ErrorContext(ctx, "expiring stale clusters", "error", err.Error())
-		} else if n > 0 {
-			h.opts.Logger.InfoContext(ctx, "expired stale clusters", "clusters", n, "seconds", time.Since(start).Seconds())
+		if !h.opts.Now().Before(due) {
+			start := time.Now()
+			n, next, err := h.expireStale(ctx)
+			switch {
+			case err != nil && ctx.Err() == nil:
+				h.opts.Logger.ErrorContext(ctx, "expiring stale clusters", "error", err.Error())
+			case n > 0:
+				h.opts.Logger.InfoContext(ctx, "expired stale clusters", "clusters", n, "seconds", time.Since(start).Seconds())
+			}
+			due = next
 		}
 		if h.opts.Now().Sub(lastPrune) >= pruneEvery {
 			lastPrune = h.opts.Now()
@@ -54,35 +59,56 @@ func (h *Hub) sweepLoop(ctx context.Context) {
 // ExpireStale marks the clusters whose latest report is older than StaleAfter as unknown,
 // removing them from the rollout counters, and returns how many.
 func (h *Hub) ExpireStale(ctx context.Context) (int, error) {
+	n, _, err := h.expireStale(ctx)
+	return n, err
+}
+
+// expireStale is ExpireStale, also returning when a cluster can next go stale: StaleAfter
+// after the oldest report of the clusters still fresh (or after now, when none is), less
+// staleMargin. Reports are only ever received later, so the sweep loop need not look
+// before then; at a million clusters, each look reads the whole table on PostgreSQL.
+func (h *Hub) expireStale(ctx context.Context) (int, time.Time, error) {
 	total := 0
 	for {
-		cutoff := h.opts.Now().Add(-h.opts.StaleAfter)
+		now := h.opts.Now()
+		cutoff := now.Add(-h.opts.StaleAfter)
 		var names []string
+		var oldest time.Time
 		err := h.store.View(ctx, func(r Reader) error {
 			var err error
-			names, err = r.StaleClusters(ctx, cutoff, sweepBatch)
+			names, oldest, err = r.StaleClusters(ctx, cutoff, sweepBatch)
 			return err
 		})
-		if err != nil || len(names) == 0 {
-			return total, err
-		}
-		slices.Sort(names) // lock clusters in name order, as ingest does
-		err = h.store.Update(ctx, func(tx Tx) error {
-			for _, name := range names {
-				if err := h.expire(ctx, tx, name, cutoff); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
 		if err != nil {
-			return total, err
+			return total, time.Time{}, err
 		}
-		total += len(names)
+		if len(names) > 0 {
+			slices.Sort(names) // lock clusters in name order, as ingest does
+			if err := h.store.Update(ctx, func(tx Tx) error { return h.expireAll(ctx, tx, names, cutoff) }); err != nil {
+				return total, time.Time{}, err
+			}
+			total += len(names)
+		}
 		if len(names) < sweepBatch {
-			return total, nil
+			if oldest.IsZero() || oldest.After(now) {
+				oldest = now
+			}
+			return total, oldest.Add(h.opts.StaleAfter - staleMargin), nil
 		}
 	}
+}
+
+// staleMargin covers reports received before a sweep looked and committed after it: the
+// sweep did not see them, and the oldest of them may be that much older than what it saw.
+const staleMargin = time.Minute
+
+func (h *Hub) expireAll(ctx context.Context, tx Tx, names []string, cutoff time.Time) error {
+	for _, name := range names {
+		if err := h.expire(ctx, tx, name, cutoff); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (h *Hub) expire(ctx context.Context, tx Tx, name string, cutoff time.Time) error {

@@ -562,8 +562,28 @@ func (t *tx) FailingDeployments(ctx context.Context, env string) ([]hub.ClusterD
 	})
 }
 
-func (t *tx) StaleClusters(ctx context.Context, cutoff time.Time, limit int) ([]string, error) {
-	return t.strings(ctx, `SELECT name FROM clusters WHERE fresh AND received_at < $1 ORDER BY received_at, name LIMIT $2`, cutoff, limit)
+// StaleClusters reads the limit+1 oldest fresh clusters: one pass over the table, as the
+// stale ones alone would cost (no index on received_at, which every report changes: see
+// migration 0004).
+func (t *tx) StaleClusters(ctx context.Context, cutoff time.Time, limit int) ([]string, time.Time, error) {
+	rows, err := t.query(ctx, `SELECT name, received_at FROM clusters WHERE fresh ORDER BY received_at, name LIMIT $1`, limit+1)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	var stale []string
+	var next time.Time
+	var name string
+	var received pgtype.Timestamptz
+	_, err = pgx.ForEachRow(rows, []any{&name, &received}, func() error {
+		switch at := fromTS(received); {
+		case at.Before(cutoff) && len(stale) < limit:
+			stale = append(stale, name)
+		case next.IsZero() && !at.Before(cutoff):
+			next = at
+		}
+		return nil
+	})
+	return stale, next, err
 }
 
 func (t *tx) Environments(ctx context.Context) ([]string, error) {

@@ -329,8 +329,29 @@ func (t *tx) FailingDeployments(ctx context.Context, env string) ([]hub.ClusterD
 	return out, rows.Err()
 }
 
-func (t *tx) StaleClusters(ctx context.Context, cutoff time.Time, limit int) ([]string, error) {
-	return t.strings(ctx, `SELECT name FROM clusters WHERE fresh = 1 AND received_at < ? ORDER BY received_at LIMIT ?`, ms(cutoff), limit)
+// StaleClusters reads the limit+1 oldest fresh clusters through clusters_fresh.
+func (t *tx) StaleClusters(ctx context.Context, cutoff time.Time, limit int) ([]string, time.Time, error) {
+	rows, err := t.q.QueryContext(ctx, `SELECT name, received_at FROM clusters WHERE fresh = 1 ORDER BY received_at LIMIT ?`, limit+1)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	defer func() { _ = rows.Close() }()
+	var stale []string
+	var next time.Time
+	for rows.Next() {
+		var name string
+		var received int64
+		if err := rows.Scan(&name, &received); err != nil {
+			return nil, time.Time{}, err
+		}
+		switch at := fromMS(received); {
+		case at.Before(cutoff) && len(stale) < limit:
+			stale = append(stale, name)
+		case next.IsZero() && !at.Before(cutoff):
+			next = at
+		}
+	}
+	return stale, next, rows.Err()
 }
 
 func (t *tx) Environments(ctx context.Context) ([]string, error) {

@@ -251,6 +251,39 @@ func (s suite) testStaleness(t *testing.T) {
 	if r := e.devRollout()["large/shop-web"]; r.Compliant != 2 || r.Unknown != 0 {
 		t.Fatalf("after the cluster came back: %+v", r)
 	}
+	checkStaleClusters(t, store, e.clock.Now().Add(-5*time.Minute), e.clock.Now())
+}
+
+// checkStaleClusters: c2 last reported at c2At, c1 at c1At (later); StaleClusters lists
+// the stale ones oldest first, up to the limit, and when fewer, the oldest other report.
+func checkStaleClusters(t *testing.T, store hub.Store, c2At, c1At time.Time) {
+	t.Helper()
+	for _, c := range []struct {
+		cutoff   time.Time
+		limit    int
+		stale    []string
+		received time.Time
+	}{
+		{c2At, 1000, nil, c2At},
+		{c2At.Add(time.Second), 1000, []string{"c2"}, c1At},
+		{c1At.Add(time.Second), 1000, []string{"c2", "c1"}, time.Time{}},
+		{c1At.Add(time.Second), 1, []string{"c2"}, time.Time{}},
+	} {
+		err := store.View(context.Background(), func(r hub.Reader) error {
+			stale, received, err := r.StaleClusters(context.Background(), c.cutoff, c.limit)
+			if err != nil {
+				return err
+			}
+			if !slices.Equal(stale, c.stale) || !received.Equal(c.received) {
+				t.Errorf("StaleClusters(%s, %d) = %v, %s; want %v, %s", c.cutoff.Format(time.TimeOnly), c.limit,
+					stale, received.Format(time.TimeOnly), c.stale, c.received.Format(time.TimeOnly))
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // testRegisterBatch: a batch registers its clusters in one transaction: every one counted
