@@ -64,10 +64,10 @@ type Hub struct {
 
 	mu      sync.Mutex
 	desired map[string]*desiredIndex // env\x00revision -> index (desired states never change)
-	tokens  sync.Map                 // token hash (string) -> cachedPrincipal
+	tokens  *shardedMap[tokenKey, cachedPrincipal]
 	// clusterEnv caches the environment of clusters (it never changes: rotating a token
 	// cannot move a cluster), so that ingest knows which environments to lock.
-	clusterEnv sync.Map // cluster name -> environment
+	clusterEnv *shardedMap[string, string]
 }
 
 // New returns a Hub on store. Call Run to start ingesting and sweeping.
@@ -99,7 +99,8 @@ func New(store Store, opts Options) *Hub {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Hub{store: store, opts: opts, jobs: make(chan *job, 4*opts.MaxBatch), desired: map[string]*desiredIndex{}}
+	return &Hub{store: store, opts: opts, jobs: make(chan *job, 4*opts.MaxBatch), desired: map[string]*desiredIndex{},
+		tokens: newShardedMap[tokenKey, cachedPrincipal](), clusterEnv: newShardedMap[string, string]()}
 }
 
 // RegisterCluster registers a cluster and returns its new token. An existing name is a

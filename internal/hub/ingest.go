@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unique"
 )
 
 // Limits of a report.
@@ -263,7 +264,7 @@ func (h *Hub) batchEnvironments(ctx context.Context, r Reader, batch []*job) ([]
 	var unknown []string
 	for _, j := range batch {
 		if env, ok := h.clusterEnv.Load(j.report.Cluster); ok {
-			seen[env.(string)] = true
+			seen[env] = true
 		} else if len(unknown) == 0 || unknown[len(unknown)-1] != j.report.Cluster {
 			unknown = append(unknown, j.report.Cluster)
 		}
@@ -276,6 +277,7 @@ func (h *Hub) batchEnvironments(ctx context.Context, r Reader, batch []*job) ([]
 		return nil, err
 	}
 	for name, env := range found {
+		env = unique.Make(env).Value() // a million clusters share a few environments
 		h.clusterEnv.Store(name, env)
 		seen[env] = true
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"time"
+	"unique"
 )
 
 // Principal is who a request comes from.
@@ -18,10 +19,10 @@ type Principal struct {
 	Name string
 }
 
-// cachedPrincipal is a token lookup kept in memory until expires.
+// cachedPrincipal is a token lookup kept in memory until expires (Unix nanoseconds).
 type cachedPrincipal struct {
 	p       Principal
-	expires time.Time
+	expires int64
 }
 
 // DefaultTokenCacheTTL is the default of Options.TokenCacheTTL.
@@ -134,9 +135,10 @@ func (h *Hub) Authenticate(ctx context.Context, token string) (Principal, error)
 		return Principal{}, Errorf(CodeUnauthorized, "a bearer token is required")
 	}
 	hash := HashToken(token)
+	key := tokenKey(hash)
 	now := h.opts.Now()
-	if c, ok := h.tokens.Load(string(hash)); ok && now.Before(c.(cachedPrincipal).expires) {
-		return c.(cachedPrincipal).p, nil
+	if c, ok := h.tokens.Load(key); ok && now.UnixNano() < c.expires {
+		return c.p, nil
 	}
 	var t Token
 	err := h.store.View(ctx, func(r Reader) error {
@@ -156,13 +158,13 @@ func (h *Hub) Authenticate(ctx context.Context, token string) (Principal, error)
 	case TokenExpired:
 		return Principal{}, Errorf(CodeUnauthorized, "token %s expired at %s", t.ID, t.ExpiresAt.UTC().Format(time.RFC3339))
 	}
-	p := Principal{Kind: t.Kind, Cluster: t.Cluster, Name: t.Name}
+	p := Principal{Kind: unique.Make(t.Kind).Value(), Cluster: t.Cluster, Name: t.Name}
 	if h.opts.TokenCacheTTL > 0 {
 		expires := now.Add(h.opts.TokenCacheTTL)
 		if !t.ExpiresAt.IsZero() && t.ExpiresAt.Before(expires) {
 			expires = t.ExpiresAt
 		}
-		h.tokens.Store(string(hash), cachedPrincipal{p: p, expires: expires})
+		h.tokens.Store(key, cachedPrincipal{p: p, expires: expires.UnixNano()})
 	}
 	return p, nil
 }
@@ -170,6 +172,8 @@ func (h *Hub) Authenticate(ctx context.Context, token string) (Principal, error)
 // forgetTokens drops tokens from the lookup cache.
 func (h *Hub) forgetTokens(ts []Token) {
 	for _, t := range ts {
-		h.tokens.Delete(string(t.Hash))
+		if len(t.Hash) == len(tokenKey{}) {
+			h.tokens.Delete(tokenKey(t.Hash))
+		}
 	}
 }
