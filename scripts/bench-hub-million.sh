@@ -6,7 +6,8 @@
 # clusters (those of the run before get new tokens), and every cluster's first report of the
 # run is a state change (first round); then they only send heartbeats (steady). After each
 # run it prints the hub's CPU seconds and RSS and the database's size. Output in .bench/hub1m.
-# HUB_FLAGS adds flags to hub serve (HUB_FLAGS="--token-cache-ttl 15m").
+# HUB_FLAGS adds flags to hub serve (HUB_FLAGS="--token-cache-ttl 15m"); CONCURRENCY sets the
+# loadtest's concurrent clients (default 64).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FF=${FF:-$PWD/bin/fleetform}
