@@ -162,3 +162,23 @@ type ClusterDeployment struct {
 	ClusterType string `json:"clusterType"`
 	DeploymentState
 }
+
+// StaleScan builds the answer of StaleClusters from fresh clusters read oldest first (a
+// store reads limit+1 of them): the stale ones up to Limit, and the report time of the
+// first that is not stale.
+type StaleScan struct {
+	Cutoff time.Time
+	Limit  int
+	Stale  []string
+	Next   time.Time
+}
+
+// Add takes the next fresh cluster, in order of its latest report.
+func (s *StaleScan) Add(name string, received time.Time) {
+	switch {
+	case received.Before(s.Cutoff) && len(s.Stale) < s.Limit:
+		s.Stale = append(s.Stale, name)
+	case s.Next.IsZero() && !received.Before(s.Cutoff):
+		s.Next = received
+	}
+}

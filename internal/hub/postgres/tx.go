@@ -570,20 +570,14 @@ func (t *tx) StaleClusters(ctx context.Context, cutoff time.Time, limit int) ([]
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	var stale []string
-	var next time.Time
+	scan := hub.StaleScan{Cutoff: cutoff, Limit: limit}
 	var name string
 	var received pgtype.Timestamptz
 	_, err = pgx.ForEachRow(rows, []any{&name, &received}, func() error {
-		switch at := fromTS(received); {
-		case at.Before(cutoff) && len(stale) < limit:
-			stale = append(stale, name)
-		case next.IsZero() && !at.Before(cutoff):
-			next = at
-		}
+		scan.Add(name, fromTS(received))
 		return nil
 	})
-	return stale, next, err
+	return scan.Stale, scan.Next, err
 }
 
 func (t *tx) Environments(ctx context.Context) ([]string, error) {

@@ -336,22 +336,16 @@ func (t *tx) StaleClusters(ctx context.Context, cutoff time.Time, limit int) ([]
 		return nil, time.Time{}, err
 	}
 	defer func() { _ = rows.Close() }()
-	var stale []string
-	var next time.Time
+	scan := hub.StaleScan{Cutoff: cutoff, Limit: limit}
 	for rows.Next() {
 		var name string
 		var received int64
 		if err := rows.Scan(&name, &received); err != nil {
 			return nil, time.Time{}, err
 		}
-		switch at := fromMS(received); {
-		case at.Before(cutoff) && len(stale) < limit:
-			stale = append(stale, name)
-		case next.IsZero() && !at.Before(cutoff):
-			next = at
-		}
+		scan.Add(name, fromMS(received))
 	}
-	return stale, next, rows.Err()
+	return scan.Stale, scan.Next, rows.Err()
 }
 
 func (t *tx) Environments(ctx context.Context) ([]string, error) {
