@@ -92,7 +92,7 @@ type ChangeReport struct {
 func Report(p *gitops.Plan, r *Run, withDiff bool) PlanReport {
 	doc := PlanReport{
 		Environment: p.Environment, Target: TargetReport{Repo: redact.URL(p.Target.Repo), Branch: p.Target.Branch, Path: p.Target.Path},
-		Changes: []ChangeReport{}, AssignmentsAdded: nonNil(p.AssignmentsAdded), AssignmentsRemoved: nonNil(p.AssignmentsRemoved),
+		Changes: make([]ChangeReport, 0, len(p.Changes)), AssignmentsAdded: nonNil(p.AssignmentsAdded), AssignmentsRemoved: nonNil(p.AssignmentsRemoved),
 		ClusterTypesAffected: nonNil(p.ClusterTypesAffected), Deferred: nonNil(p.Deferred), Failed: nonNil(p.Failed),
 		Rendered: p.Rendered, Skipped: p.Skipped, MassDelete: p.MassDelete,
 		DiagnosticReport: SplitDiagnostics(r.DiagnosticsWith(p.Output)),

@@ -225,13 +225,21 @@ func boundGrowing(st *execState, sp, fm template.FuncMap) {
 	}
 	indent := sp["indent"].(func(int, string) string)
 	fm["indent"] = func(n int, s string) string {
-		st.fits(max(n, 0), strings.Count(s, "\n")+1, len(s))
-		return st.str(indent(n, s))
+		if n < 0 {
+			return st.str(indent(n, s)) // sprig's error
+		}
+		lines := strings.Count(s, "\n") + 1
+		st.fits(n, lines, len(s))
+		return st.str(indentLines(n, lines, s, false))
 	}
 	nindent := sp["nindent"].(func(int, string) string)
 	fm["nindent"] = func(n int, s string) string {
-		st.fits(max(n, 0), strings.Count(s, "\n")+1, len(s)+1)
-		return st.str(nindent(n, s))
+		if n < 0 {
+			return st.str(nindent(n, s))
+		}
+		lines := strings.Count(s, "\n") + 1
+		st.fits(n, lines, len(s)+1)
+		return st.str(indentLines(n, lines, s, true))
 	}
 	replace := sp["replace"].(func(string, string, string) string)
 	fm["replace"] = func(old, repl, s string) string {
@@ -252,6 +260,42 @@ func boundGrowing(st *execState, sp, fm template.FuncMap) {
 		}
 		return st.str(wrapWith(n, sep, s))
 	}
+}
+
+// indentLines is sprig's indent (newline false) or nindent (true) of s, which has lines
+// lines, made in one allocation: they are among the most called functions of a template,
+// and sprig's makes the result three times. n is not negative.
+func indentLines(n, lines int, s string, newline bool) string {
+	var b strings.Builder
+	size := n*lines + len(s)
+	if newline {
+		size++
+		b.Grow(size)
+		b.WriteByte('\n')
+	} else {
+		b.Grow(size)
+	}
+	for {
+		writeSpaces(&b, n)
+		i := strings.IndexByte(s, '\n')
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i+1])
+		s = s[i+1:]
+	}
+}
+
+const spaces64 = "                                                                "
+
+// writeSpaces writes n spaces to b.
+func writeSpaces(b *strings.Builder, n int) {
+	for n > len(spaces64) {
+		b.WriteString(spaces64)
+		n -= len(spaces64)
+	}
+	b.WriteString(spaces64[:n])
 }
 
 // fits fails unless a result of n*size+rest bytes fits in a value.

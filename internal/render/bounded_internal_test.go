@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/Masterminds/sprig/v3"
@@ -120,6 +122,27 @@ func TestWrapCustomLen(t *testing.T) {
 	}
 }
 
+// TestIndentLinesIsSprigs compares indentLines with sprig's indent and nindent.
+func TestIndentLinesIsSprigs(t *testing.T) {
+	sp := sprig.TxtFuncMap()
+	indent, nindent := sp["indent"].(func(int, string) string), sp["nindent"].(func(int, string) string)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 3000 {
+		b := make([]byte, rng.IntN(30))
+		for i := range b {
+			b[i] = "a \n\r"[rng.IntN(4)]
+		}
+		s, n := string(b), rng.IntN(140)
+		lines := strings.Count(s, "\n") + 1
+		if got, want := indentLines(n, lines, s, false), indent(n, s); got != want {
+			t.Fatalf("indentLines(%d, %q, false) = %q, want sprig's indent %q", n, s, got, want)
+		}
+		if got, want := indentLines(n, lines, s, true), nindent(n, s); got != want {
+			t.Fatalf("indentLines(%d, %q, true) = %q, want sprig's nindent %q", n, s, got, want)
+		}
+	}
+}
+
 // TestBoundedResultsAreSprigs checks that wrapped functions return sprig's results when
 // they fit.
 func TestBoundedResultsAreSprigs(t *testing.T) {
@@ -131,6 +154,8 @@ func TestBoundedResultsAreSprigs(t *testing.T) {
 	}{
 		{"indent", []any{4, "a\nb\n"}},
 		{"nindent", []any{2, "a\nb"}},
+		{"indent", []any{70, "\na\n\nb\n"}},
+		{"nindent", []any{0, ""}},
 		{"replace", []any{"a", "xyz", "banana"}},
 		{"replace", []any{"", "-", "héllo"}},
 		{"wrapWith", []any{3, "", "abc def ghijkl"}},
@@ -171,5 +196,22 @@ func TestBoundedResultsAreSprigs(t *testing.T) {
 	}
 	if got, want := fm["printf"].(func(string, ...any) string)("%5d|%-3s|%v", 42, "x", []int{1}), fmt.Sprintf("%5d|%-3s|%v", 42, "x", []int{1}); got != want {
 		t.Errorf("printf = %q, want %q", got, want)
+	}
+}
+
+// TestWriteQuotedIsQuote compares writeQuoted with strconv.Quote.
+func TestWriteQuotedIsQuote(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	alphabet := []string{"a", "Z", " ", "~", "\"", "\\", "\n", "\x7f", "\x00", "é", "\xff", "世"}
+	for range 3000 {
+		var s strings.Builder
+		for range rng.IntN(8) {
+			s.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		var b strings.Builder
+		writeQuoted(&b, s.String())
+		if got, want := b.String(), strconv.Quote(s.String()); got != want {
+			t.Fatalf("writeQuoted(%q) = %s, want %s", s.String(), got, want)
+		}
 	}
 }

@@ -97,19 +97,38 @@ func (st *execState) stringify(v any) string {
 // line (app.kubernetes.io/managed-by and fleetform.io/{environment,cluster-type,workspace,
 // workload,deployment-target}), for `{{ fleetformLabels $ | nindent N }}`.
 func fleetformLabels(d *Data) string {
-	var b strings.Builder
-	b.Grow(256)
-	b.WriteString("app.kubernetes.io/managed-by: fleetform")
-	for _, kv := range [...][2]string{
+	const managedBy, prefix = "app.kubernetes.io/managed-by: fleetform", "\nfleetform.io/"
+	labels := [...][2]string{
 		{"environment", d.Environment}, {"cluster-type", d.ClusterType}, {"workspace", d.Workspace},
 		{"workload", d.Workload}, {"deployment-target", d.DeploymentTargetName},
-	} {
-		b.WriteString("\nfleetform.io/")
+	}
+	size := len(managedBy)
+	for _, kv := range labels {
+		size += len(prefix) + len(kv[0]) + len(": \"\"") + len(kv[1])
+	}
+	var b strings.Builder
+	b.Grow(size) // exact unless a value needs escaping
+	b.WriteString(managedBy)
+	for _, kv := range labels {
+		b.WriteString(prefix)
 		b.WriteString(kv[0])
 		b.WriteString(": ")
-		b.WriteString(strconv.Quote(kv[1]))
+		writeQuoted(&b, kv[1])
 	}
 	return b.String()
+}
+
+// writeQuoted writes strconv.Quote(s) to b, without making it when s needs no escaping.
+func writeQuoted(b *strings.Builder, s string) {
+	for i := range len(s) {
+		if c := s[i]; c < ' ' || c > '~' || c == '"' || c == '\\' {
+			b.WriteString(strconv.Quote(s))
+			return
+		}
+	}
+	b.WriteByte('"')
+	b.WriteString(s)
+	b.WriteByte('"')
 }
 
 // quote is sprig's quote (each non-nil argument as a Go-quoted string, space separated)
