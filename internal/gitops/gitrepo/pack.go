@@ -36,8 +36,11 @@ import (
 // batch is written once, with its header; a longer one is written with a provisional
 // header, patched and checksummed again when it is finished, as git fast-import does.
 type pack struct {
-	mu      sync.Mutex
-	seen    map[plumbing.Hash]struct{}
+	mu     sync.Mutex
+	namers sync.Pool // of *namer: a pack names millions of objects
+	seen   map[plumbing.Hash]struct{}
+	// arenas hold the compressed contents of a batch, one per core, reused batch after batch.
+	arenas  [][]byte
 	batch   []packObject
 	pending int // bytes of content in batch
 	// dry packs only name objects (a plan that is not applied): nothing is kept or written.
@@ -68,43 +71,67 @@ func BlobHash(content []byte) plumbing.Hash { return objectHash(plumbing.BlobObj
 
 // objectHash is the git name of an object: SHA-1 of "<type> <size>\x00<content>".
 func objectHash(typ plumbing.ObjectType, content []byte) plumbing.Hash {
-	h := sha1.New() //nolint:gosec // git object names are SHA-1
-	writeObjectHeader(h, typ, len(content))
-	h.Write(content)
+	return newNamer().name(typ, content)
+}
+
+// namer names objects with one SHA-1 hasher and a buffer for the header, both reused.
+type namer struct {
+	h   hash.Hash
+	hdr [32]byte
+}
+
+func newNamer() *namer { return &namer{h: sha1.New()} } //nolint:gosec // git object names are SHA-1
+
+// name is the git name of an object: SHA-1 of "<type> <size>\x00<content>".
+func (n *namer) name(typ plumbing.ObjectType, content []byte) plumbing.Hash {
+	n.h.Reset()
+	b := append(n.hdr[:0], typ.String()...)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(len(content)), 10)
+	b = append(b, 0)
+	n.h.Write(b)
+	n.h.Write(content)
 	var out plumbing.Hash
-	h.Sum(out[:0])
+	n.h.Sum(out[:0])
 	return out
 }
 
-func writeObjectHeader(h hash.Hash, typ plumbing.ObjectType, size int) {
-	var hdr [32]byte
-	b := append(hdr[:0], typ.String()...)
-	b = append(b, ' ')
-	b = strconv.AppendInt(b, int64(size), 10)
-	b = append(b, 0)
-	h.Write(b)
+// name is the git name of an object, made with a namer of the pack's.
+func (p *pack) name(typ plumbing.ObjectType, content []byte) plumbing.Hash {
+	n, _ := p.namers.Get().(*namer)
+	if n == nil {
+		n = newNamer()
+	}
+	h := n.name(typ, content)
+	p.namers.Put(n)
+	return h
 }
 
 // add records an object (once) and returns its name. content must not change afterwards.
 // When enough content is waiting, it is compressed and written to the temporary pack (a
 // failure to do so is returned by write).
 func (p *pack) add(typ plumbing.ObjectType, content []byte) plumbing.Hash {
-	h := objectHash(typ, content)
+	h := p.name(typ, content)
+	p.addNamed(typ, content, h)
+	return h
+}
+
+// addNamed is add of an object already named h.
+func (p *pack) addNamed(typ plumbing.ObjectType, content []byte, h plumbing.Hash) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if _, ok := p.seen[h]; ok {
-		return h
+		return
 	}
 	p.seen[h] = struct{}{}
 	if p.dry {
-		return h
+		return
 	}
 	p.batch = append(p.batch, packObject{typ: typ, content: content, hash: h})
 	p.pending += len(content)
 	if p.pending >= batchBytes && p.err == nil {
 		p.err = p.flush(false)
 	}
-	return h
 }
 
 // TemporaryDir is the folder (under objects/) where packs are written before they are
@@ -120,7 +147,8 @@ type packFile struct {
 	sum     hash.Hash // the running checksum; nil when the header is patched at the end
 	count   uint32    // the object count in the header written
 	offset  int64
-	entries []idxEntry
+	entries [][]idxEntry // in blocks of entryBlock: no copy as the pack grows
+	n       int          // entries in all
 	unlock  func()
 }
 
@@ -151,7 +179,7 @@ func (p *pack) flush(final bool) error {
 		p.out = out
 		p.logger.Debug("writing pack", "file", out.f.Name())
 	}
-	compressed, err := compressAll(p.batch)
+	compressed, err := compressAll(p.batch, &p.arenas)
 	if err != nil {
 		return fmt.Errorf("write pack: %w", err)
 	}
@@ -210,9 +238,7 @@ func (o *packFile) write(b []byte) error {
 func (o *packFile) add(obj packObject, compressed []byte) error {
 	var hdr [16]byte
 	h := entryHeader(hdr[:0], obj.typ, len(obj.content))
-	crc := crc32.NewIEEE()
-	crc.Write(h)
-	crc.Write(compressed)
+	crc := crc32.Update(crc32.ChecksumIEEE(h), crc32.IEEETable, compressed)
 	offset := o.offset
 	if err := o.write(h); err != nil {
 		return err
@@ -220,9 +246,17 @@ func (o *packFile) add(obj packObject, compressed []byte) error {
 	if err := o.write(compressed); err != nil {
 		return err
 	}
-	o.entries = append(o.entries, idxEntry{hash: obj.hash, crc: crc.Sum32(), offset: uint64(offset)}) //nolint:gosec // an offset is never negative
+	if len(o.entries) == 0 || len(o.entries[len(o.entries)-1]) == entryBlock {
+		o.entries = append(o.entries, make([]idxEntry, 0, entryBlock))
+	}
+	last := &o.entries[len(o.entries)-1]
+	*last = append(*last, idxEntry{hash: obj.hash, crc: crc, offset: uint64(offset)}) //nolint:gosec // an offset is never negative
+	o.n++
 	return nil
 }
+
+// entryBlock is how many index entries a block of packFile.entries holds.
+var entryBlock = 1 << 16 // a variable for the tests
 
 // discard removes the temporary pack and releases the lock.
 func (o *packFile) discard() {
@@ -239,13 +273,14 @@ func (o *packFile) finish() (plumbing.Hash, error) {
 	if err := o.w.Flush(); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	n := len(o.entries)
+	n := o.n
 	if n > math.MaxUint32 {
 		return plumbing.ZeroHash, fmt.Errorf("%d objects: more than a pack holds", n)
 	}
-	if o.sum == nil || o.count != uint32(n) {
+	count32 := uint32(n) //nolint:gosec // checked above
+	if o.sum == nil || o.count != count32 {
 		var count [4]byte
-		binary.BigEndian.PutUint32(count[:], uint32(n))
+		binary.BigEndian.PutUint32(count[:], count32)
 		if _, err := o.f.WriteAt(count[:], 8); err != nil {
 			return plumbing.ZeroHash, err
 		}
@@ -304,7 +339,7 @@ func (p *pack) write() (name string, err error) {
 		return "", err
 	}
 	defer func() { err = removeOnError(err, tmpIdx.Name()) }()
-	if err := writeIndex(tmpIdx, out.entries, checksum); err != nil {
+	if err := writeIndex(tmpIdx, slices.Concat(out.entries...), checksum); err != nil {
 		return "", fmt.Errorf("write pack index: %w", err)
 	}
 	idxFile := filepath.Join(dir, name+".idx")
@@ -410,10 +445,14 @@ func entryHeader(b []byte, typ plumbing.ObjectType, size int) []byte {
 const minCompressSize = 512
 
 // compressAll zlib-compresses the objects' contents on all cores (best speed), storing
-// the small ones.
-func compressAll(objects []packObject) ([][]byte, error) {
+// the small ones. The results are slices of *arenas (one per core, grown as needed), valid
+// until the next call with the same arenas.
+func compressAll(objects []packObject, arenas *[][]byte) ([][]byte, error) {
 	out := make([][]byte, len(objects))
 	workers := runtime.GOMAXPROCS(0)
+	if len(*arenas) < workers {
+		*arenas = append(*arenas, make([][]byte, workers-len(*arenas))...)
+	}
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	chunk := (len(objects) + workers - 1) / workers
@@ -422,37 +461,51 @@ func compressAll(objects []packObject) ([][]byte, error) {
 		if lo >= hi {
 			break
 		}
-		wg.Go(func() { errs[w] = compressRange(objects[lo:hi], out[lo:hi]) })
+		wg.Go(func() { (*arenas)[w], errs[w] = compressRange(objects[lo:hi], out[lo:hi], (*arenas)[w][:0]) })
 	}
 	wg.Wait()
 	return out, errors.Join(errs...)
 }
 
-// compressRange compresses objects into out (same length).
-func compressRange(objects []packObject, out [][]byte) error {
-	var buf bytes.Buffer
-	fast, err := zlib.NewWriterLevel(&buf, zlib.BestSpeed)
+// appender is an io.Writer that appends to a byte slice.
+type appender struct{ b []byte }
+
+func (a *appender) Write(p []byte) (int, error) {
+	a.b = append(a.b, p...)
+	return len(p), nil
+}
+
+// compressRange compresses objects into out (same length), each a slice of arena, which
+// it returns (grown, the compressed contents one after another).
+func compressRange(objects []packObject, out [][]byte, arena []byte) ([]byte, error) {
+	buf := &appender{b: arena}
+	fast, err := zlib.NewWriterLevel(buf, zlib.BestSpeed)
 	if err != nil {
-		return err
+		return arena, err
 	}
-	stored, err := zlib.NewWriterLevel(&buf, zlib.NoCompression)
+	stored, err := zlib.NewWriterLevel(buf, zlib.NoCompression)
 	if err != nil {
-		return err
+		return arena, err
 	}
+	ends := make([]int, len(objects))
 	for i, o := range objects {
-		buf.Reset()
 		zw := fast
 		if len(o.content) < minCompressSize {
 			zw = stored
 		}
-		zw.Reset(&buf)
+		zw.Reset(buf)
 		if _, err := zw.Write(o.content); err != nil {
-			return fmt.Errorf("compress %s: %w", o.hash, err)
+			return buf.b, fmt.Errorf("compress %s: %w", o.hash, err)
 		}
 		if err := zw.Close(); err != nil {
-			return fmt.Errorf("compress %s: %w", o.hash, err)
+			return buf.b, fmt.Errorf("compress %s: %w", o.hash, err)
 		}
-		out[i] = bytes.Clone(buf.Bytes())
+		ends[i] = len(buf.b)
 	}
-	return nil
+	start := 0
+	for i, end := range ends {
+		out[i] = buf.b[start:end:end]
+		start = end
+	}
+	return buf.b, nil
 }

@@ -19,10 +19,12 @@ import (
 // TestStreamedPackIsOneValidPack: a commit whose objects are streamed into the temporary
 // pack in many batches (its header patched and checksummed again at the end), with folders
 // released from memory once written, is one pack git accepts, holding exactly the files
-// written; a discarded tree leaves no temporary file.
+// written (its index listing every object, recorded in many blocks); a discarded tree leaves no temporary file.
 func TestStreamedPackIsOneValidPack(t *testing.T) {
 	defer func(n int) { batchBytes = n }(batchBytes)
 	batchBytes = 1000 // a batch every few files
+	defer func(n int) { entryBlock = n }(entryBlock)
+	entryBlock = 16 // the index's entries in many blocks
 	repo := gittest.NewBare(t).Checked(t)
 	base := repo.Commit(t, "dev", map[string]string{"README.md": "notes", "old/x": "x"})
 	r, err := Open(t.Context(), repo.Dir, t.TempDir(), nil, slog.New(slog.DiscardHandler))

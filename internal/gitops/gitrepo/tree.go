@@ -167,10 +167,10 @@ const (
 // added to the tree's pack; content must not change afterwards. It refuses a name git
 // would refuse (a .git folder in any form, "", "." or "..").
 func (t *Tree) SetFile(p string, content []byte) (Action, plumbing.Hash, error) {
-	blob := BlobHash(content)
+	blob := t.pack.name(plumbing.BlobObject, content)
 	action, old, err := t.setFile(p, blob)
 	if err == nil && action != Unchanged {
-		t.pack.add(plumbing.BlobObject, content)
+		t.pack.addNamed(plumbing.BlobObject, content, blob)
 	}
 	return action, old, err
 }
