@@ -39,6 +39,8 @@ type treeWriter interface {
 	// WriteDir adds the folder dir as edited to the objects Commit writes, and returns its
 	// object name.
 	WriteDir(dir string) (plumbing.Hash, error)
+	// Reserve makes room for about n new objects, a hint for a large change.
+	Reserve(n int)
 	// Release drops a folder written by WriteDir from memory (only its object name stays):
 	// nothing below it may be read or changed afterwards.
 	Release(dir string)

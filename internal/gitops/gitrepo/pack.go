@@ -2,7 +2,6 @@ package gitrepo
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/sha1" //nolint:gosec // git object names are SHA-1
 	"encoding/binary"
 	"errors"
@@ -16,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"sync"
 
@@ -38,7 +36,8 @@ import (
 type pack struct {
 	mu     sync.Mutex
 	namers sync.Pool // of *namer: a pack names millions of objects
-	seen   map[plumbing.Hash]struct{}
+	// objects are the objects added, once each, with their index entries.
+	objects objectIndex
 	// arenas hold the compressed contents of a batch, one per core, reused batch after batch.
 	arenas  [][]byte
 	batch   []packObject
@@ -55,7 +54,7 @@ type pack struct {
 type packObject struct {
 	typ     plumbing.ObjectType
 	content []byte
-	hash    plumbing.Hash
+	pos     int // in pack.objects
 }
 
 // batchBytes is how much object content a pack holds in memory before compressing it
@@ -63,7 +62,7 @@ type packObject struct {
 var batchBytes = 32 << 20 // a variable for the tests
 
 func newPack(objectsDir string, logger *slog.Logger) *pack {
-	return &pack{seen: map[plumbing.Hash]struct{}{}, objectsDir: objectsDir, logger: logger}
+	return &pack{objectsDir: objectsDir, logger: logger}
 }
 
 // BlobHash is the git name of a blob with the content (the name SetFile gives it).
@@ -118,16 +117,22 @@ func (p *pack) add(typ plumbing.ObjectType, content []byte) plumbing.Hash {
 
 // addNamed is add of an object already named h.
 func (p *pack) addNamed(typ plumbing.ObjectType, content []byte, h plumbing.Hash) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if _, ok := p.seen[h]; ok {
-		return
-	}
-	p.seen[h] = struct{}{}
 	if p.dry {
 		return
 	}
-	p.batch = append(p.batch, packObject{typ: typ, content: content, hash: h})
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pos, added := p.objects.add(h)
+	if pos < 0 {
+		if p.err == nil {
+			p.err = fmt.Errorf("write pack: more than %d objects, more than a pack holds", maxObjects)
+		}
+		return
+	}
+	if !added {
+		return
+	}
+	p.batch = append(p.batch, packObject{typ: typ, content: content, pos: pos})
 	p.pending += len(content)
 	if p.pending >= batchBytes && p.err == nil {
 		p.err = p.flush(false)
@@ -146,16 +151,19 @@ type packFile struct {
 	w       *bufio.Writer
 	sum     hash.Hash // the running checksum; nil when the header is patched at the end
 	count   uint32    // the object count in the header written
-	offset  int64
-	entries [][]idxEntry // in blocks of entryBlock: no copy as the pack grows
-	n       int          // entries in all
-	unlock  func()
+	offset int64
+	n      int // objects written
+	unlock func()
 }
 
-type idxEntry struct {
-	hash   plumbing.Hash
-	crc    uint32
-	offset uint64
+// reserve makes room for n objects in all (a hint: a pack holds any number).
+func (p *pack) reserve(n int) {
+	if p.dry {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.objects.reserve(n)
 }
 
 // flush compresses the waiting objects and appends them to the temporary pack, creating it
@@ -184,7 +192,9 @@ func (p *pack) flush(final bool) error {
 		return fmt.Errorf("write pack: %w", err)
 	}
 	for i, o := range p.batch {
-		if err := p.out.add(o, compressed[i]); err != nil {
+		e := p.objects.at(o.pos)
+		var err error
+		if e.crc, e.offset, err = p.out.add(o, compressed[i]); err != nil {
 			return fmt.Errorf("write pack: %w", err)
 		}
 		compressed[i] = nil
@@ -234,29 +244,22 @@ func (o *packFile) write(b []byte) error {
 	return err
 }
 
-// add appends one object (its compressed content) and records its index entry.
-func (o *packFile) add(obj packObject, compressed []byte) error {
+// add appends one object (its compressed content) and returns its index entry's
+// checksum and offset.
+func (o *packFile) add(obj packObject, compressed []byte) (crc uint32, offset uint64, err error) {
 	var hdr [16]byte
 	h := entryHeader(hdr[:0], obj.typ, len(obj.content))
-	crc := crc32.Update(crc32.ChecksumIEEE(h), crc32.IEEETable, compressed)
-	offset := o.offset
+	crc = crc32.Update(crc32.ChecksumIEEE(h), crc32.IEEETable, compressed)
+	offset = uint64(o.offset) //nolint:gosec // an offset is never negative
 	if err := o.write(h); err != nil {
-		return err
+		return 0, 0, err
 	}
 	if err := o.write(compressed); err != nil {
-		return err
+		return 0, 0, err
 	}
-	if len(o.entries) == 0 || len(o.entries[len(o.entries)-1]) == entryBlock {
-		o.entries = append(o.entries, make([]idxEntry, 0, entryBlock))
-	}
-	last := &o.entries[len(o.entries)-1]
-	*last = append(*last, idxEntry{hash: obj.hash, crc: crc, offset: uint64(offset)}) //nolint:gosec // an offset is never negative
 	o.n++
-	return nil
+	return crc, offset, nil
 }
-
-// entryBlock is how many index entries a block of packFile.entries holds.
-var entryBlock = 1 << 16 // a variable for the tests
 
 // discard removes the temporary pack and releases the lock.
 func (o *packFile) discard() {
@@ -324,8 +327,17 @@ func (p *pack) write() (name string, err error) {
 	defer out.unlock()
 	tmpPack := out.f.Name()
 	defer func() { err = removeOnError(err, tmpPack) }()
-	checksum, err := out.finish()
-	if err != nil {
+	// The pack is checksummed (read back when it was written in batches) while its index
+	// is sorted: both take a second for a million-assignment commit.
+	var checksum plumbing.Hash
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		checksum, err = out.finish()
+		done <- err
+	}()
+	entries := p.objects.sorted()
+	if err := <-done; err != nil {
 		_ = out.f.Close()
 		return "", fmt.Errorf("write pack: %w", err)
 	}
@@ -339,7 +351,7 @@ func (p *pack) write() (name string, err error) {
 		return "", err
 	}
 	defer func() { err = removeOnError(err, tmpIdx.Name()) }()
-	if err := writeIndex(tmpIdx, slices.Concat(out.entries...), checksum); err != nil {
+	if err := writeIndex(tmpIdx, entries, checksum); err != nil {
 		return "", fmt.Errorf("write pack index: %w", err)
 	}
 	idxFile := filepath.Join(dir, name+".idx")
@@ -364,9 +376,8 @@ func (p *pack) discard() {
 	}
 }
 
-// writeIndex writes a version 2 pack index of entries (sorted here) into f and closes it.
+// writeIndex writes a version 2 pack index of entries (sorted by name) into f and closes it.
 func writeIndex(f *os.File, entries []idxEntry, packChecksum plumbing.Hash) error {
-	slices.SortFunc(entries, func(a, b idxEntry) int { return bytes.Compare(a.hash[:], b.hash[:]) })
 	sum := sha1.New() //nolint:gosec // the index trailer is SHA-1
 	bw := bufio.NewWriterSize(io.MultiWriter(f, sum), 1<<20)
 	var b [8]byte
@@ -495,10 +506,10 @@ func compressRange(objects []packObject, out [][]byte, arena []byte) ([]byte, er
 		}
 		zw.Reset(buf)
 		if _, err := zw.Write(o.content); err != nil {
-			return buf.b, fmt.Errorf("compress %s: %w", o.hash, err)
+			return buf.b, fmt.Errorf("compress a %s of %d bytes: %w", o.typ, len(o.content), err)
 		}
 		if err := zw.Close(); err != nil {
-			return buf.b, fmt.Errorf("compress %s: %w", o.hash, err)
+			return buf.b, fmt.Errorf("compress a %s of %d bytes: %w", o.typ, len(o.content), err)
 		}
 		ends[i] = len(buf.b)
 	}

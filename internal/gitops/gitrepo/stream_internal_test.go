@@ -23,8 +23,8 @@ import (
 func TestStreamedPackIsOneValidPack(t *testing.T) {
 	defer func(n int) { batchBytes = n }(batchBytes)
 	batchBytes = 1000 // a batch every few files
-	defer func(n int) { entryBlock = n }(entryBlock)
-	entryBlock = 16 // the index's entries in many blocks
+	defer func(n int) { entryBits = n }(entryBits)
+	entryBits = 4 // the index's entries in many blocks of 16
 	repo := gittest.NewBare(t).Checked(t)
 	base := repo.Commit(t, "dev", map[string]string{"README.md": "notes", "old/x": "x"})
 	r, err := Open(t.Context(), repo.Dir, t.TempDir(), nil, slog.New(slog.DiscardHandler))

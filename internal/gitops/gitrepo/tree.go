@@ -79,6 +79,10 @@ func newTree(repo *Repo, objects *objectReader, root plumbing.Hash) *Tree {
 // edited to plan a change, and never committed. Call it before any change.
 func (t *Tree) PlanOnly() { t.pack.dry = true }
 
+// Reserve makes room for about n new objects (files and folders) in what the tree
+// collects for its commit, so that recording them does not grow its tables on the way.
+func (t *Tree) Reserve(n int) { t.pack.reserve(n) }
+
 // Discard drops the objects collected for a commit that will not be made, and the
 // temporary pack they were streamed into, and closes the files the tree reads: it must
 // not be used afterwards. After Commit it only closes them.
