@@ -128,6 +128,9 @@ func isNTFSDotGit(name string) bool {
 // isHFSDotGit reports a name HFS+ resolves to .git: ".git" in any case once the code points
 // HFS+ ignores are left out. As git's is_hfs_dotgit.
 func isHFSDotGit(name string) bool {
+	if isASCII(name) { // the code points HFS+ leaves out are not ASCII: nothing to leave out
+		return strings.EqualFold(name, ".git")
+	}
 	var b strings.Builder
 	for _, r := range name {
 		if !hfsIgnored(r) {
