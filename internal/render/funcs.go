@@ -97,6 +97,13 @@ func (st *execState) stringify(v any) string {
 // line (app.kubernetes.io/managed-by and fleetform.io/{environment,cluster-type,workspace,
 // workload,deployment-target}), for `{{ fleetformLabels $ | nindent N }}`.
 func fleetformLabels(d *Data) string {
+	if d.labels == "" {
+		d.labels = makeFleetformLabels(d)
+	}
+	return d.labels
+}
+
+func makeFleetformLabels(d *Data) string {
 	const managedBy, prefix = "app.kubernetes.io/managed-by: fleetform", "\nfleetform.io/"
 	labels := [...][2]string{
 		{"environment", d.Environment}, {"cluster-type", d.ClusterType}, {"workspace", d.Workspace},

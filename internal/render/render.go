@@ -28,6 +28,9 @@ type Data struct {
 	Manifests            map[string]string
 	ClusterType          string
 	ConfigData           map[string]any
+	// labels are fleetformLabels of this data, made on their first use: every manifest of
+	// the built-in templates prints them.
+	labels string
 }
 
 // File names inside a deployment target's folder.
