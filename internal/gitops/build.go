@@ -122,7 +122,8 @@ func (pl *planner) build(in Input) error {
 type changeLog struct {
 	suffixes []byte
 	marks    []changeMark
-	last     string // the path added last
+	last     []byte // the path added last
+	next     []byte // where the path being added is put together
 	size     int    // of the paths in all
 }
 
@@ -133,16 +134,24 @@ type changeMark struct {
 
 var changeActions = []string{string(gitrepo.Added), string(gitrepo.Modified), actionDelete}
 
-func (l *changeLog) add(path, action string) {
+func (l *changeLog) add(path, action string) { l.addIn("", path, action) }
+
+// addIn records the change of the file name in the folder dir ("": name is the path).
+func (l *changeLog) addIn(dir, name, action string) {
+	p := l.next[:0]
+	if dir != "" {
+		p = append(append(p, dir...), '/')
+	}
+	p = append(p, name...)
 	shared := 0
-	for limit := min(len(path), len(l.last), math.MaxUint32); shared < limit && path[shared] == l.last[shared]; {
+	for limit := min(len(p), len(l.last), math.MaxUint32); shared < limit && p[shared] == l.last[shared]; {
 		shared++
 	}
-	l.suffixes = append(l.suffixes, path[shared:]...)
-	l.marks = append(l.marks, changeMark{shared: uint32(shared), suffix: uint32(len(path) - shared), //nolint:gosec // a path is far shorter than 4 GiB
+	l.suffixes = append(l.suffixes, p[shared:]...)
+	l.marks = append(l.marks, changeMark{shared: uint32(shared), suffix: uint32(len(p) - shared), //nolint:gosec // a path is far shorter than 4 GiB
 		action: uint8(slices.Index(changeActions, action))}) //nolint:gosec // one of three
-	l.last = path
-	l.size += len(path)
+	l.last, l.next = p, l.last
+	l.size += len(p)
 }
 
 // into appends the changes recorded to p.Changes.
@@ -632,14 +641,11 @@ func (x *index) lookup(ct string) (indexEntry, bool) {
 
 // replaceDir makes a deployment target's folder hold exactly the rendered files.
 func (pl *planner) replaceDir(dir string, f *render.Files, affected map[string]bool) error {
-	type file struct {
-		name    string
-		content []byte
-	}
-	var buf [4]file
+	var buf [4]gitrepo.File
 	want := buf[:0] // no map per folder: at most four files (the plan's changes are sorted at the end)
-	f.Each(func(name string, content []byte) { want = append(want, file{name, content}) })
-	files, dirs, err := pl.p.tree.List(pl.p.full(dir))
+	f.Each(func(name string, content []byte) { want = append(want, gitrepo.File{Name: name, Content: content}) })
+	full := pl.p.full(dir)
+	files, dirs, err := pl.p.tree.List(full)
 	if err != nil {
 		return err
 	}
@@ -647,7 +653,7 @@ func (pl *planner) replaceDir(dir string, f *render.Files, affected map[string]b
 		if f.KeepConfig && (name == render.ConfigYAMLFile || name == render.ConfigShFile) {
 			continue // waiting for platform configuration: the last valid one stays
 		}
-		if !slices.ContainsFunc(want, func(w file) bool { return w.name == name }) {
+		if !slices.ContainsFunc(want, func(w gitrepo.File) bool { return w.Name == name }) {
 			if err := pl.remove(dir+"/"+name, affected); err != nil {
 				return err
 			}
@@ -658,8 +664,12 @@ func (pl *planner) replaceDir(dir string, f *render.Files, affected map[string]b
 			return err
 		}
 	}
-	for _, w := range want {
-		if err := pl.set(dir+"/"+w.name, w.content, affected); err != nil {
+	var changes [len(buf)]gitrepo.FileChange
+	if err := pl.p.tree.SetFiles(full, want, changes[:len(want)]); err != nil {
+		return err
+	}
+	for i, c := range changes[:len(want)] {
+		if err := pl.changed(dir, want[i].Name, want[i].Content, c, affected); err != nil {
 			return err
 		}
 	}
@@ -669,29 +679,55 @@ func (pl *planner) replaceDir(dir string, f *render.Files, affected map[string]b
 // set writes a file (path relative to the GitOps path) and records the change; files under
 // StateDir are fleetform's own and are not reported.
 func (pl *planner) set(rel string, content []byte, affected map[string]bool) error {
-	p := pl.p
-	action, old, err := p.tree.SetFile(p.full(rel), content)
-	if err != nil || action == gitrepo.Unchanged {
+	action, old, err := pl.p.tree.SetFile(pl.p.full(rel), content)
+	if err != nil {
 		return err
 	}
-	if strings.HasPrefix(rel, StateDir+"/") {
+	return pl.changed("", rel, content, gitrepo.FileChange{Action: action, Old: old}, affected)
+}
+
+// changed records what writing the file name of the folder dir ("": name is the path
+// relative to the GitOps path) changed; files under StateDir are fleetform's own and are
+// not reported.
+func (pl *planner) changed(dir, name string, content []byte, c gitrepo.FileChange, affected map[string]bool) error {
+	if c.Action == gitrepo.Unchanged {
+		return nil
+	}
+	p := pl.p
+	if under(dir, name, StateDir) {
 		p.StateChanged = true
 		return nil
 	}
+	if dir == "" {
+		markAffected(affected, name)
+	} else {
+		markAffected(affected, dir)
+	}
 	if !pl.opts.Diff {
-		pl.log.add(rel, string(action))
-		markAffected(affected, rel)
+		pl.log.addIn(dir, name, string(c.Action))
 		return nil
 	}
-	c := Change{Path: rel, Action: string(action), New: content}
-	if action == gitrepo.Modified {
-		if c.Old, err = p.tree.Blob(old); err != nil {
+	rel := name
+	if dir != "" {
+		rel = dir + "/" + name
+	}
+	change := Change{Path: rel, Action: string(c.Action), New: content}
+	if c.Action == gitrepo.Modified {
+		var err error
+		if change.Old, err = p.tree.Blob(c.Old); err != nil {
 			return err
 		}
 	}
-	p.Changes = append(p.Changes, c)
-	markAffected(affected, rel)
+	p.Changes = append(p.Changes, change)
 	return nil
+}
+
+// under reports whether the path dir/name ("": name) is below the folder top.
+func under(dir, name, top string) bool {
+	if dir == "" {
+		return strings.HasPrefix(name, top+"/")
+	}
+	return dir == top || strings.HasPrefix(dir, top+"/")
 }
 
 // remove deletes a file or folder (relative to the GitOps path) and records each file.

@@ -8,8 +8,8 @@ import (
 )
 
 // TestChangeLog records paths that share prefixes with the one before in every way (the
-// same path twice, one a prefix of the next, nothing in common, empty) and gets them back,
-// in order, with their actions.
+// same path twice, one a prefix of the next, nothing in common, empty), whole or as a
+// folder and a name, and gets them back, in order, with their actions.
 func TestChangeLog(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	parts := []string{"eastus-large-001", "westus-small-002", "shop-t1", "shop-t10", "a.yaml", "b.yaml", "", "é"}
@@ -25,7 +25,11 @@ func TestChangeLog(t *testing.T) {
 		}
 		c := Change{Path: b.String(), Action: changeActions[rng.IntN(len(changeActions))]}
 		want = append(want, c)
-		l.add(c.Path, c.Action)
+		if dir, name, ok := strings.Cut(c.Path, "/"); ok && dir != "" && rng.IntN(2) == 0 {
+			l.addIn(dir, name, c.Action) // the same path, in two parts
+		} else {
+			l.add(c.Path, c.Action)
+		}
 	}
 	p := &Plan{Changes: []Change{{Path: "before", Action: actionDelete}}}
 	l.into(p)

@@ -34,6 +34,8 @@ type treeReader interface {
 type treeWriter interface {
 	// SetFile gives the file at p the content and says what changed, with the previous blob.
 	SetFile(p string, content []byte) (gitrepo.Action, plumbing.Hash, error)
+	// SetFiles is SetFile for files of the folder dir, with what changed for each in changes.
+	SetFiles(dir string, files []gitrepo.File, changes []gitrepo.FileChange) error
 	// Remove deletes the file or folder at p and returns the files removed, with their blobs.
 	Remove(p string) (map[string]plumbing.Hash, error)
 	// WriteDir adds the folder dir as edited to the objects Commit writes, and returns its

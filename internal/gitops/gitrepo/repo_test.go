@@ -189,3 +189,46 @@ func TestWriteFiles(t *testing.T) {
 		t.Errorf("WriteFiles with nothing to change = %s on %s, %v", same, base, err)
 	}
 }
+
+// TestSetFiles: the files of one folder written at once change what SetFile of each would
+// (unchanged, modified, added, in a folder made on the way), a name git refuses is refused
+// with its path, and the commit holds exactly the files written.
+func TestSetFiles(t *testing.T) {
+	repo := gittest.NewBare(t).Checked(t)
+	tip := repo.Commit(t, "dev", map[string]string{"ct/a/x": "x", "ct/a/y": "y"})
+	r := open(t, repo, "path")
+	tr, err := r.Edit(tip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := []gitrepo.File{{Name: "x", Content: []byte("x")}, {Name: "y", Content: []byte("y2")}, {Name: "n", Content: []byte("n")}}
+	changes := make([]gitrepo.FileChange, len(files))
+	if err := tr.SetFiles("ct/a", files, changes); err != nil {
+		t.Fatal(err)
+	}
+	want := []gitrepo.FileChange{
+		{Action: gitrepo.Unchanged, Old: gitrepo.BlobHash([]byte("x"))},
+		{Action: gitrepo.Modified, Old: gitrepo.BlobHash([]byte("y"))},
+		{Action: gitrepo.Added},
+	}
+	if !slices.Equal(changes, want) {
+		t.Errorf("SetFiles(ct/a) = %v, want %v", changes, want)
+	}
+	if err := tr.SetFiles("ct/b", files[2:], changes[:1]); err != nil || changes[0] != (gitrepo.FileChange{Action: gitrepo.Added}) {
+		t.Errorf("SetFiles(ct/b), a new folder = %v %v", changes[0], err)
+	}
+	err = tr.SetFiles("ct/a", []gitrepo.File{{Name: ".GIT", Content: []byte("bad")}}, changes[:1])
+	if err == nil || !strings.Contains(err.Error(), `refusing to write "ct/a/.GIT"`) {
+		t.Errorf("SetFiles(ct/a, .GIT) = %v, want a refusal naming ct/a/.GIT", err)
+	}
+	commit, err := tr.Commit(tip, "edit\n", sig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Publish(t.Context(), "dev", commit, tip); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := repo.Files(t, "dev"), map[string]string{"ct/a/x": "x", "ct/a/y": "y2", "ct/a/n": "n", "ct/b/n": "n"}; !maps.Equal(got, want) {
+		t.Errorf("dev holds %v, want %v", got, want)
+	}
+}

@@ -117,11 +117,14 @@ func (t *Tree) walk(p string, create bool) ([]*dir, error) {
 	if err := t.load(t.root); err != nil {
 		return nil, err
 	}
-	chain := []*dir{t.root}
 	if p == "" {
-		return chain, nil
+		return []*dir{t.root}, nil
 	}
-	for _, name := range strings.Split(p, "/") {
+	chain := make([]*dir, 1, strings.Count(p, "/")+2)
+	chain[0] = t.root
+	for rest, more := p, true; more; {
+		var name string
+		name, rest, more = strings.Cut(rest, "/")
 		d := chain[len(chain)-1]
 		e, ok := d.entries[name]
 		if ok && !e.isDir() {
@@ -179,27 +182,77 @@ func (t *Tree) SetFile(p string, content []byte) (Action, plumbing.Hash, error) 
 	return action, old, err
 }
 
+// File is a file SetFiles writes: its name in the folder, and its content.
+type File struct {
+	Name    string
+	Content []byte
+}
+
+// FileChange is what SetFiles did to a file: what changed, and the previous blob.
+type FileChange struct {
+	Action Action
+	Old    plumbing.Hash
+}
+
+// SetFiles is SetFile for files of one folder (dir; "" is the root), which it walks to
+// once: a deployment target's files are written together. changes (as long as files) get
+// what SetFile would return for each file. It stops at the first error.
+func (t *Tree) SetFiles(dir string, files []File, changes []FileChange) error {
+	chain, err := t.walk(dir, true)
+	if err != nil {
+		return err
+	}
+	changed := false
+	defer func() {
+		if changed {
+			markChanged(chain)
+		}
+	}()
+	for i, f := range files {
+		blob := t.pack.name(plumbing.BlobObject, f.Content)
+		action, old, err := setEntry(chain[len(chain)-1], dir, f.Name, blob)
+		if err != nil {
+			return err
+		}
+		changes[i] = FileChange{Action: action, Old: old}
+		if action != Unchanged {
+			changed = true
+			t.pack.addNamed(plumbing.BlobObject, f.Content, blob)
+		}
+	}
+	return nil
+}
+
 // setFile points the file at p to blob, returning what changed (the previous blob too).
 func (t *Tree) setFile(p string, blob plumbing.Hash) (Action, plumbing.Hash, error) {
 	parent, name := path.Split(p)
-	chain, err := t.walk(strings.TrimSuffix(parent, "/"), true)
+	parent = strings.TrimSuffix(parent, "/")
+	chain, err := t.walk(parent, true)
 	if err != nil {
 		return Unchanged, plumbing.ZeroHash, err
 	}
-	d := chain[len(chain)-1]
+	action, old, err := setEntry(chain[len(chain)-1], parent, name, blob)
+	if action != Unchanged {
+		markChanged(chain)
+	}
+	return action, old, err
+}
+
+// setEntry points the file name of the folder d (at dir) to blob, returning what changed
+// (the previous blob too).
+func setEntry(d *dir, dir, name string, blob plumbing.Hash) (Action, plumbing.Hash, error) {
 	old, ok := d.entries[name]
 	switch {
 	case ok && !old.isDir() && old.hash == blob:
 		return Unchanged, old.hash, nil
 	case ok && old.isDir():
-		return Unchanged, plumbing.ZeroHash, fmt.Errorf("%s is a folder, not a file", p)
+		return Unchanged, plumbing.ZeroHash, fmt.Errorf("%s is a folder, not a file", path.Join(dir, name))
 	case !ok:
-		if err := checkNewEntry(p, name); err != nil {
-			return Unchanged, plumbing.ZeroHash, err
+		if err := platform.CheckTreeName(name); err != nil { // the path is made only then
+			return Unchanged, plumbing.ZeroHash, fmt.Errorf("refusing to write %q: %w", path.Join(dir, name), err)
 		}
 	}
 	d.entries[name] = &entry{mode: filemode.Regular, hash: blob}
-	markChanged(chain)
 	if ok {
 		return Modified, old.hash, nil
 	}
