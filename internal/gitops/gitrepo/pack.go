@@ -147,10 +147,10 @@ const TemporaryDir = "fleetform-tmp"
 
 // packFile is a pack being written into a temporary file.
 type packFile struct {
-	f       *os.File
-	w       *bufio.Writer
-	sum     hash.Hash // the running checksum; nil when the header is patched at the end
-	count   uint32    // the object count in the header written
+	f      *os.File
+	w      *bufio.Writer
+	sum    hash.Hash // the running checksum; nil when the header is patched at the end
+	count  uint32    // the object count in the header written
 	offset int64
 	n      int // objects written
 	unlock func()
