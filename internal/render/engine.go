@@ -53,6 +53,10 @@ type Engine struct {
 
 	mu   sync.Mutex
 	free []*execContext
+	// noFast runs every manifest with text/template (tests compare the two executors);
+	// fastStops counts the manifests the fast executor started and gave back to it.
+	noFast    bool
+	fastStops atomic.Int64
 }
 
 // NewEngine parses every template of the snapshot, and the built-in templates, once.
@@ -123,7 +127,16 @@ func (e *Engine) compile(t *v1alpha1.Template, src platform.Source) (*Template, 
 type execContext struct {
 	st     *execState
 	funcs  template.FuncMap
-	clones map[*Template][]*template.Template
+	clones map[*Template]*boundTemplate
+	noFast bool          // every manifest runs with text/template (tests)
+	stops  *atomic.Int64 // the engine's fastStops
+}
+
+// boundTemplate is a template's manifests bound to an execContext's functions: clones for
+// text/template, and the fast executor's programs (nil for a manifest it cannot run).
+type boundTemplate struct {
+	manifests []*template.Template
+	fast      []*fastProgram
 }
 
 // acquire returns a context to render an assignment with.
@@ -137,7 +150,8 @@ func (e *Engine) acquire() *execContext {
 	}
 	e.mu.Unlock()
 	st := &execState{marks: e.rw.marks}
-	return &execContext{st: st, funcs: allFuncs(st, e.memo, e.regex), clones: map[*Template][]*template.Template{}}
+	return &execContext{st: st, funcs: allFuncs(st, e.memo, e.regex), clones: map[*Template]*boundTemplate{},
+		noFast: e.noFast, stops: &e.fastStops}
 }
 
 func (e *Engine) release(c *execContext) {
@@ -146,22 +160,25 @@ func (e *Engine) release(c *execContext) {
 	e.mu.Unlock()
 }
 
-// manifests returns the context's clones of a template's manifests.
-func (c *execContext) manifests(t *Template) []*template.Template {
-	if ms, ok := c.clones[t]; ok {
-		return ms
+// bind returns a template's manifests bound to the context's functions.
+func (c *execContext) bind(t *Template) *boundTemplate {
+	if b, ok := c.clones[t]; ok {
+		return b
 	}
-	ms := make([]*template.Template, len(t.manifests))
+	b := &boundTemplate{manifests: make([]*template.Template, len(t.manifests)), fast: make([]*fastProgram, len(t.manifests))}
 	for i, m := range t.manifests {
 		clone, _ := m.Clone() // never fails
 		checks := template.FuncMap{}
 		for _, site := range t.checks[i] {
 			checks[site.name] = c.st.printCheck(site)
 		}
-		ms[i] = clone.Funcs(c.funcs).Funcs(checks)
+		b.manifests[i] = clone.Funcs(c.funcs).Funcs(checks)
+		if !c.noFast && !t.mutates { // a manifest that changes its data cannot run twice
+			b.fast[i] = compileFast(m.Tree, fastFuncs{checks: checks, funcs: c.funcs})
+		}
 	}
-	c.clones[t] = ms
-	return ms
+	c.clones[t] = b
+	return b
 }
 
 func manifestName(template string, i int) string { return fmt.Sprintf("%s[%d]", template, i) }

@@ -245,19 +245,43 @@ func (st *execState) Write(p []byte) (int, error) {
 		}
 		return 0, nil
 	}
+	if err := st.admit(len(p), string(p) == noValue); err != nil {
+		return 0, err
+	}
+	return st.out.Write(p)
+}
+
+// writeString is Write of a value the fast executor prints (never a marker).
+func (st *execState) writeString(s string) error {
+	if len(s) == 0 {
+		return nil // as Write of an empty slice: the printing check waits for the next write
+	}
+	if err := st.admit(len(s), s == noValue); err != nil {
+		return err
+	}
+	_, err := st.out.WriteString(s)
+	return err
+}
+
+// noValue is what text/template prints for an invalid value.
+const noValue = "<no value>"
+
+// admit checks a write of n bytes (not none), which are noValue or not, and counts them
+// against the manifest's limit.
+func (st *execState) admit(n int, isNoValue bool) error {
 	if site := st.printing; site != nil {
 		st.printing = nil
-		if string(p) == "<no value>" { // what text/template prints for an invalid value
+		if isNoValue {
 			if reason := diagnose(st.data, site.chain); reason != "" {
-				return 0, &noValueError{site: site, reason: reason}
+				return &noValueError{site: site, reason: reason}
 			}
 		}
 	}
-	if len(p) > st.left {
-		return 0, manifestError(st.lim)
+	if n > st.left {
+		return manifestError(st.lim)
 	}
-	st.left -= len(p)
-	return st.out.Write(p)
+	st.left -= n
+	return nil
 }
 
 func (st *execState) mark(m *mark) error {

@@ -79,6 +79,9 @@ type Options struct {
 	// Stop, when closed, stops the work: no assignment is started after it (the output is
 	// then incomplete and Output.Stopped is set). A context's Done channel fits.
 	Stop <-chan struct{}
+	// textTemplateOnly runs every manifest with text/template, not the fast executor
+	// (tests compare the two).
+	textTemplateOnly bool
 }
 
 // Render composes, validates and renders every assignment. An assignment whose config is
@@ -109,7 +112,7 @@ func NewRenderer(s *platform.Snapshot, sched *schedule.Result, opts Options) *Re
 		out.ClusterTypes = append(out.ClusterTypes, ct.Metadata.Name)
 	}
 	engine := NewEngine(s)
-	engine.Limits = opts.Limits
+	engine.Limits, engine.noFast = opts.Limits, opts.textTemplateOnly
 	out.Diagnostics = append(out.Diagnostics, engine.Diagnostics...)
 	types, diags := resolveTypes(engine, sched)
 	out.Diagnostics = append(out.Diagnostics, diags...)

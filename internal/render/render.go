@@ -126,15 +126,18 @@ func (c *execContext) execute(t *Template, data *Data) ([]byte, error) {
 		data = data.deepCopy()
 	}
 	out := bytes.NewBuffer(make([]byte, 0, t.sizeHint.Load()+64))
-	for _, m := range c.manifests(t) {
+	b := c.bind(t)
+	for i, m := range b.manifests {
 		start := out.Len()
 		if start > 0 {
 			out.WriteString("---\n")
 		}
 		body := out.Len()
-		c.st.startManifest(out, data)
-		if err := m.Execute(c.st, data); err != nil {
-			return nil, &TemplateError{Template: t, Err: executionError(m, data, err)}
+		if !c.runFast(b.fast[i], out, data) {
+			c.st.startManifest(out, data)
+			if err := m.Execute(c.st, data); err != nil {
+				return nil, &TemplateError{Template: t, Err: executionError(m, data, err)}
+			}
 		}
 		item := out.Bytes()[body:]
 		switch {
@@ -148,6 +151,24 @@ func (c *execContext) execute(t *Template, data *Data) ([]byte, error) {
 		t.sizeHint.Store(n)
 	}
 	return out.Bytes(), nil
+}
+
+// runFast runs a manifest with the fast executor (p; nil when it cannot), writing into out
+// after what is there. When it stops, what it wrote and counted is undone and it reports
+// false: the manifest is then run with text/template.
+func (c *execContext) runFast(p *fastProgram, out *bytes.Buffer, data *Data) bool {
+	if p == nil {
+		return false
+	}
+	body, allocLeft, ticks := out.Len(), c.st.allocLeft, c.st.ticks
+	c.st.startManifest(out, data)
+	if p.run(c.st, data) {
+		return true
+	}
+	out.Truncate(body)
+	c.st.allocLeft, c.st.ticks = allocLeft, ticks
+	c.stops.Add(1)
+	return false
 }
 
 func (d *Data) deepCopy() *Data {
