@@ -289,10 +289,10 @@ func (pl *planner) prepare(rr *render.Renderer, cts []string, types map[string]*
 		}
 		if tp.same = same; !same {
 			others = append(others, tp)
-			if err := pl.readRecorded(tp); err != nil {
-				return err
-			}
 		}
+	}
+	if err := pl.readAllRecorded(others); err != nil {
+		return err
 	}
 	pl.parallel(len(others), func(i int) { others[i].akeys = rr.AssignmentKeys(others[i].name, others[i].assigned) })
 	var todo []*render.Assignment
@@ -316,20 +316,57 @@ func (pl *planner) prepare(rr *render.Renderer, cts []string, types map[string]*
 	return nil
 }
 
-// readRecorded reads what the state recorded for a cluster type that is not the same, when
-// it recorded its assignments' keys: the shard and the keys.
-func (pl *planner) readRecorded(tp *typePlan) error {
+// readAllRecorded reads what the state recorded for each of the cluster types that are not
+// the same, when it recorded their assignments' keys: the shard and the keys, on every
+// core (with a change to one workload, that is every cluster type's).
+func (pl *planner) readAllRecorded(tps []*typePlan) error {
+	blobs := make([]recordedBlobs, len(tps))
+	for i, tp := range tps { // the tree is walked here, in one goroutine
+		var err error
+		if blobs[i], err = pl.recordedBlobs(tp); err != nil {
+			return err
+		}
+	}
+	errs := make([]error, len(tps))
+	pl.parallel(len(tps), func(i int) { errs[i] = pl.readRecorded(tps[i], blobs[i]) })
+	return errors.Join(errs...)
+}
+
+// recordedBlobs are the state files readRecorded reads for a cluster type: its shard
+// (zero when there is none to trust) and its keys (zero: none).
+type recordedBlobs struct {
+	shard, keys plumbing.Hash
+}
+
+// recordedBlobs finds the shard and keys the state records for a cluster type whose folder
+// is as the state says fleetform wrote it.
+func (pl *planner) recordedBlobs(tp *typePlan) (recordedBlobs, error) {
 	h, ok := pl.keys[tp.name]
 	if pl.index == nil || !ok {
+		return recordedBlobs{}, nil
+	}
+	shard, err := pl.shardBlob(tp.name)
+	return recordedBlobs{shard: shard, keys: h}, err
+}
+
+// readRecorded reads the shard and the keys the state records for a cluster type (tp.old,
+// tp.oldKeys), whose blobs recordedBlobs found. It reads the repository only, so that it
+// can run for several cluster types at once.
+func (pl *planner) readRecorded(tp *typePlan, b recordedBlobs) error {
+	if b.keys.IsZero() {
 		return nil
 	}
-	old, err := pl.readShard(tp.name)
+	if b.shard.IsZero() {
+		tp.shardRead = true
+		return nil
+	}
+	old, err := pl.decodeShardBlob(tp.name, b.shard)
 	if err != nil || old == nil {
 		tp.shardRead = err == nil
 		return err
 	}
 	tp.old, tp.shardRead = old, true
-	data, err := pl.p.tree.Blob(h)
+	data, err := pl.p.tree.Blob(b.keys)
 	if err != nil {
 		return err
 	}
@@ -416,17 +453,32 @@ func (pl *planner) unchanged(tp *typePlan) (bool, error) {
 // readShard reads a cluster type's shard, or nil when there is none to trust (no state,
 // or a folder someone else changed: then every assignment is rendered and compared).
 func (pl *planner) readShard(ct string) (shard, error) {
+	h, err := pl.shardBlob(ct)
+	if err != nil || h.IsZero() {
+		return nil, err
+	}
+	return pl.decodeShardBlob(ct, h)
+}
+
+// shardBlob is the blob of a cluster type's shard when the state records one and the
+// folder is as the state says fleetform wrote it (zero otherwise).
+func (pl *planner) shardBlob(ct string) (plumbing.Hash, error) {
 	if pl.index == nil {
-		return nil, nil
+		return plumbing.ZeroHash, nil
 	}
 	recorded, ok := pl.index.types[ct]
 	h, hasShard := pl.shards[ct]
 	if !ok || !hasShard {
-		return nil, nil
+		return plumbing.ZeroHash, nil
 	}
 	if tree, err := pl.p.tree.DirHash(pl.p.full(ct)); err != nil || tree != recorded.tree {
-		return nil, err
+		return plumbing.ZeroHash, err
 	}
+	return h, nil
+}
+
+// decodeShardBlob reads and decodes a shard (nil, with a warning, when it is not one).
+func (pl *planner) decodeShardBlob(ct string, h plumbing.Hash) (shard, error) {
 	data, err := pl.p.tree.Blob(h)
 	if err != nil {
 		return nil, err
