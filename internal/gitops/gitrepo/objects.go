@@ -400,29 +400,63 @@ func (r *objectReader) commitTree(h plumbing.Hash) (plumbing.Hash, error) {
 }
 
 // tree reads tree h into entries.
-func (r *objectReader) tree(h plumbing.Hash) (map[string]*entry, error) {
+func (r *objectReader) tree(h plumbing.Hash) (map[string]*entry, []treeName, error) {
 	typ, data, err := r.read(h)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if typ != plumbing.TreeObject {
-		return nil, fmt.Errorf("a %s, not a tree", typ)
+		return nil, nil, fmt.Errorf("a %s, not a tree", typ)
 	}
-	out := map[string]*entry{}
+	n, err := countTreeEntries(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	// One allocation for the entries, one for the names: a cluster type's folder has one
+	// entry per deployment target, tens of thousands in a large fleet.
+	entries, order := make([]entry, n), make([]treeName, n)
+	names := string(data)
+	out := make(map[string]*entry, n)
+	for i, at := 0, 0; at < len(names); i++ {
+		sp := at + strings.IndexByte(names[at:], ' ')
+		nul := sp + strings.IndexByte(names[sp:], 0)
+		mode, err := parseMode(names[at:sp])
+		if err != nil {
+			return nil, nil, err
+		}
+		e := &entries[i]
+		e.mode = mode
+		copy(e.hash[:], names[nul+1:nul+21])
+		name := names[sp+1 : nul]
+		out[name] = e
+		order[i] = treeName{name: name, dir: e.isDir()}
+		at = nul + 21
+	}
+	return out, order, nil
+}
+
+// countTreeEntries counts the entries of a tree object, and checks their form.
+func countTreeEntries(data []byte) (int, error) {
+	n := 0
 	for len(data) > 0 {
 		sp := bytes.IndexByte(data, ' ')
 		nul := bytes.IndexByte(data, 0)
 		if sp < 0 || nul < sp || len(data) < nul+21 {
-			return nil, errors.New("malformed tree")
+			return 0, errors.New("malformed tree")
 		}
-		mode, err := filemode.New(string(data[:sp]))
-		if err != nil {
-			return nil, err
-		}
-		e := &entry{mode: mode}
-		copy(e.hash[:], data[nul+1:nul+21])
-		out[string(data[sp+1:nul])] = e
 		data = data[nul+21:]
+		n++
 	}
-	return out, nil
+	return n, nil
+}
+
+// parseMode parses a tree entry's mode, the two of a fleetform tree without a conversion.
+func parseMode(s string) (filemode.FileMode, error) {
+	switch s {
+	case "100644":
+		return filemode.Regular, nil
+	case "40000":
+		return filemode.Dir, nil
+	}
+	return filemode.New(s)
 }

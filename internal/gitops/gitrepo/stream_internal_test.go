@@ -4,13 +4,16 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/fleetform/fleetform/internal/gittest"
@@ -170,6 +173,50 @@ func TestCompareTreeNamesIsGitsOrder(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestFolderOrderIsKept: a folder written again after names were added, removed, replaced
+// or turned from files into folders lists its entries in git's order, as sorting them all
+// does (the recorded order and the names added are merged).
+func TestFolderOrderIsKept(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	names := []string{"a", "a.b", "a-b", "b", "ab", "a0", "z", "é", "a.yaml", "ax", "t1", "t10", "t2"}
+	newEntry := func() *entry {
+		if rng.IntN(3) == 0 {
+			return &entry{mode: filemode.Dir}
+		}
+		return &entry{mode: filemode.Regular}
+	}
+	for round := range 500 {
+		d := &dir{loaded: true, entries: map[string]*entry{}}
+		for _, n := range names {
+			if rng.IntN(2) == 0 {
+				d.entries[n] = newEntry()
+			}
+		}
+		d.encode() // records the order
+		for range rng.IntN(6) {
+			n := names[rng.IntN(len(names))]
+			switch _, had := d.entries[n]; {
+			case had && rng.IntN(2) == 0:
+				delete(d.entries, n)
+			case had:
+				d.entries[n] = newEntry() // replaced in place, a folder perhaps
+			default:
+				d.entries[n] = newEntry()
+				d.added = append(d.added, n)
+			}
+		}
+		got := d.sorted()
+		want := make([]namedEntry, 0, len(d.entries))
+		for n, e := range d.entries {
+			want = append(want, namedEntry{n, e})
+		}
+		slices.SortFunc(want, compareNamed)
+		if !slices.Equal(got, want) {
+			t.Fatalf("round %d: %v, want %v", round, got, want)
 		}
 	}
 }

@@ -23,6 +23,18 @@ type dir struct {
 	loaded  bool
 	changed bool
 	entries map[string]*entry
+	// order is the entries' names in git's order as last read or written (nil: unknown),
+	// and added the names added since: a folder of tens of thousands of entries with one
+	// changed is written again without sorting them all.
+	order []treeName
+	added []string
+}
+
+// treeName is an entry's name in a tree, and whether it is a folder (which sorts as if its
+// name ended with "/").
+type treeName struct {
+	name string
+	dir  bool
 }
 
 type entry struct {
@@ -95,11 +107,11 @@ func (t *Tree) load(d *dir) error {
 	if d.loaded {
 		return nil
 	}
-	entries, err := t.objects.tree(d.hash)
+	entries, order, err := t.objects.tree(d.hash)
 	if err != nil {
 		return fmt.Errorf("read tree %s: %w", d.hash, err)
 	}
-	d.entries = entries
+	d.entries, d.order = entries, order
 	d.loaded = true
 	return nil
 }
@@ -143,6 +155,7 @@ func (t *Tree) walk(p string, create bool) ([]*dir, error) {
 			}
 			e = &entry{mode: filemode.Dir, sub: &dir{loaded: true, entries: map[string]*entry{}}}
 			d.entries[name] = e
+			d.added = append(d.added, name)
 		}
 		sub, err := t.subdir(e)
 		if err != nil {
@@ -253,6 +266,9 @@ func setEntry(d *dir, dir, name string, blob plumbing.Hash) (Action, plumbing.Ha
 		}
 	}
 	d.entries[name] = &entry{mode: filemode.Regular, hash: blob}
+	if !ok {
+		d.added = append(d.added, name)
+	}
 	if ok {
 		return Modified, old.hash, nil
 	}
@@ -393,33 +409,91 @@ func (t *Tree) writeDir(d *dir) (plumbing.Hash, bool) {
 			e.hash = h
 		}
 	}
-	d.hash = t.pack.add(plumbing.TreeObject, encodeTree(d.entries))
+	d.hash = t.pack.add(plumbing.TreeObject, d.encode())
 	d.changed = false
 	return d.hash, len(d.entries) > 0
 }
 
-// encodeTree serializes entries in git's order (folders sort as if named "<name>/").
-func encodeTree(entries map[string]*entry) []byte {
-	type named struct {
-		name string
-		e    *entry
-	}
-	list := make([]named, 0, len(entries))
+// encode serializes the folder's entries in git's order, and records that order.
+func (d *dir) encode() []byte {
+	list := d.sorted()
 	size := 0
-	for n, e := range entries {
-		list = append(list, named{n, e})
-		size += len(n) + 28
-	}
-	slices.SortFunc(list, func(a, b named) int { return compareTreeNames(a.name, a.e.isDir(), b.name, b.e.isDir()) })
-	out := make([]byte, 0, size)
 	for _, n := range list {
+		size += len(n.name) + 28
+	}
+	out := make([]byte, 0, size)
+	order := make([]treeName, len(list))
+	for i, n := range list {
 		out = strconv.AppendUint(out, uint64(n.e.mode), 8)
 		out = append(out, ' ')
 		out = append(out, n.name...)
 		out = append(out, 0)
 		out = append(out, n.e.hash[:]...)
+		order[i] = treeName{name: n.name, dir: n.e.isDir()}
 	}
+	d.order, d.added = order, nil
 	return out
+}
+
+// namedEntry is an entry with its name.
+type namedEntry struct {
+	name string
+	e    *entry
+}
+
+// sorted lists the entries in git's order: those of the recorded order that are still
+// there, merged with the ones added since, sorted; all of them sorted when that does not
+// account for every entry.
+func (d *dir) sorted() []namedEntry {
+	if d.order != nil {
+		if list, ok := d.merged(); ok {
+			return list
+		}
+	}
+	list := make([]namedEntry, 0, len(d.entries))
+	for n, e := range d.entries {
+		list = append(list, namedEntry{n, e})
+	}
+	slices.SortFunc(list, compareNamed)
+	return list
+}
+
+func compareNamed(a, b namedEntry) int { return compareTreeNames(a.name, a.e.isDir(), b.name, b.e.isDir()) }
+
+// merged is sorted from the recorded order; ok is false when that order and the names
+// added do not account for every entry (sorted then sorts them all).
+func (d *dir) merged() (list []namedEntry, ok bool) {
+	var added []namedEntry
+	var isAdded map[string]bool
+	if len(d.added) > 0 {
+		isAdded = make(map[string]bool, len(d.added))
+		for _, n := range d.added {
+			if e, ok := d.entries[n]; ok && !isAdded[n] {
+				added = append(added, namedEntry{n, e})
+			}
+			isAdded[n] = true
+		}
+		slices.SortFunc(added, compareNamed)
+	}
+	list = make([]namedEntry, 0, len(d.entries))
+	for _, o := range d.order {
+		if isAdded[o.name] {
+			continue
+		}
+		e, ok := d.entries[o.name]
+		switch {
+		case !ok:
+			continue // removed
+		case e.isDir() != o.dir:
+			return nil, false // not where it was: sort them all
+		}
+		for len(added) > 0 && compareNamed(added[0], namedEntry{o.name, e}) < 0 {
+			list, added = append(list, added[0]), added[1:]
+		}
+		list = append(list, namedEntry{o.name, e})
+	}
+	list = append(list, added...)
+	return list, len(list) == len(d.entries)
 }
 
 // compareTreeNames compares two entry names in git's tree order, where a folder's name
