@@ -59,10 +59,8 @@ var fuzzFragments = []string{
 var fuzzNumbers = []int{0, 1, -1, 2, 3, 7, 64, 1000, 100_000, 1 << 20, 1 << 31, -100_000, math.MaxInt64, math.MinInt64, math.MaxInt64 - 1000}
 
 // fuzzProgram turns the fuzzer's bytes into template text: each byte picks a fragment,
-// the next ones its numbers; blocks are closed (and only open blocks get an else).
+// the next ones its numbers.
 func fuzzProgram(program []byte) string {
-	var b strings.Builder
-	open := 0
 	next := func() int {
 		if len(program) == 0 {
 			return 0
@@ -71,9 +69,25 @@ func fuzzProgram(program []byte) string {
 		program = program[1:]
 		return n
 	}
-	for len(program) > 0 {
-		c := int(program[0])
-		program = program[1:]
+	return blocks(&program, func(c int) string {
+		f := fuzzFragments[c%len(fuzzFragments)]
+		var args []any
+		for range strings.Count(f, "%d") {
+			args = append(args, next())
+		}
+		return fmt.Sprintf(f, args...)
+	})
+}
+
+// blocks turns bytes into template text: each byte picks a fragment (fragment may take more
+// bytes from *program), or, inside an open block, an else or an end; blocks are closed at
+// the end, and only open blocks get an else.
+func blocks(program *[]byte, fragment func(c int) string) string {
+	var b strings.Builder
+	open := 0
+	for len(*program) > 0 {
+		c := int((*program)[0])
+		*program = (*program)[1:]
 		switch {
 		case c >= 250 && open > 0:
 			b.WriteString("{{ end }}")
@@ -81,12 +95,8 @@ func fuzzProgram(program []byte) string {
 		case c >= 245 && open > 0:
 			b.WriteString("{{ else }}")
 		default:
-			f := fuzzFragments[c%len(fuzzFragments)]
-			var args []any
-			for range strings.Count(f, "%d") {
-				args = append(args, next())
-			}
-			fmt.Fprintf(&b, f, args...)
+			f := fragment(c)
+			b.WriteString(f)
 			if strings.HasPrefix(f, "{{ range") || strings.HasPrefix(f, "{{ if") || strings.HasPrefix(f, "{{ with") {
 				open++
 			}
