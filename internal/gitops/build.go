@@ -528,24 +528,8 @@ func (pl *planner) writeType(tp *typePlan, hasErrors bool, affected map[string]b
 		}
 		next[a.DeploymentTarget] = shardEntry{digest: a.InputDigest, workload: a.Workload}
 	}
-	var gone []string // sorted below: only the removed targets, not the whole shard
-	for dt := range previous {
-		if !current[dt] {
-			gone = append(gone, dt)
-		}
-	}
-	slices.Sort(gone)
-	for _, dt := range gone {
-		dir := tp.name + "/" + dt
-		if hasErrors {
-			p.Deferred = append(p.Deferred, dir)
-			next[dt] = previous[dt]
-			continue
-		}
-		if err := pl.remove(dir, affected); err != nil {
-			return indexEntry{}, 0, err
-		}
-		p.AssignmentsRemoved = append(p.AssignmentsRemoved, pl.ref(tp.name, dt, previous[dt]))
+	if err := pl.removeGone(tp.name, previous, current, next, hasErrors, affected); err != nil {
+		return indexEntry{}, 0, err
 	}
 	// nothingKept: the shard lists exactly the current assignments, in their order, so that
 	// it and the keys can be written as they were built, without a map or a sort.
@@ -566,6 +550,33 @@ func (pl *planner) writeType(tp *typePlan, hasErrors bool, affected map[string]b
 		pl.p.tree.Release(pl.p.full(tp.name)) // done with it: a million assignments' folders are not kept
 	}
 	return indexEntry{tree: tree, targets: len(next)}, len(previous), err
+}
+
+// removeGone removes the folders of a cluster type's targets that the state lists and that
+// are not assigned any more (current), or keeps them in its next shard, deferred, when the
+// control plane has errors.
+func (pl *planner) removeGone(ct string, previous shard, current map[string]bool, next shard, hasErrors bool, affected map[string]bool) error {
+	p := pl.p
+	var gone []string // sorted below: only the removed targets, not the whole shard
+	for dt := range previous {
+		if !current[dt] {
+			gone = append(gone, dt)
+		}
+	}
+	slices.Sort(gone)
+	for _, dt := range gone {
+		dir := ct + "/" + dt
+		if hasErrors {
+			p.Deferred = append(p.Deferred, dir)
+			next[dt] = previous[dt]
+			continue
+		}
+		if err := pl.remove(dir, affected); err != nil {
+			return err
+		}
+		p.AssignmentsRemoved = append(p.AssignmentsRemoved, pl.ref(ct, dt, previous[dt]))
+	}
+	return nil
 }
 
 // writeKeys records, with a cluster type's new shard, the key of each assignment it lists:

@@ -22,95 +22,102 @@ func (c *fastCompiler) call(name string, args []parse.Node, piped bool) fastComm
 	if piped {
 		n++
 	}
+	a := c.rawArgs(args)
 	switch name { // text/template's builtins the engine's function set does not replace
 	case "and", "or":
 		if n == 0 {
 			unsupported("%s without arguments", name)
 		}
-		return c.andOr(name == "or", args, piped)
-	case "not":
+		return andOr(name == "or", a, piped)
+	case "not", "len":
 		if n != 1 {
-			unsupported("not with %d arguments", n)
+			unsupported("%s with %d arguments", name, n)
 		}
-		arg := c.rawArgs(args, piped)
+		if name == "len" {
+			return lengthOf(a)
+		}
 		return func(x *fastExec, dot, final reflect.Value) reflect.Value {
-			if truth(arg.value(x, dot, final, 0)) {
-				return falseValue
-			}
-			return trueValue
+			return boolValue(!truth(a.value(x, dot, final, 0)))
 		}
 	case "index":
 		if n == 0 {
 			unsupported("index without arguments")
 		}
-		a := c.rawArgs(args, piped)
-		return func(x *fastExec, dot, final reflect.Value) reflect.Value {
-			item := a.value(x, dot, final, 0)
-			for i := 1; i < n; i++ {
-				var err error
-				if item, err = indexOnce(item, a.value(x, dot, final, i)); err != nil {
-					fastStop()
-				}
-			}
-			if n == 1 {
-				if item = indirectInterface(item); !item.IsValid() {
-					fastStop() // index of untyped nil
-				}
-			}
-			return item
+		return indexOf(a, n)
+	case "eq", "ne", "lt", "le", "gt", "ge":
+		if n < 2 || n > 2 && name != "eq" {
+			unsupported("%s with %d arguments", name, n)
 		}
-	case "eq":
-		if n < 2 {
-			unsupported("eq with %d arguments", n)
+		return compare(name, a, n)
+	}
+	unsupported("function %s", name)
+	return nil
+}
+
+// indexOf is text/template's index of n arguments.
+func indexOf(a rawArgList, n int) fastCommand {
+	return func(x *fastExec, dot, final reflect.Value) reflect.Value {
+		item := a.value(x, dot, final, 0)
+		for i := 1; i < n; i++ {
+			var err error
+			if item, err = indexOnce(item, a.value(x, dot, final, i)); err != nil {
+				fastStop()
+			}
 		}
-		a := c.rawArgs(args, piped)
-		return func(x *fastExec, dot, final reflect.Value) reflect.Value {
-			first := a.value(x, dot, final, 0)
-			for i := 1; i < n; i++ {
-				if equal(first, a.value(x, dot, final, i)) {
+		if n == 1 {
+			if item = indirectInterface(item); !item.IsValid() {
+				fastStop() // index of untyped nil
+			}
+		}
+		return item
+	}
+}
+
+// lengthOf is text/template's len.
+func lengthOf(a rawArgList) fastCommand {
+	return func(x *fastExec, dot, final reflect.Value) reflect.Value {
+		item, isNil := indirect(a.value(x, dot, final, 0))
+		if isNil {
+			fastStop()
+		}
+		switch item.Kind() {
+		case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
+			return reflect.ValueOf(item.Len())
+		}
+		fastStop()
+		return reflect.Value{}
+	}
+}
+
+// compare is text/template's eq (of n arguments: the first equals any other), ne, lt, le,
+// gt or ge.
+func compare(name string, a rawArgList, n int) fastCommand {
+	vals := make([]reflect.Value, n) // this call site's own, as argv in funcCall
+	return func(x *fastExec, dot, final reflect.Value) reflect.Value {
+		for i := range vals { // every argument first, as text/template evaluates them
+			vals[i] = a.value(x, dot, final, i)
+		}
+		l, r := vals[0], vals[1]
+		defer clear(vals)
+		switch name {
+		case "eq":
+			for _, v := range vals[1:] {
+				if equal(l, v) {
 					return trueValue
 				}
 			}
 			return falseValue
+		case "ne":
+			return boolValue(!equal(l, r))
+		case "lt":
+			return boolValue(less(l, r))
+		case "le":
+			return boolValue(less(l, r) || equal(l, r))
+		case "gt":
+			return boolValue(!less(l, r) && !equal(l, r))
 		}
-	case "ne", "lt", "le", "gt", "ge":
-		if n != 2 {
-			unsupported("%s with %d arguments", name, n)
-		}
-		a := c.rawArgs(args, piped)
-		return func(x *fastExec, dot, final reflect.Value) reflect.Value {
-			l, r := a.value(x, dot, final, 0), a.value(x, dot, final, 1)
-			switch name {
-			case "ne":
-				return boolValue(!equal(l, r))
-			case "lt":
-				return boolValue(less(l, r))
-			case "le":
-				return boolValue(less(l, r) || equal(l, r))
-			case "gt":
-				return boolValue(!less(l, r) && !equal(l, r))
-			}
-			return boolValue(!less(l, r)) // ge
-		}
-	case "len":
-		if n != 1 {
-			unsupported("len with %d arguments", n)
-		}
-		arg := c.rawArgs(args, piped)
-		return func(x *fastExec, dot, final reflect.Value) reflect.Value {
-			item, isNil := indirect(arg.value(x, dot, final, 0))
-			switch {
-			case isNil:
-				fastStop()
-			case item.Kind() == reflect.Array || item.Kind() == reflect.Map || item.Kind() == reflect.Slice || item.Kind() == reflect.String:
-				return reflect.ValueOf(item.Len())
-			}
-			fastStop()
-			return reflect.Value{}
-		}
+		return boolValue(!less(l, r)) // ge
 	}
-	unsupported("function %s", name)
-	return nil
 }
 
 // rawArgList evaluates arguments given to reflect.Value parameters: their values as they are.
@@ -118,7 +125,7 @@ type rawArgList struct {
 	args []fastArg
 }
 
-func (c *fastCompiler) rawArgs(args []parse.Node, _ bool) rawArgList {
+func (c *fastCompiler) rawArgs(args []parse.Node) rawArgList {
 	out := rawArgList{args: make([]fastArg, len(args))}
 	for i, a := range args {
 		out.args[i] = c.rawArg(a)
@@ -147,8 +154,7 @@ func (c *fastCompiler) rawArg(n parse.Node) fastArg {
 
 // andOr is text/template's and (or): the first argument that is false (true), evaluated in
 // order, else the last one.
-func (c *fastCompiler) andOr(isOr bool, args []parse.Node, piped bool) fastCommand {
-	a := c.rawArgs(args, piped)
+func andOr(isOr bool, a rawArgList, piped bool) fastCommand {
 	return func(x *fastExec, dot, final reflect.Value) reflect.Value {
 		var v reflect.Value
 		for i := range a.args {
@@ -300,25 +306,14 @@ func (c *fastCompiler) funcCall(name string, fn any, args []parse.Node, piped bo
 // parameters get the values themselves), and returns its result as text/template takes it;
 // a function's error stops the executor.
 func invoker(fn any, numFixed int) func(argv []reflect.Value) reflect.Value {
+	if f := stringInvoker(fn); f != nil {
+		return f
+	}
 	switch f := fn.(type) {
-	case func(string) string:
-		return func(a []reflect.Value) reflect.Value { return reflect.ValueOf(f(a[0].String())) }
-	case func(any) string:
-		return func(a []reflect.Value) reflect.Value { return reflect.ValueOf(f(a[0].Interface())) }
-	case func(...any) string:
-		return func(a []reflect.Value) reflect.Value { return reflect.ValueOf(f(anys(a)...)) }
-	case func(string, ...any) string:
-		return func(a []reflect.Value) reflect.Value { return reflect.ValueOf(f(a[0].String(), anys(a[1:])...)) }
-	case func(int, string) string:
-		return func(a []reflect.Value) reflect.Value { return reflect.ValueOf(f(int(a[0].Int()), a[1].String())) }
-	case func(string, string) string:
-		return func(a []reflect.Value) reflect.Value { return reflect.ValueOf(f(a[0].String(), a[1].String())) }
 	case func(string, string) bool:
 		return func(a []reflect.Value) reflect.Value { return boolValue(f(a[0].String(), a[1].String())) }
 	case func(string, string) (bool, error):
 		return func(a []reflect.Value) reflect.Value { return boolValue(must(f(a[0].String(), a[1].String()))) }
-	case func(string) (string, error):
-		return func(a []reflect.Value) reflect.Value { return reflect.ValueOf(must(f(a[0].String()))) }
 	case func(string, any) bool:
 		return func(a []reflect.Value) reflect.Value { return boolValue(f(a[0].String(), a[1].Interface())) }
 	case func(any, any) bool:
@@ -333,11 +328,37 @@ func invoker(fn any, numFixed int) func(argv []reflect.Value) reflect.Value {
 		return func(a []reflect.Value) reflect.Value { return reflect.ValueOf(f(a[0].Interface())) }
 	case func(...any) []any:
 		return func(a []reflect.Value) reflect.Value { return reflect.ValueOf(f(anys(a)...)) }
-	case func(*Data) string:
-		return func(a []reflect.Value) reflect.Value { return reflect.ValueOf(f(a[0].Interface().(*Data))) }
 	case func(reflect.Value) reflect.Value:
 		return func(a []reflect.Value) reflect.Value { return f(a[0]) }
 	}
+	return reflectInvoker(fn, numFixed)
+}
+
+// stringInvoker is invoker for the common functions that make a string (nil for others).
+func stringInvoker(fn any) func(argv []reflect.Value) reflect.Value {
+	switch f := fn.(type) {
+	case func(string) string:
+		return func(a []reflect.Value) reflect.Value { return reflect.ValueOf(f(a[0].String())) }
+	case func(any) string:
+		return func(a []reflect.Value) reflect.Value { return reflect.ValueOf(f(a[0].Interface())) }
+	case func(...any) string:
+		return func(a []reflect.Value) reflect.Value { return reflect.ValueOf(f(anys(a)...)) }
+	case func(string, ...any) string:
+		return func(a []reflect.Value) reflect.Value { return reflect.ValueOf(f(a[0].String(), anys(a[1:])...)) }
+	case func(int, string) string:
+		return func(a []reflect.Value) reflect.Value { return reflect.ValueOf(f(int(a[0].Int()), a[1].String())) }
+	case func(string, string) string:
+		return func(a []reflect.Value) reflect.Value { return reflect.ValueOf(f(a[0].String(), a[1].String())) }
+	case func(string) (string, error):
+		return func(a []reflect.Value) reflect.Value { return reflect.ValueOf(must(f(a[0].String()))) }
+	case func(*Data) string:
+		return func(a []reflect.Value) reflect.Value { return reflect.ValueOf(f(a[0].Interface().(*Data))) }
+	}
+	return nil
+}
+
+// reflectInvoker is invoker for any other function, through reflect.Value.Call.
+func reflectInvoker(fn any, numFixed int) func(argv []reflect.Value) reflect.Value {
 	fv := reflect.ValueOf(fn)
 	typ := fv.Type()
 	return func(a []reflect.Value) reflect.Value {
@@ -421,34 +442,41 @@ func comparableKind(v reflect.Value) comparable {
 func equal(a, b reflect.Value) bool {
 	a, b = indirectInterface(a), indirectInterface(b)
 	ka, kb := comparableKind(a), comparableKind(b)
-	switch {
-	case !a.IsValid() || !b.IsValid():
-		if a.IsValid() != b.IsValid() && (ka != cmpNone || kb != cmpNone) {
+	if !a.IsValid() || !b.IsValid() {
+		switch {
+		case !a.IsValid() && !b.IsValid():
+			return true
+		case ka != cmpNone || kb != cmpNone:
 			return false // an absent value equals no value of a basic kind
 		}
-		if !a.IsValid() && !b.IsValid() {
-			return true
-		}
+		fastStop()
+	}
+	switch {
 	case ka == cmpNone || kb == cmpNone:
 	case ka == kb:
-		switch ka {
-		case cmpBool:
-			return a.Bool() == b.Bool()
-		case cmpInt:
-			return a.Int() == b.Int()
-		case cmpUint:
-			return a.Uint() == b.Uint()
-		case cmpFloat:
-			return a.Float() == b.Float()
-		}
-		return a.String() == b.String()
+		return equalKind(a, b, ka)
 	case ka == cmpInt && kb == cmpUint:
-		return a.Int() >= 0 && uint64(a.Int()) == b.Uint()
+		return a.Int() >= 0 && uint64(a.Int()) == b.Uint() //nolint:gosec // not negative
 	case ka == cmpUint && kb == cmpInt:
-		return b.Int() >= 0 && a.Uint() == uint64(b.Int())
+		return b.Int() >= 0 && a.Uint() == uint64(b.Int()) //nolint:gosec // not negative
 	}
 	fastStop()
 	return false
+}
+
+// equalKind compares two values of the same basic kind.
+func equalKind(a, b reflect.Value, k comparable) bool {
+	switch k {
+	case cmpBool:
+		return a.Bool() == b.Bool()
+	case cmpInt:
+		return a.Int() == b.Int()
+	case cmpUint:
+		return a.Uint() == b.Uint()
+	case cmpFloat:
+		return a.Float() == b.Float()
+	}
+	return a.String() == b.String()
 }
 
 // less is text/template's lt of two values of basic kinds; anything else stops the
@@ -469,9 +497,9 @@ func less(a, b reflect.Value) bool {
 		}
 		return a.String() < b.String()
 	case ka == cmpInt && kb == cmpUint:
-		return a.Int() < 0 || uint64(a.Int()) < b.Uint()
+		return a.Int() < 0 || uint64(a.Int()) < b.Uint() //nolint:gosec // not negative
 	case ka == cmpUint && kb == cmpInt:
-		return b.Int() >= 0 && a.Uint() < uint64(b.Int())
+		return b.Int() >= 0 && a.Uint() < uint64(b.Int()) //nolint:gosec // not negative
 	}
 	fastStop()
 	return false

@@ -67,7 +67,6 @@ var (
 	stringType       = reflect.TypeFor[string]()
 	errorType        = reflect.TypeFor[error]()
 	stringerType     = reflect.TypeFor[fmt.Stringer]()
-	dataPtrType      = reflect.TypeFor[*Data]()
 	trueValue        = reflect.ValueOf(true)
 	falseValue       = reflect.ValueOf(false)
 )
@@ -235,48 +234,56 @@ func (c *fastCompiler) rangeNode(r *parse.RangeNode) fastNode {
 			body(x, elem)
 			x.pop(inner)
 		}
-		ran := false
-		switch val.Kind() {
-		case reflect.Array, reflect.Slice:
-			for i := range val.Len() {
-				ran = true
-				one(reflect.ValueOf(i), val.Index(i))
-			}
-		case reflect.Map:
-			if val.Len() > 0 && val.Type().Key().Kind() != reflect.String {
-				fastStop() // text/template's key order for other keys is not worth repeating here
-			}
-			keys := val.MapKeys()
-			slices.SortFunc(keys, func(a, b reflect.Value) int { return cmp.Compare(a.String(), b.String()) })
-			for _, k := range keys {
-				ran = true
-				one(k, val.MapIndex(k))
-			}
-		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-			if len(decl) > 1 {
-				fastStop() // an error in text/template
-			}
-			for i := range val.Int() {
-				ran = true
-				one(reflect.Value{}, reflect.ValueOf(i).Convert(val.Type()))
-			}
-		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-			if len(decl) > 1 {
-				fastStop()
-			}
-			for i := range val.Uint() {
-				ran = true
-				one(reflect.Value{}, reflect.ValueOf(i).Convert(val.Type()))
-			}
-		case reflect.Invalid:
-		default:
-			fastStop()
-		}
+		ran := iterate(val, len(decl), one)
 		if !ran && otherwise != nil {
 			otherwise(x, dot)
 		}
 		x.pop(mark)
 	}
+}
+
+// iterate calls one for each element of val (with its index or key, for those that have
+// one), as text/template's range does, and reports whether there was any; it stops the
+// executor on a value it does not range over. vars is the number of range variables.
+func iterate(val reflect.Value, vars int, one func(index, elem reflect.Value)) bool {
+	ran := false
+	switch val.Kind() {
+	case reflect.Array, reflect.Slice:
+		for i := range val.Len() {
+			ran = true
+			one(reflect.ValueOf(i), val.Index(i))
+		}
+	case reflect.Map:
+		if val.Len() > 0 && val.Type().Key().Kind() != reflect.String {
+			fastStop() // text/template's key order for other keys is not worth repeating here
+		}
+		keys := val.MapKeys()
+		slices.SortFunc(keys, func(a, b reflect.Value) int { return cmp.Compare(a.String(), b.String()) })
+		for _, k := range keys {
+			ran = true
+			one(k, val.MapIndex(k))
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if vars > 1 {
+			fastStop() // an error in text/template
+		}
+		for i := range val.Int() {
+			ran = true
+			one(reflect.Value{}, reflect.ValueOf(i).Convert(val.Type()))
+		}
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		if vars > 1 {
+			fastStop()
+		}
+		for i := range val.Uint() {
+			ran = true
+			one(reflect.Value{}, reflect.ValueOf(i).Convert(val.Type()))
+		}
+	case reflect.Invalid:
+	default:
+		fastStop()
+	}
+	return ran
 }
 
 // pipeline evaluates a pipeline: each command gets the value of the one before as its last

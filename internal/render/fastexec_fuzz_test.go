@@ -29,7 +29,7 @@ var fastFragments = []string{
 	"{{ regexMatch \"^a\" .ConfigData.s }}", "{{ regexMatch \"(\" .ConfigData.s }}", "{{ fail \"stop\" }}",
 	"{{ not .ConfigData.b }}", "{{ and .ConfigData.s .ConfigData.n }}", "{{ or .ConfigData.null .ConfigData.s }}",
 	"{{ and .ConfigData.missing .ConfigData.x.y }}", "{{ or .ConfigData.b \"x\" }}", "{{ eq .ConfigData.s \"abc\" }}",
-	"{{ eq .ConfigData.n 3 }}", "{{ eq .ConfigData.missing \"x\" }}", "{{ eq .ConfigData.map 1 }}",
+	"{{ eq .ConfigData.n 3 }}", "{{ eq 1 1 (fail \"late\") }}", "{{ eq .ConfigData.s \"x\" \"abc\" .ConfigData.n }}", "{{ eq .ConfigData.missing \"x\" }}", "{{ eq .ConfigData.map 1 }}",
 	"{{ ne .ConfigData.n 2 }}", "{{ lt .ConfigData.n 5 }}", "{{ gt .ConfigData.f 1.5 }}", "{{ le .ConfigData.s \"b\" }}",
 	"{{ ge .ConfigData.n .ConfigData.s }}", "{{ len .ConfigData.list }}", "{{ len .ConfigData.n }}", "{{ kindIs \"string\" .ConfigData.s }}",
 	"{{ has \"b\" .ConfigData.list }}", "{{ first .ConfigData.list }}", "{{ list 1 \"a\" .ConfigData.s }}", "{{ $v := .ConfigData.s }}",

@@ -97,4 +97,3 @@ func compareRendered(t *testing.T, what string, got, want *Assignment) {
 		t.Errorf("%s: files differ:\n%+v\nwant\n%+v", what, got.Files, want.Files)
 	}
 }
-

@@ -56,7 +56,7 @@ func (x *objectIndex) add(h plumbing.Hash) (pos int, added bool) {
 	if 2*(x.n+1) > len(x.slots) {
 		x.rehash(x.n + 1)
 	}
-	mask := uint64(len(x.slots) - 1)
+	mask := uint64(len(x.slots) - 1) //nolint:gosec // a power of two, at least 1024
 	for i := slotOf(h) & mask; ; i = (i + 1) & mask {
 		s := x.slots[i]
 		if s == 0 {
@@ -89,7 +89,7 @@ func (x *objectIndex) rehash(n int) {
 		size *= 2
 	}
 	x.slots = make([]uint32, size)
-	mask := uint64(size - 1)
+	mask := uint64(size - 1) //nolint:gosec // a power of two, at least 1024
 	for pos := range x.n {
 		i := slotOf(x.at(pos).hash) & mask
 		for x.slots[i] != 0 {

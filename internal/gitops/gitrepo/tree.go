@@ -458,7 +458,9 @@ func (d *dir) sorted() []namedEntry {
 	return list
 }
 
-func compareNamed(a, b namedEntry) int { return compareTreeNames(a.name, a.e.isDir(), b.name, b.e.isDir()) }
+func compareNamed(a, b namedEntry) int {
+	return compareTreeNames(a.name, a.e.isDir(), b.name, b.e.isDir())
+}
 
 // merged is sorted from the recorded order; ok is false when that order and the names
 // added do not account for every entry (sorted then sorts them all).
