@@ -92,31 +92,26 @@ func lengthOf(a rawArgList) fastCommand {
 // compare is text/template's eq (of n arguments: the first equals any other), ne, lt, le,
 // gt or ge.
 func compare(name string, a rawArgList, n int) fastCommand {
+	test := map[string]func(l, r reflect.Value) bool{
+		"eq": equal,
+		"ne": func(l, r reflect.Value) bool { return !equal(l, r) },
+		"lt": less,
+		"le": func(l, r reflect.Value) bool { return less(l, r) || equal(l, r) },
+		"gt": func(l, r reflect.Value) bool { return !less(l, r) && !equal(l, r) },
+		"ge": func(l, r reflect.Value) bool { return !less(l, r) },
+	}[name]
 	vals := make([]reflect.Value, n) // this call site's own, as argv in funcCall
 	return func(x *fastExec, dot, final reflect.Value) reflect.Value {
 		for i := range vals { // every argument first, as text/template evaluates them
 			vals[i] = a.value(x, dot, final, i)
 		}
-		l, r := vals[0], vals[1]
 		defer clear(vals)
-		switch name {
-		case "eq":
-			for _, v := range vals[1:] {
-				if equal(l, v) {
-					return trueValue
-				}
+		for _, v := range vals[1:] { // more than one only for eq: true when any matches
+			if test(vals[0], v) {
+				return trueValue
 			}
-			return falseValue
-		case "ne":
-			return boolValue(!equal(l, r))
-		case "lt":
-			return boolValue(less(l, r))
-		case "le":
-			return boolValue(less(l, r) || equal(l, r))
-		case "gt":
-			return boolValue(!less(l, r) && !equal(l, r))
 		}
-		return boolValue(!less(l, r)) // ge
+		return falseValue
 	}
 }
 

@@ -612,7 +612,8 @@ func printableValue(v reflect.Value) (any, bool) {
 	return v.Interface(), true
 }
 
-// isTrue is text/template's truth of a value, and whether it has one.
+// isTrue is text/template's truth of a value, and whether it has one (template.IsTrue takes
+// an interface: a reflect.Value of a field would be copied out for every if and with).
 func isTrue(val reflect.Value) (truth, ok bool) {
 	if !val.IsValid() {
 		return false, true
