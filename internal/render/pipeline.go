@@ -117,8 +117,8 @@ func NewRenderer(s *platform.Snapshot, sched *schedule.Result, opts Options) *Re
 	types, diags := resolveTypes(engine, sched)
 	out.Diagnostics = append(out.Diagnostics, diags...)
 	out.Assignments = make([]Assignment, len(sched.Assignments))
-	for i := range sched.Assignments {
-		out.Assignments[i].Assignment = &sched.Assignments[i]
+	for i := 0; i < len(out.Assignments); i += preemptChunk {
+		pointAt(out.Assignments[i:min(i+preemptChunk, len(out.Assignments))], sched.Assignments[i:])
 	}
 	policy, d := s.SchemaPolicy()
 	if d != nil {
@@ -127,6 +127,22 @@ func NewRenderer(s *platform.Snapshot, sched *schedule.Result, opts Options) *Re
 	r := &renderer{env: s.Environment, engine: engine, composer: compose.New(s), types: types, opts: opts,
 		broken: s.Broken, targets: map[*platform.DeploymentTarget][]byte{}, warn: policy == v1alpha1.ConfigSchemaWarn}
 	return &Renderer{out: out, r: r, clusterTypes: clusterTypesByName(sched.ClusterTypes), build: BuildStamp()}
+}
+
+// preemptChunk is how many pointers a loop over a whole fleet stores between two calls.
+// A loop that only stores pointers has no point where the collector can stop it: when a
+// collection starts meanwhile, the collector signals the goroutine and spins until the
+// loop ends, slowing it about tenfold (0.44 s instead of 0.05 s for a million
+// assignments). A call every chunk is such a point.
+const preemptChunk = 4096
+
+// pointAt points each of as at the schedule's assignment of the same index.
+//
+//go:noinline
+func pointAt(as []Assignment, sched []schedule.Assignment) {
+	for i := range as {
+		as[i].Assignment = &sched[i]
+	}
 }
 
 // Prepare composes every assignment's config and computes its InputDigest. Assignments that
@@ -153,9 +169,9 @@ func (rr *Renderer) Render(selected func(*Assignment) bool) *Output {
 // type's) before rendering the next: only one batch's files are in memory at a time.
 // Progress counts every assignment of as, selected or not. It reports false when the work
 // was stopped. Finish completes the output after the last batch.
-func (rr *Renderer) RenderBatch(as []*Assignment, selected func(*Assignment) bool) bool {
-	rr.r.runEach(len(as), func(i int) *Assignment { return as[i] }, rr.progress, func(a *Assignment) {
-		if a.Err == nil && selected(a) {
+func (rr *Renderer) RenderBatch(as []*Assignment, selected func(i int) bool) bool {
+	rr.r.runEach(len(as), rr.progress, func(i int) {
+		if a := as[i]; a.Err == nil && selected(i) {
 			rr.r.render(a)
 		}
 	})
@@ -282,16 +298,16 @@ func (r *renderer) stopped() bool {
 
 func (r *renderer) run(as []Assignment, progress func(done, total int), fn func(*Assignment)) {
 	var done atomic.Int64
-	r.runEach(len(as), func(i int) *Assignment { return &as[i] }, func(chunk int) {
+	r.runEach(len(as), func(chunk int) {
 		if progress != nil {
 			progress(int(done.Add(int64(chunk))), len(as))
 		}
-	}, fn)
+	}, func(i int) { fn(&as[i]) })
 }
 
-// runEach calls fn for the n assignments at(0) .. at(n-1) on the workers, and chunkDone
-// with the size of each chunk of them done.
-func (r *renderer) runEach(n int, at func(int) *Assignment, chunkDone func(int), fn func(*Assignment)) {
+// runEach calls fn(0) .. fn(n-1) on the workers, and chunkDone with the size of each chunk
+// of them done.
+func (r *renderer) runEach(n int, chunkDone func(int), fn func(i int)) {
 	workers := r.opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -308,7 +324,7 @@ func (r *renderer) runEach(n int, at func(int) *Assignment, chunkDone func(int),
 				}
 				end := min(start+chunk, n)
 				for i := start; i < end; i++ {
-					fn(at(i))
+					fn(i)
 				}
 				chunkDone(end - start)
 			}
