@@ -28,16 +28,17 @@ type typePlan struct {
 	name     string
 	assigned []*render.Assignment // its current assignments, by deployment target
 	changed  bool                 // anything to do at all
-	old      shard                // what the state says was rendered (nil: unknown)
+	// rec is what the state says was rendered (its shard; none to trust: unknown) and the
+	// keys it recorded with it.
+	rec recorded
 	// key is the render.Renderer.TypeKey of its inputs ("" when there is none); same is set
 	// when the state records that key for the folder as it is: nothing to prepare or write.
 	key  string
 	same bool
 	// akeys are the assignments' keys (render.Renderer.AssignmentKey), in order, when the
-	// cluster type is not the same; oldKeys are the keys the state recorded with its shard.
+	// cluster type is not the same.
 	akeys     []string
-	oldKeys   assignmentKeys
-	shardRead bool // old holds the shard as read (nil: none to trust)
+	shardRead bool // rec holds the shard as read (or there is none to trust)
 	// shard is the shard its current digests make, in order, when unchanged built it
 	// (nil otherwise): written as it is when every assignment renders and none is kept.
 	shard []byte
@@ -74,7 +75,7 @@ func (pl *planner) build(in Input) error {
 	for _, ct := range out.ClusterTypes {
 		tp := types[ct]
 		if !tp.changed {
-			rr.RenderBatch(tp.assigned, func(*render.Assignment) bool { return false }) // counted as done
+			rr.RenderBatch(tp.assigned, func(int) bool { return false }) // counted as done
 			p.Skipped += len(tp.assigned)
 			entry := pl.index.types[ct]
 			entry.key = tp.key
@@ -89,7 +90,7 @@ func (pl *planner) build(in Input) error {
 		if err != nil {
 			return err
 		}
-		tp.old = nil // written: its shard is not needed any more
+		tp.rec.drop() // written: its shard is not needed any more
 		if !slices.ContainsFunc(tp.assigned, failed) {
 			entry.key = tp.key
 		}
@@ -223,11 +224,12 @@ func (a *renderAhead) drain() {
 	}
 }
 
-// needsRender says whether a changed cluster type's assignment must be rendered: its
+// needsRender says whether a changed cluster type's i-th assignment must be rendered: its
 // inputs are not those its shard records (or there is no shard to trust).
-func (tp *typePlan) needsRender(a *render.Assignment) bool {
-	e, ok := tp.old[a.DeploymentTarget]
-	return tp.old == nil || !ok || e.digest != a.InputDigest
+func (tp *typePlan) needsRender(i int) bool {
+	a := tp.assigned[i]
+	e, ok := tp.rec.entry(i, a)
+	return !tp.rec.trusted() || !ok || e.digest != a.InputDigest
 }
 
 // reserve sizes the plan's lists for the assignments to be rendered (three files each), so
@@ -237,8 +239,8 @@ func (pl *planner) reserve(cts []string, types map[string]*typePlan) {
 	n := 0
 	for _, ct := range cts {
 		if tp := types[ct]; tp.changed {
-			for _, a := range tp.assigned {
-				if a.Err == nil && tp.needsRender(a) {
+			for i, a := range tp.assigned {
+				if a.Err == nil && tp.needsRender(i) {
 					n++
 				}
 			}
@@ -302,8 +304,8 @@ func (pl *planner) prepare(rr *render.Renderer, cts []string, types map[string]*
 				todo = append(todo, a)
 				continue
 			}
-			if k := tp.akeys[j]; tp.oldKeys[a.DeploymentTarget] == k {
-				if e, ok := tp.old[a.DeploymentTarget]; ok && e.digest != "" {
+			if k := tp.akeys[j]; tp.rec.key(j, a) == k {
+				if e, ok := tp.rec.entry(j, a); ok && e.digest != "" {
 					a.InputDigest = e.digest // its inputs are those that digest was computed from
 					continue
 				}
@@ -349,9 +351,9 @@ func (pl *planner) recordedBlobs(tp *typePlan) (recordedBlobs, error) {
 	return recordedBlobs{shard: shard, keys: h}, err
 }
 
-// readRecorded reads the shard and the keys the state records for a cluster type (tp.old,
-// tp.oldKeys), whose blobs recordedBlobs found. It reads the repository only, so that it
-// can run for several cluster types at once.
+// readRecorded reads the shard and the keys the state records for a cluster type (tp.rec),
+// whose blobs recordedBlobs found. It reads the repository only, so that it can run for
+// several cluster types at once.
 func (pl *planner) readRecorded(tp *typePlan, b recordedBlobs) error {
 	if b.keys.IsZero() {
 		return nil
@@ -360,19 +362,32 @@ func (pl *planner) readRecorded(tp *typePlan, b recordedBlobs) error {
 		tp.shardRead = true
 		return nil
 	}
-	old, err := pl.decodeShardBlob(tp.name, b.shard)
-	if err != nil || old == nil {
+	if err := pl.readShardInto(tp, b.shard); err != nil || !tp.rec.trusted() {
 		tp.shardRead = err == nil
 		return err
 	}
-	tp.old, tp.shardRead = old, true
+	tp.shardRead = true
 	data, err := pl.p.tree.Blob(b.keys)
 	if err != nil {
 		return err
 	}
-	if tp.oldKeys, err = decodeKeys(tp.name, data); err != nil {
+	if err := tp.rec.setKeys(tp.name, data, tp.assigned); err != nil {
 		pl.logger().Warn("ignoring a state file", "cluster_type", tp.name, "error", err.Error())
-		tp.oldKeys = nil
+		tp.rec.keysAt, tp.rec.keysByName = nil, nil
+	}
+	return nil
+}
+
+// readShardInto reads and decodes a cluster type's shard blob into tp.rec (none to trust,
+// with a warning, when it is not a shard).
+func (pl *planner) readShardInto(tp *typePlan, h plumbing.Hash) error {
+	data, err := pl.p.tree.Blob(h)
+	if err != nil {
+		return err
+	}
+	if err := tp.rec.setShard(tp.name, data, tp.assigned); err != nil {
+		pl.logger().Warn("ignoring a state shard", "cluster_type", tp.name, "error", err.Error())
+		tp.rec.drop()
 	}
 	return nil
 }
@@ -410,8 +425,14 @@ func (pl *planner) classify(cts []string, types map[string]*typePlan) error {
 		}
 		tp.changed = true
 		if !tp.shardRead {
-			if tp.old, err = pl.readShard(ct); err != nil {
+			h, err := pl.shardBlob(ct)
+			if err != nil {
 				return err
+			}
+			if !h.IsZero() {
+				if err := pl.readShardInto(tp, h); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -498,6 +519,9 @@ func (pl *planner) writeType(tp *typePlan, hasErrors bool, affected map[string]b
 	if err := pl.set(tp.name+"/"+render.ReadmeFile, []byte(render.ReadmeText), affected); err != nil {
 		return indexEntry{}, 0, err
 	}
+	if tp.inPlace() {
+		return pl.writeInPlace(tp, affected)
+	}
 	previous, err := pl.previousTargets(tp)
 	if err != nil {
 		return indexEntry{}, 0, err
@@ -539,6 +563,46 @@ func (pl *planner) writeType(tp *typePlan, hasErrors bool, affected map[string]b
 		shardData = next.encode() // entries kept for failed or deferred targets
 	}
 	tp.shard = nil
+	return pl.writeTypeState(tp, shardData, next, nothingKept, len(previous))
+}
+
+// inPlace reports whether a changed cluster type, rendered, keeps exactly the deployment
+// targets its shard lists, in their order, none failed, each with a key: writeInPlace then
+// writes it by position, without a map of either list.
+func (tp *typePlan) inPlace() bool {
+	return tp.rec.at != nil && tp.akeys != nil && !slices.ContainsFunc(tp.assigned, failed)
+}
+
+// writeInPlace is writeType for a cluster type whose folder is written in place (inPlace):
+// the folders of the assignments rendered are replaced, the others stay as they are.
+func (pl *planner) writeInPlace(tp *typePlan, affected map[string]bool) (indexEntry, int, error) {
+	p := pl.p
+	for _, a := range tp.assigned {
+		if a.Files == nil {
+			p.Skipped++
+			continue
+		}
+		p.Rendered++
+		if err := pl.replaceDir(a.Dir(), a.Files, affected); err != nil {
+			return indexEntry{}, 0, err
+		}
+		a.Files = nil // in the tree and its pack now: not kept twice (Rendered counts it)
+	}
+	shardData := tp.shard
+	if shardData == nil {
+		shardData = make([]byte, 0, shardLineSize*len(tp.assigned))
+		for _, a := range tp.assigned {
+			shardData = shardLine(shardData, a.DeploymentTarget, shardEntry{digest: a.InputDigest, workload: a.Workload})
+		}
+	}
+	tp.shard = nil
+	return pl.writeTypeState(tp, shardData, nil, true, len(tp.assigned))
+}
+
+// writeTypeState writes a cluster type's shard and keys, then its folder's tree, and
+// returns its index entry and had (how many deployment-target folders it had before). next
+// is its new shard, nil when it lists exactly the current assignments (nothingKept).
+func (pl *planner) writeTypeState(tp *typePlan, shardData []byte, next shard, nothingKept bool, had int) (indexEntry, int, error) {
 	if err := pl.set(ShardDir+"/"+tp.name, shardData, nil); err != nil {
 		return indexEntry{}, 0, err
 	}
@@ -549,7 +613,11 @@ func (pl *planner) writeType(tp *typePlan, hasErrors bool, affected map[string]b
 	if err == nil {
 		pl.p.tree.Release(pl.p.full(tp.name)) // done with it: a million assignments' folders are not kept
 	}
-	return indexEntry{tree: tree, targets: len(next)}, len(previous), err
+	targets := len(next)
+	if next == nil {
+		targets = len(tp.assigned)
+	}
+	return indexEntry{tree: tree, targets: targets}, had, err
 }
 
 // removeGone removes the folders of a cluster type's targets that the state lists and that
@@ -586,7 +654,7 @@ func (pl *planner) removeGone(ct string, previous shard, current map[string]bool
 func (pl *planner) writeKeys(tp *typePlan, next shard, nothingKept bool) error {
 	if tp.akeys != nil && nothingKept {
 		if data, ok := keysInOrder(tp); ok { // the usual case, written without a map
-			tp.akeys, tp.oldKeys = nil, nil
+			tp.akeys = nil
 			return pl.set(KeysDir+"/"+tp.name, data, nil)
 		}
 	}
@@ -596,8 +664,8 @@ func (pl *planner) writeKeys(tp *typePlan, next shard, nothingKept bool) error {
 			keys[a.DeploymentTarget] = tp.akeys[i]
 		}
 	}
-	old := tp.oldKeys
-	tp.akeys, tp.oldKeys = nil, nil
+	old := tp.rec.keys(tp.assigned)
+	tp.akeys = nil
 	for dt := range next {
 		if _, ok := keys[dt]; ok {
 			continue
@@ -625,8 +693,8 @@ func keysInOrder(tp *typePlan) ([]byte, bool) {
 // previousTargets returns the deployment targets the folder has: the shard's, or, without
 // a shard to trust, the sub-folders actually there.
 func (pl *planner) previousTargets(tp *typePlan) (shard, error) {
-	if tp.old != nil {
-		return tp.old, nil
+	if s := tp.rec.shard(tp.assigned); s != nil {
+		return s, nil
 	}
 	_, dirs, err := pl.p.tree.List(pl.p.full(tp.name))
 	if err != nil {

@@ -221,6 +221,9 @@ func TestIncrementalMatchesCold(t *testing.T) {
 		if got, want := renderedTree(t, repo.Dir), renderedTree(t, cold.Dir); got != want {
 			t.Errorf("%s: the incremental tree\n%s\ndiffers from the cold one\n%s", s.name, got, want)
 		}
+		if got, want := gitCLI(t, repo.Dir, "ls-tree", "-r", "dev", gitops.StateDir), gitCLI(t, cold.Dir, "ls-tree", "-r", "dev", gitops.StateDir); got != want {
+			t.Errorf("%s: the incremental state\n%s\ndiffers from the cold one\n%s", s.name, got, want)
+		}
 	}
 }
 

@@ -192,13 +192,21 @@ func decodeKeys(name string, data []byte) (assignmentKeys, error) {
 	for n := 1; text != ""; n++ {
 		line, rest, _ := strings.Cut(text, "\n")
 		text = rest
-		dt, key, ok := strings.Cut(line, " ")
-		if !ok || dt == "" || key == "" || strings.ContainsAny(line, "\t\r") || strings.Contains(key, " ") {
+		dt, key, ok := keysFields(line)
+		if !ok {
 			return nil, fmt.Errorf("%s/%s:%d: unexpected line %q", KeysDir, name, n, line)
 		}
 		k[dt] = key
 	}
 	return k, nil
+}
+
+// keysFields splits a keys line into its two space-separated fields (neither empty,
+// nothing else on the line).
+func keysFields(line string) (dt, key string, ok bool) {
+	dt, key, ok = strings.Cut(line, " ")
+	ok = ok && dt != "" && key != "" && !strings.ContainsAny(line, "\t\r") && !strings.Contains(key, " ")
+	return dt, key, ok
 }
 
 // RenderedCommit returns the control-plane commit whose common content an IndexFile says

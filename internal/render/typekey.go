@@ -114,7 +114,7 @@ func appendFields(b []byte, ss ...string) []byte {
 // PrepareBatch prepares the assignments as (see Prepare), on the renderer's workers: a
 // caller that skips the cluster types whose TypeKey it recorded prepares only the others.
 func (rr *Renderer) PrepareBatch(as []*Assignment) {
-	rr.r.runEach(len(as), func(i int) *Assignment { return as[i] }, func(int) {}, rr.r.prepare)
+	rr.r.runEach(len(as), func(int) {}, func(i int) { rr.r.prepare(as[i]) })
 }
 
 // BuildStamp identifies the fleetform build, when the build recorded it (its module version,
