@@ -3,6 +3,7 @@ package gitops
 import (
 	"bytes"
 	"maps"
+	"slices"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -41,6 +42,7 @@ func FuzzState(f *testing.F) {
 			if !bytes.Equal(again.encode(), s.encode()) {
 				t.Fatalf("shard %q: encoding is not stable", data)
 			}
+			checkRecorded(t, data, s)
 		}
 		if x, err := decodeIndex(data); err == nil {
 			again, err := decodeIndex(x.encode())
@@ -49,4 +51,30 @@ func FuzzState(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkRecorded: a shard read for the sorted targets it lists (as a cluster type's
+// assignments are) answers as decodeShard does, by position or by name; its encoding, which
+// lists exactly those targets in order, is read by position.
+func checkRecorded(t *testing.T, data []byte, s shard) {
+	t.Helper()
+	as := assignedTo(slices.Sorted(maps.Keys(s))...)
+	for _, d := range [][]byte{data, s.encode()} {
+		var r recorded
+		if err := r.setShard("ct", d, as); err != nil {
+			t.Fatalf("shard %q: %v", d, err)
+		}
+		if !maps.Equal(r.shard(as), s) {
+			t.Fatalf("shard %q: read for its targets %v, want %v", d, r.shard(as), s)
+		}
+		for i, a := range as {
+			if e, ok := r.entry(i, a); !ok || e != s[a.DeploymentTarget] {
+				t.Fatalf("shard %q: entry %d (%s) = %+v, %v; want %+v", d, i, a.DeploymentTarget, e, ok, s[a.DeploymentTarget])
+			}
+		}
+	}
+	var r recorded
+	if err := r.setShard("ct", s.encode(), as); err != nil || (r.at == nil) != (len(as) == 0) {
+		t.Fatalf("shard %q: its encoding is not read by position (%v)", data, err)
+	}
 }
