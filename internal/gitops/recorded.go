@@ -41,90 +41,75 @@ func (r *recorded) key(i int, a *render.Assignment) string {
 }
 
 // shard returns the shard by deployment target (nil: none to trust).
-func (r *recorded) shard(as []*render.Assignment) shard {
-	if r.at == nil {
-		return r.byName
-	}
-	s := make(shard, len(r.at))
-	for i, e := range r.at {
-		s[as[i].DeploymentTarget] = e
-	}
-	return s
-}
+func (r *recorded) shard(as []*render.Assignment) shard { return byTarget(r.at, r.byName, as) }
 
 // keys returns the keys by deployment target (nil: none).
 func (r *recorded) keys(as []*render.Assignment) assignmentKeys {
-	if r.keysAt == nil {
-		return r.keysByName
+	return byTarget(r.keysAt, r.keysByName, as)
+}
+
+// byTarget returns values held by position (at, nil: byName) by deployment target.
+func byTarget[T any, M ~map[string]T](at []T, byName M, as []*render.Assignment) M {
+	if at == nil {
+		return byName
 	}
-	k := make(assignmentKeys, len(r.keysAt))
-	for i, key := range r.keysAt {
-		k[as[i].DeploymentTarget] = key
+	m := make(M, len(at))
+	for i, v := range at {
+		m[as[i].DeploymentTarget] = v
 	}
-	return k
+	return m
 }
 
 // setShard decodes a shard, by position when it lines up with as. A shard that is not one
 // is an error (decodeShard's).
-func (r *recorded) setShard(name string, data []byte, as []*render.Assignment) error {
-	r.at, r.byName = nil, nil
-	if at, ok := shardAt(data, as); ok {
-		r.at = at
-		return nil
-	}
-	s, err := decodeShard(name, data)
-	r.byName = s
+func (r *recorded) setShard(name string, data []byte, as []*render.Assignment) (err error) {
+	r.at, r.byName, err = decodeFor(data, as, shardEntryFields, func() (shard, error) { return decodeShard(name, data) })
 	return err
 }
 
 // setKeys decodes recorded keys, by position when they line up with as.
-func (r *recorded) setKeys(name string, data []byte, as []*render.Assignment) error {
-	r.keysAt, r.keysByName = nil, nil
-	if at, ok := keysAt(data, as); ok {
-		r.keysAt = at
-		return nil
-	}
-	k, err := decodeKeys(name, data)
-	r.keysByName = k
+func (r *recorded) setKeys(name string, data []byte, as []*render.Assignment) (err error) {
+	r.keysAt, r.keysByName, err = decodeFor(data, as, keysFields, func() (assignmentKeys, error) { return decodeKeys(name, data) })
 	return err
 }
 
 // drop forgets the shard and the keys.
 func (r *recorded) drop() { *r = recorded{} }
 
-// shardAt decodes a shard into entries by position, when its lines name exactly the
-// deployment targets of as, in order, and each line is well formed (decodeShard's rules).
-func shardAt(data []byte, as []*render.Assignment) ([]shardEntry, bool) {
-	text := string(data) // one string: the entries' fields are slices of it
-	at := make([]shardEntry, 0, len(as))
+// decodeFor decodes a state file by position when it lines up with as (byPosition), and by
+// deployment target with decode otherwise.
+func decodeFor[T any, M ~map[string]T](data []byte, as []*render.Assignment, fields func(string) (string, T, bool),
+	decode func() (M, error)) ([]T, M, error) {
+	if at, ok := byPosition(data, as, fields); ok {
+		return at, nil, nil
+	}
+	m, err := decode()
+	return nil, m, err
+}
+
+// byPosition decodes the lines of a state file into values by position, when the
+// deployment targets they start with are exactly those of as, in order, and fields finds
+// each line well formed.
+func byPosition[T any](data []byte, as []*render.Assignment, fields func(string) (string, T, bool)) ([]T, bool) {
+	text := string(data) // one string: the values' fields are slices of it
+	at := make([]T, 0, len(as))
 	for text != "" {
 		line, rest, _ := strings.Cut(text, "\n")
 		text = rest
-		dt, digest, wl, ok := shardFields(line)
+		dt, v, ok := fields(line)
 		if !ok || len(at) == len(as) || as[len(at)].DeploymentTarget != dt {
 			return nil, false
 		}
-		if wl == "-" {
-			wl = ""
-		}
-		at = append(at, shardEntry{digest: digest, workload: wl})
+		at = append(at, v)
 	}
 	return at, len(at) == len(as) && len(as) > 0
 }
 
-// keysAt decodes recorded keys by position, when their lines name exactly the deployment
-// targets of as, in order, and each line is well formed (decodeKeys's rules).
-func keysAt(data []byte, as []*render.Assignment) ([]string, bool) {
-	text := string(data)
-	at := make([]string, 0, len(as))
-	for text != "" {
-		line, rest, _ := strings.Cut(text, "\n")
-		text = rest
-		dt, key, ok := keysFields(line)
-		if !ok || len(at) == len(as) || as[len(at)].DeploymentTarget != dt {
-			return nil, false
-		}
-		at = append(at, key)
+// shardEntryFields splits a shard line into its target and entry (shardFields).
+func shardEntryFields(line string) (string, shardEntry, bool) {
+	dt, digest, wl, ok := shardFields(line)
+	if wl == "-" {
+		wl = ""
 	}
-	return at, len(at) == len(as) && len(as) > 0
+	return dt, shardEntry{digest: digest, workload: wl}, ok
 }
