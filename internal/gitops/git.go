@@ -27,6 +27,9 @@ type treeReader interface {
 	DirHash(dir string) (plumbing.Hash, error)
 	// Blob reads a blob.
 	Blob(h plumbing.Hash) ([]byte, error)
+	// ReadAhead reads the folder whose DirHash is h for a later read or edit to take; it
+	// may run on another goroutine while the tree is being edited.
+	ReadAhead(h plumbing.Hash)
 }
 
 // treeWriter edits that tree in memory, and writes it with the objects it needs as a

@@ -232,3 +232,55 @@ func TestSetFiles(t *testing.T) {
 		t.Errorf("dev holds %v, want %v", got, want)
 	}
 }
+
+// TestReadAhead: folders read ahead on other goroutines while the tree is edited are taken
+// by the edits that need them, and two folders with the same tree are edited apart.
+func TestReadAhead(t *testing.T) {
+	repo := gittest.NewBare(t).Checked(t)
+	same := map[string]string{"a": "a", "b": "b"}
+	files := map[string]string{}
+	for _, ct := range []string{"ct1", "ct2"} {
+		for n, c := range same {
+			files[ct+"/"+n] = c
+		}
+	}
+	tip := repo.Commit(t, "dev", files)
+	r := open(t, repo, "path")
+	tr, err := r.Edit(tip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h1, err1 := tr.DirHash("ct1")
+	h2, err2 := tr.DirHash("ct2")
+	if err1 != nil || err2 != nil || h1 != h2 || h1.IsZero() {
+		t.Fatalf("DirHash: %v %v, %v %v; want one tree for both folders", h1, err1, h2, err2)
+	}
+	done := make(chan struct{}, 2)
+	for range 2 {
+		go func() {
+			tr.ReadAhead(h1)
+			done <- struct{}{}
+		}()
+	}
+	if _, _, err := tr.SetFile("other/x", []byte("x")); err != nil { // edited meanwhile
+		t.Fatal(err)
+	}
+	<-done
+	<-done
+	for p, c := range map[string]string{"ct1/a": "a2", "ct2/b": "b2"} {
+		if action, _, err := tr.SetFile(p, []byte(c)); err != nil || action != gitrepo.Modified {
+			t.Fatalf("SetFile(%s) = %v, %v; want modified", p, action, err)
+		}
+	}
+	commit, err := tr.Commit(tip, "edit\n", sig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Publish(t.Context(), "dev", commit, tip); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"ct1/a": "a2", "ct1/b": "b", "ct2/a": "a", "ct2/b": "b2", "other/x": "x"}
+	if got := repo.Files(t, "dev"); !maps.Equal(got, want) {
+		t.Errorf("dev holds %v, want %v", got, want)
+	}
+}

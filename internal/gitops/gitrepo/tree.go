@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -56,6 +57,17 @@ type Tree struct {
 	objects *objectReader
 	root    *dir
 	pack    *pack
+	// ahead holds the folders read ahead (ReadAhead) by object name, until a walk takes them.
+	aheadMu sync.Mutex
+	ahead   map[plumbing.Hash]*aheadDir
+}
+
+// aheadDir is a folder's tree being read, or read, ahead of the walk that needs it.
+type aheadDir struct {
+	entries map[string]*entry
+	order   []treeName
+	err     error
+	done    chan struct{} // closed once read
 }
 
 // Edit opens the tree of commit tip (zero: an empty tree) for reading and editing. It
@@ -107,13 +119,57 @@ func (t *Tree) load(d *dir) error {
 	if d.loaded {
 		return nil
 	}
-	entries, order, err := t.objects.tree(d.hash)
+	var entries map[string]*entry
+	var order []treeName
+	var err error
+	if a := t.takeAhead(d.hash); a != nil {
+		entries, order, err = a.entries, a.order, a.err
+	} else {
+		entries, order, err = t.objects.tree(d.hash)
+	}
 	if err != nil {
 		return fmt.Errorf("read tree %s: %w", d.hash, err)
 	}
 	d.entries, d.order = entries, order
 	d.loaded = true
 	return nil
+}
+
+// ReadAhead reads and parses the tree h of a folder (a DirHash) on the calling goroutine,
+// so that the walk that needs the folder later takes it instead of reading it then. Unlike
+// the rest of a Tree, it may be called from any goroutine while the tree is being edited.
+// A folder read ahead and never walked is dropped with the tree; one read ahead twice is
+// read once.
+func (t *Tree) ReadAhead(h plumbing.Hash) {
+	if h.IsZero() {
+		return
+	}
+	t.aheadMu.Lock()
+	if _, ok := t.ahead[h]; ok {
+		t.aheadMu.Unlock()
+		return
+	}
+	if t.ahead == nil {
+		t.ahead = map[plumbing.Hash]*aheadDir{}
+	}
+	a := &aheadDir{done: make(chan struct{})}
+	t.ahead[h] = a
+	t.aheadMu.Unlock()
+	a.entries, a.order, a.err = t.objects.tree(h)
+	close(a.done)
+}
+
+// takeAhead returns the folder tree h read ahead, waiting for it if it is being read, or
+// nil when it was not. It is taken once: another folder with the same tree reads its own.
+func (t *Tree) takeAhead(h plumbing.Hash) *aheadDir {
+	t.aheadMu.Lock()
+	a := t.ahead[h]
+	delete(t.ahead, h)
+	t.aheadMu.Unlock()
+	if a != nil {
+		<-a.done
+	}
+	return a
 }
 
 func (t *Tree) subdir(e *entry) (*dir, error) {
