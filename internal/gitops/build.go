@@ -469,6 +469,13 @@ func (pl *planner) unchanged(tp *typePlan) (bool, error) {
 	if !ok || !hasShard || failing { // a failing assignment: look again, and report it
 		return false, nil
 	}
+	if tp.rec.at != nil { // that shard, read by position: compared without encoding the new one
+		if !tp.rec.lists(tp.assigned) {
+			return false, nil
+		}
+		tree, err := pl.p.tree.DirHash(pl.p.full(tp.name))
+		return err == nil && tree == recorded.tree, err
+	}
 	b := make([]byte, 0, shardLineSize*len(tp.assigned))
 	sorted := true
 	for i, a := range tp.assigned {

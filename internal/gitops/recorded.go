@@ -40,6 +40,20 @@ func (r *recorded) key(i int, a *render.Assignment) string {
 	return r.keysByName[a.DeploymentTarget]
 }
 
+// lists reports whether the shard, held by position, records each of as with its current
+// digest and workload: then the shard as as would encode it is the one read.
+func (r *recorded) lists(as []*render.Assignment) bool {
+	if r.at == nil || len(r.at) != len(as) {
+		return false
+	}
+	for i, a := range as {
+		if e := r.at[i]; e.digest != a.InputDigest || e.workload != a.Workload {
+			return false
+		}
+	}
+	return true
+}
+
 // shard returns the shard by deployment target (nil: none to trust).
 func (r *recorded) shard(as []*render.Assignment) shard { return byTarget(r.at, r.byName, as) }
 

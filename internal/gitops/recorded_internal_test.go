@@ -55,6 +55,19 @@ func TestRecordedByPositionOrByName(t *testing.T) {
 			if !maps.Equal(r.shard(as), want) || !maps.Equal(r.keys(as), wantKeys) {
 				t.Fatalf("shard %v, keys %v; want %v, %v", r.shard(as), r.keys(as), want, wantKeys)
 			}
+			for _, a := range as {
+				a.InputDigest, a.Workload = want[a.DeploymentTarget].digest, want[a.DeploymentTarget].workload
+			}
+			if got := r.lists(as); got != tc.byPosition {
+				t.Fatalf("lists its current digests: %v, want %v (by position)", got, tc.byPosition)
+			}
+			if tc.byPosition {
+				as[1].InputDigest = "other"
+				if r.lists(as) {
+					t.Fatal("lists a digest changed")
+				}
+				as[1].InputDigest = want[as[1].DeploymentTarget].digest
+			}
 			for i, a := range as {
 				e, ok := r.entry(i, a)
 				w, wok := want[a.DeploymentTarget]
