@@ -144,14 +144,11 @@ func decodeShard(name string, data []byte) (shard, error) {
 	for n := 1; text != ""; n++ {
 		line, rest, _ := strings.Cut(text, "\n")
 		text = rest
-		dt, digest, wl, ok := shardFields(line)
+		dt, e, ok := shardEntryFields(line)
 		if !ok {
 			return nil, fmt.Errorf("%s/%s:%d: unexpected line %q", ShardDir, name, n, line)
 		}
-		if wl == "-" {
-			wl = ""
-		}
-		s[dt] = shardEntry{digest: digest, workload: wl}
+		s[dt] = e
 	}
 	return s, nil
 }
