@@ -118,12 +118,3 @@ func byPosition[T any](data []byte, as []*render.Assignment, fields func(string)
 	}
 	return at, len(at) == len(as) && len(as) > 0
 }
-
-// shardEntryFields splits a shard line into its target and entry (shardFields).
-func shardEntryFields(line string) (string, shardEntry, bool) {
-	dt, digest, wl, ok := shardFields(line)
-	if wl == "-" {
-		wl = ""
-	}
-	return dt, shardEntry{digest: digest, workload: wl}, ok
-}

@@ -153,6 +153,15 @@ func decodeShard(name string, data []byte) (shard, error) {
 	return s, nil
 }
 
+// shardEntryFields splits a shard line into its target and entry (shardFields).
+func shardEntryFields(line string) (string, shardEntry, bool) {
+	dt, digest, wl, ok := shardFields(line)
+	if wl == "-" {
+		wl = ""
+	}
+	return dt, shardEntry{digest: digest, workload: wl}, ok
+}
+
 // shardFields splits a shard line into its three space-separated fields (no field empty,
 // nothing else on the line).
 func shardFields(line string) (dt, digest, workload string, ok bool) {
