@@ -42,6 +42,8 @@ type pack struct {
 	arenas  [][]byte
 	batch   []packObject
 	pending int // bytes of content in batch
+	// bases are the blobs later blobs of the same file name are written as deltas of.
+	bases deltaBases
 	// dry packs only name objects (a plan that is not applied): nothing is kept or written.
 	dry bool
 	// objectsDir is the repository's objects folder (streaming starts there).
@@ -55,6 +57,8 @@ type packObject struct {
 	typ     plumbing.ObjectType
 	content []byte
 	pos     int // in pack.objects
+	// base, when set, is an earlier blob of the pack to write this one as a delta of.
+	base *deltaBase
 }
 
 // batchBytes is how much object content a pack holds in memory before compressing it
@@ -117,6 +121,12 @@ func (p *pack) add(typ plumbing.ObjectType, content []byte) plumbing.Hash {
 
 // addNamed is add of an object already named h.
 func (p *pack) addNamed(typ plumbing.ObjectType, content []byte, h plumbing.Hash) {
+	p.addLike(typ, content, h, "")
+}
+
+// addLike is addNamed of the content of a file called name ("": none), written as a delta
+// of the last blob added for that name when the two are alike (deltaBases).
+func (p *pack) addLike(typ plumbing.ObjectType, content []byte, h plumbing.Hash, name string) {
 	if p.dry {
 		return
 	}
@@ -132,7 +142,11 @@ func (p *pack) addNamed(typ plumbing.ObjectType, content []byte, h plumbing.Hash
 	if !added {
 		return
 	}
-	p.batch = append(p.batch, packObject{typ: typ, content: content, pos: pos})
+	o := packObject{typ: typ, content: content, pos: pos}
+	if name != "" && typ == plumbing.BlobObject {
+		o.base = p.bases.baseFor(name, content, pos)
+	}
+	p.batch = append(p.batch, o)
 	p.pending += len(content)
 	if p.pending >= batchBytes && p.err == nil {
 		p.err = p.flush(false)
@@ -194,10 +208,14 @@ func (p *pack) flush(final bool) error {
 	for i, o := range p.batch {
 		e := p.objects.at(o.pos)
 		var err error
-		if e.crc, e.offset, err = p.out.add(o, compressed[i]); err != nil {
+		var baseOffset uint64
+		if compressed[i].deltaSize > 0 {
+			baseOffset = p.objects.at(o.base.pos).offset // written before: added before
+		}
+		if e.crc, e.offset, err = p.out.add(o, compressed[i], baseOffset); err != nil {
 			return fmt.Errorf("write pack: %w", err)
 		}
-		compressed[i] = nil
+		compressed[i] = compressedObject{}
 	}
 	clear(p.batch)
 	p.batch, p.pending = p.batch[:0], 0
@@ -244,17 +262,22 @@ func (o *packFile) write(b []byte) error {
 	return err
 }
 
-// add appends one object (its compressed content) and returns its index entry's
-// checksum and offset.
-func (o *packFile) add(obj packObject, compressed []byte) (crc uint32, offset uint64, err error) {
-	var hdr [16]byte
-	h := entryHeader(hdr[:0], obj.typ, len(obj.content))
-	crc = crc32.Update(crc32.ChecksumIEEE(h), crc32.IEEETable, compressed)
+// add appends one object (its compressed content, or its compressed delta of the entry at
+// baseOffset) and returns its index entry's checksum and offset.
+func (o *packFile) add(obj packObject, c compressedObject, baseOffset uint64) (crc uint32, offset uint64, err error) {
+	var hdr [32]byte
 	offset = uint64(o.offset) //nolint:gosec // an offset is never negative
+	var h []byte
+	if c.deltaSize > 0 {
+		h = ofsDeltaOffset(entryHeader(hdr[:0], plumbing.OFSDeltaObject, c.deltaSize), offset-baseOffset)
+	} else {
+		h = entryHeader(hdr[:0], obj.typ, len(obj.content))
+	}
+	crc = crc32.Update(crc32.ChecksumIEEE(h), crc32.IEEETable, c.data)
 	if err := o.write(h); err != nil {
 		return 0, 0, err
 	}
-	if err := o.write(compressed); err != nil {
+	if err := o.write(c.data); err != nil {
 		return 0, 0, err
 	}
 	o.n++
@@ -438,7 +461,7 @@ func removeOnError(err error, path string) error {
 // entryHeader is a pack entry's type and size: 3 bits of type and 4 bits of size in the
 // first byte, then 7 bits of size per byte, lowest first, high bit set while more follow.
 func entryHeader(b []byte, typ plumbing.ObjectType, size int) []byte {
-	c := byte(typ)<<4 | byte(size&0x0f) //nolint:gosec // typ is a commit, tree or blob (1 to 3): the objects this writer adds
+	c := byte(typ)<<4 | byte(size&0x0f) //nolint:gosec // typ is a commit, tree, blob or OFS_DELTA (1 to 3, 6): the entries this writer writes
 	size >>= 4
 	for size > 0 {
 		b = append(b, c|0x80)
@@ -455,11 +478,19 @@ func entryHeader(b []byte, typ plumbing.ObjectType, size int) []byte {
 // faster for a 12% larger pack (147 MB instead of 131 MB; git gc compacts it later).
 const minCompressSize = 512
 
+// compressedObject is an object's entry data as compressAll made it: its content, or its
+// delta of its base when deltaSize (the delta's size before compression) is set.
+type compressedObject struct {
+	data      []byte
+	deltaSize int
+}
+
 // compressAll zlib-compresses the objects' contents on all cores (best speed), storing
-// the small ones. The results are slices of *arenas (one per core, grown as needed), valid
-// until the next call with the same arenas.
-func compressAll(objects []packObject, arenas *[][]byte) ([][]byte, error) {
-	out := make([][]byte, len(objects))
+// the small ones; an object with a base is compressed as its delta when that is worth it.
+// The results are slices of *arenas (one per core, grown as needed), valid until the next
+// call with the same arenas.
+func compressAll(objects []packObject, arenas *[][]byte) ([]compressedObject, error) {
+	out := make([]compressedObject, len(objects))
 	workers := runtime.GOMAXPROCS(0)
 	if len(*arenas) < workers {
 		*arenas = append(*arenas, make([][]byte, workers-len(*arenas))...)
@@ -488,7 +519,7 @@ func (a *appender) Write(p []byte) (int, error) {
 
 // compressRange compresses objects into out (same length), each a slice of arena, which
 // it returns (grown, the compressed contents one after another).
-func compressRange(objects []packObject, out [][]byte, arena []byte) ([]byte, error) {
+func compressRange(objects []packObject, out []compressedObject, arena []byte) ([]byte, error) {
 	buf := &appender{b: arena}
 	fast, err := zlib.NewWriterLevel(buf, zlib.BestSpeed)
 	if err != nil {
@@ -500,12 +531,18 @@ func compressRange(objects []packObject, out [][]byte, arena []byte) ([]byte, er
 	}
 	ends := make([]int, len(objects))
 	for i, o := range objects {
+		data := o.content
+		if o.base != nil {
+			if d, ok := encodeDelta(o.base, o.content); ok {
+				data, out[i].deltaSize = d, len(d)
+			}
+		}
 		zw := fast
-		if len(o.content) < minCompressSize {
+		if len(data) < minCompressSize {
 			zw = stored
 		}
 		zw.Reset(buf)
-		if _, err := zw.Write(o.content); err != nil {
+		if _, err := zw.Write(data); err != nil {
 			return buf.b, fmt.Errorf("compress a %s of %d bytes: %w", o.typ, len(o.content), err)
 		}
 		if err := zw.Close(); err != nil {
@@ -515,7 +552,7 @@ func compressRange(objects []packObject, out [][]byte, arena []byte) ([]byte, er
 	}
 	start := 0
 	for i, end := range ends {
-		out[i] = buf.b[start:end:end]
+		out[i].data = buf.b[start:end:end]
 		start = end
 	}
 	return buf.b, nil

@@ -286,7 +286,7 @@ func (t *Tree) SetFiles(dir string, files []File, changes []FileChange) error {
 		changes[i] = FileChange{Action: action, Old: old}
 		if action != Unchanged {
 			changed = true
-			t.pack.addNamed(plumbing.BlobObject, f.Content, blob)
+			t.pack.addLike(plumbing.BlobObject, f.Content, blob, f.Name)
 		}
 	}
 	return nil
