@@ -80,29 +80,36 @@ func (b *deltaBases) baseFor(name string, content []byte, pos int) *deltaBase {
 	return nil
 }
 
+// deltaScratch holds the buffers a compressing goroutine makes deltas in, reused from one
+// blob to the next: millions of blobs would otherwise each leave three buffers to collect.
+type deltaScratch struct {
+	out, insert, back []byte
+}
+
 // encodeDelta returns the git delta that makes content from base, and whether it is worth
 // storing: at most half of content. The delta is applied before it is trusted, so a
-// blob is never stored as a delta that would read back otherwise.
-func encodeDelta(base *deltaBase, content []byte) ([]byte, bool) {
-	d := diffDelta(base, content)
+// blob is never stored as a delta that would read back otherwise. The delta is in
+// scratch, valid until its next use.
+func encodeDelta(base *deltaBase, content []byte, scratch *deltaScratch) ([]byte, bool) {
+	e := deltaEncoder{base: base, out: scratch.out[:0], insert: scratch.insert[:0]}
+	d := e.delta(content)
+	scratch.out, scratch.insert = e.out, e.insert
 	if 2*len(d) > len(content) {
 		return nil, false
 	}
-	back, err := applyDelta(base.content, d)
+	back, err := applyDeltaTo(scratch.back, base.content, d)
+	scratch.back = back
 	if err != nil || !bytes.Equal(back, content) {
 		return nil, false
 	}
 	return d, true
 }
 
-// diffDelta returns the git delta that makes content from base: the sizes of both, then
-// copy and insert instructions (deltaEncoder).
+// diffDelta returns the git delta that makes content from base (deltaEncoder), in a
+// buffer of its own.
 func diffDelta(base *deltaBase, content []byte) []byte {
-	e := deltaEncoder{base: base, out: make([]byte, 0, len(content)/2+32)}
-	e.out = binary.AppendUvarint(e.out, uint64(len(base.content)))
-	e.out = binary.AppendUvarint(e.out, uint64(len(content)))
-	e.encode(content)
-	return e.out
+	e := deltaEncoder{base: base}
+	return e.delta(content)
 }
 
 // deltaEncoder writes a delta line by line. A line found in the base is copied from it
@@ -121,6 +128,15 @@ type deltaEncoder struct {
 
 // minCopy is the shortest copy written: a copy takes up to 8 bytes of the delta.
 const minCopy = 8
+
+// delta writes the sizes of the base and of content, then the instructions that make
+// content, and returns them.
+func (e *deltaEncoder) delta(content []byte) []byte {
+	e.out = binary.AppendUvarint(e.out, uint64(len(e.base.content)))
+	e.out = binary.AppendUvarint(e.out, uint64(len(content)))
+	e.encode(content)
+	return e.out
+}
 
 func (e *deltaEncoder) encode(content []byte) {
 	base := e.base.content

@@ -271,7 +271,27 @@ func (r *objectReader) deltaBase(p *packReader, br *bufio.Reader, typ plumbing.O
 }
 
 // applyDelta applies a git delta to base.
-func applyDelta(base, delta []byte) ([]byte, error) {
+func applyDelta(base, delta []byte) ([]byte, error) { return applyDeltaTo(nil, base, delta) }
+
+// copyField reads a copy instruction's field of up to size bytes (its offset: flags 0 to 3;
+// its size: flags 4 to 6): the bytes whose flag bits, from bit first of op, are set, lowest
+// first. It returns the field and the rest of delta.
+func copyField(op byte, first, size int, delta []byte) (uint64, []byte, bool) {
+	var v uint64
+	for i := range size {
+		if op&(1<<(first+i)) != 0 {
+			if len(delta) == 0 {
+				return 0, nil, false
+			}
+			v |= uint64(delta[0]) << (8 * i)
+			delta = delta[1:]
+		}
+	}
+	return v, delta, true
+}
+
+// applyDeltaTo is applyDelta into dst's room (a new slice when it is too small).
+func applyDeltaTo(dst, base, delta []byte) ([]byte, error) {
 	errBad := errors.New("malformed delta")
 	varint := func() (uint64, bool) {
 		var v uint64
@@ -290,7 +310,10 @@ func applyDelta(base, delta []byte) ([]byte, error) {
 	if !ok1 || !ok2 || srcSize != uint64(len(base)) || dstSize > 1<<32 {
 		return nil, errBad
 	}
-	out := make([]byte, 0, dstSize)
+	out := dst[:0]
+	if uint64(cap(out)) < dstSize {
+		out = make([]byte, 0, dstSize)
+	}
 	for len(delta) > 0 {
 		op := delta[0]
 		delta = delta[1:]
@@ -304,23 +327,12 @@ func applyDelta(base, delta []byte) ([]byte, error) {
 			continue
 		}
 		var off, n uint64
-		for i := range 4 {
-			if op&(1<<i) != 0 {
-				if len(delta) == 0 {
-					return nil, errBad
-				}
-				off |= uint64(delta[0]) << (8 * i)
-				delta = delta[1:]
-			}
+		var ok bool
+		if off, delta, ok = copyField(op, 0, 4, delta); !ok {
+			return nil, errBad
 		}
-		for i := range 3 {
-			if op&(0x10<<i) != 0 {
-				if len(delta) == 0 {
-					return nil, errBad
-				}
-				n |= uint64(delta[0]) << (8 * i)
-				delta = delta[1:]
-			}
+		if n, delta, ok = copyField(op, 4, 3, delta); !ok {
+			return nil, errBad
 		}
 		if n == 0 {
 			n = 0x10000

@@ -530,10 +530,11 @@ func compressRange(objects []packObject, out []compressedObject, arena []byte) (
 		return arena, err
 	}
 	ends := make([]int, len(objects))
+	var scratch deltaScratch
 	for i, o := range objects {
 		data := o.content
 		if o.base != nil {
-			if d, ok := encodeDelta(o.base, o.content); ok {
+			if d, ok := encodeDelta(o.base, o.content, &scratch); ok {
 				data, out[i].deltaSize = d, len(d)
 			}
 		}
