@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
@@ -24,7 +25,7 @@ import (
 // written as deltas of one blob of that name written whole, a new base every
 // deltaBaseUses deltas, never a delta of a delta; a file unlike the one before it, and a
 // tiny one, are written whole. git reads every file back (fsck --strict, the files of the
-// branch), and so does fleetform's own reader.
+// branch), and so do go-git and fleetform's own reader.
 func TestAlikeFilesAreWrittenAsDeltas(t *testing.T) {
 	defer func(n int) { batchBytes = n }(batchBytes)
 	batchBytes = 4000 // deltas whose base went out in an earlier batch
@@ -79,6 +80,31 @@ func TestAlikeFilesAreWrittenAsDeltas(t *testing.T) {
 		if _, isDelta := deltas[b]; isDelta {
 			t.Errorf("%s is a delta of %s, itself a delta", p, b)
 		}
+	}
+
+	// go-git (the git library Flux's source-controller reads repositories with) reads them.
+	gg, err := git.PlainOpen(repo.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := gg.CommitObject(commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	iter, err := c.Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := 0
+	if err := iter.ForEach(func(f *object.File) error {
+		got, err := f.Contents()
+		if err != nil || got != want[f.Name] {
+			t.Errorf("go-git reads %s as %q (%v), want %q", f.Name, got, err, want[f.Name])
+		}
+		read++
+		return nil
+	}); err != nil || read != len(want) {
+		t.Fatalf("go-git read %d files (%v), want %d", read, err, len(want))
 	}
 
 	// fleetform reads them back too.
