@@ -69,7 +69,9 @@ apply=("$BIN" apply --control-plane "$fleet" --env "$ENV_NAME" --gitops "$repo")
 export FLEETFORM_CACHE_DIR=$dir/cache # the records of the last apply start empty
 rm -rf "$FLEETFORM_CACHE_DIR"
 modes=(recorded full)
-if ! "$BIN" apply --help | grep -q -- --no-cache; then modes=(full); fi # a build without records
+# A build without records has no --no-cache. (The help is read whole first: grep -q quitting
+# early would end apply --help with SIGPIPE, and pipefail would take that for "no".)
+if ! grep -q -- --no-cache <<<"$("$BIN" apply --help)"; then modes=(full); fi
 timeit "apply, cold" "${apply[@]}"
 echo "  commit: $(git --git-dir "$repo" rev-parse --short "$ENV_NAME"); pack: $(du -sh "$repo/objects/pack" | cut -f1)"
 
