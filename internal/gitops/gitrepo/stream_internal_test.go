@@ -141,21 +141,7 @@ func TestObjectReaderReadsDeltasAndLooseObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := r.Edit(tip)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Discard()
-	for p, want := range files {
-		h, ok, err := tr.File(p)
-		if err != nil || !ok {
-			t.Fatalf("%s: %v, %v", p, ok, err)
-		}
-		got, err := tr.Blob(h)
-		if err != nil || string(got) != want {
-			t.Errorf("%s: %q, %v; want %q", p, got, err, want)
-		}
-	}
+	readsBack(t, r, tip, files)
 }
 
 // TestCompareTreeNamesIsGitsOrder: entries sort as git sorts them, a folder as if its name
