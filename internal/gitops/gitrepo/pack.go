@@ -346,7 +346,7 @@ func (p *pack) write() (name string, err error) {
 		return "", err
 	}
 	out := p.out
-	p.out = nil
+	p.out, p.bases = nil, nil // a delta's base is in the same pack file: none in the next one
 	defer out.unlock()
 	tmpPack := out.f.Name()
 	defer func() { err = removeOnError(err, tmpPack) }()
@@ -397,6 +397,7 @@ func (p *pack) discard() {
 		p.out.discard()
 		p.out = nil
 	}
+	p.bases = nil
 }
 
 // writeIndex writes a version 2 pack index of entries (sorted by name) into f and closes it.
