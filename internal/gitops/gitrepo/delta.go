@@ -105,13 +105,6 @@ func encodeDelta(base *deltaBase, content []byte, scratch *deltaScratch) ([]byte
 	return d, true
 }
 
-// diffDelta returns the git delta that makes content from base (deltaEncoder), in a
-// buffer of its own.
-func diffDelta(base *deltaBase, content []byte) []byte {
-	e := deltaEncoder{base: base}
-	return e.delta(content)
-}
-
 // deltaEncoder writes a delta line by line. A line found in the base is copied from it
 // (and the copy goes on while the following lines follow in the base too); a line that is
 // not is compared with the base's line where the copy left off, and what the two share at

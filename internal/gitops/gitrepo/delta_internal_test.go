@@ -31,14 +31,8 @@ func TestAlikeFilesAreWrittenAsDeltas(t *testing.T) {
 	batchBytes = 4000 // deltas whose base went out in an earlier batch
 	repo := gittest.NewBare(t).Checked(t)
 	base := repo.Commit(t, "dev", map[string]string{"README.md": "notes"})
-	r, err := Open(t.Context(), repo.Dir, t.TempDir(), nil, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := r.Edit(base)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openRepo(t, repo.Dir)
+	tr := editAt(t, r, base)
 	rng := rand.New(rand.NewPCG(1, 2))
 	want := map[string]string{"README.md": "notes"}
 	const folders = 2*deltaBaseUses + 100 // three bases of config.yaml
@@ -110,13 +104,30 @@ func TestAlikeFilesAreWrittenAsDeltas(t *testing.T) {
 	readsBack(t, r, commit, want) // and so does fleetform
 }
 
-// readsBack checks that fleetform's reader reads the files of commit back as files has them.
-func readsBack(t *testing.T, r *Repo, commit plumbing.Hash, files map[string]string) {
+// openRepo opens the repository at dir, with a cache of its own and no log.
+func openRepo(t *testing.T, dir string) *Repo {
 	t.Helper()
-	tr, err := r.Edit(commit)
+	r, err := Open(t.Context(), dir, t.TempDir(), nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r
+}
+
+// editAt opens the tree of commit tip for editing.
+func editAt(t *testing.T, r *Repo, tip plumbing.Hash) *Tree {
+	t.Helper()
+	tr, err := r.Edit(tip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// readsBack checks that fleetform's reader reads the files of commit back as files has them.
+func readsBack(t *testing.T, r *Repo, commit plumbing.Hash, files map[string]string) {
+	t.Helper()
+	tr := editAt(t, r, commit)
 	defer tr.Discard()
 	for p, want := range files {
 		h, ok, err := tr.File(p)
@@ -224,7 +235,8 @@ func FuzzDelta(f *testing.F) {
 	f.Add([]byte("a\nb\nc\n"), []byte("c\nb\na\nb\nc"))
 	f.Add([]byte(""), []byte("x\n"))
 	f.Fuzz(func(t *testing.T, base, content []byte) {
-		d := diffDelta(newDeltaBase(base, 0), content)
+		e := deltaEncoder{base: newDeltaBase(base, 0)} // every delta, worth storing or not
+		d := e.delta(content)
 		back, err := applyDelta(base, d)
 		if err != nil || !bytes.Equal(back, content) {
 			t.Fatalf("the delta reads back as %q (%v), want %q", back, err, content)

@@ -2,7 +2,6 @@ package gitrepo
 
 import (
 	"fmt"
-	"log/slog"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -30,14 +29,8 @@ func TestStreamedPackIsOneValidPack(t *testing.T) {
 	entryBits = 4 // the index's entries in many blocks of 16
 	repo := gittest.NewBare(t).Checked(t)
 	base := repo.Commit(t, "dev", map[string]string{"README.md": "notes", "old/x": "x"})
-	r, err := Open(t.Context(), repo.Dir, t.TempDir(), nil, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := r.Edit(base)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openRepo(t, repo.Dir)
+	tr := editAt(t, r, base)
 	want := map[string]string{"README.md": "notes"}
 	if _, err := tr.Remove("old"); err != nil {
 		t.Fatal(err)
@@ -137,10 +130,7 @@ func TestObjectReaderReadsDeltasAndLooseObjects(t *testing.T) {
 	if out, _ := exec.CommandContext(t.Context(), "git", "--git-dir", repo.Dir, "count-objects", "-v").Output(); !strings.Contains(string(out), "count: ") {
 		t.Fatalf("count-objects: %s", out)
 	}
-	r, err := Open(t.Context(), repo.Dir, t.TempDir(), nil, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openRepo(t, repo.Dir)
 	readsBack(t, r, tip, files)
 }
 
