@@ -407,6 +407,21 @@ func TestHubLoadtest(t *testing.T) {
 		}
 	}
 	fleetform(t, 2, "hub", "loadtest", "--hub", h.url, "--change-every", "-1")
+
+	// In batches, with a relay token: 20 clusters over 2 workers, 4 reports per request
+	// (a worker's 10 clusters wrap around within a batch), every state change counted.
+	var batched struct {
+		Reports int64 `json:"reports"`
+		Errors  int64 `json:"errors"`
+		Counted bool  `json:"counted"`
+		Batch   int   `json:"batch"`
+	}
+	out = fleetform(t, 0, "hub", "loadtest", "--hub", h.url, "--env", "batches", "--clusters", "20", "--concurrency", "2",
+		"--batch", "4", "--duration", "500ms", "--change-every", "1", "-o", "json")
+	if err := json.Unmarshal([]byte(out), &batched); err != nil || batched.Reports < 20 || batched.Errors != 0 || !batched.Counted || batched.Batch != 4 {
+		t.Fatalf("loadtest --batch 4: %+v %v\n%s", batched, err, out)
+	}
+	fleetform(t, 2, "hub", "loadtest", "--hub", h.url, "--batch", "0")
 }
 
 // TestHubServeTLS serves HTTPS with --tls-cert and --tls-key; the generated admin token is

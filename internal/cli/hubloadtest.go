@@ -29,20 +29,24 @@ type hubLoadtestOptions struct {
 	clusterType string
 	targets     int
 	changeEvery int
+	batch       int
 }
 
 // loadtestJSON is what `hub loadtest -o json` prints.
 type loadtestJSON struct {
-	Clusters    int     `json:"clusters"`
-	Concurrency int     `json:"concurrency"`
-	Seconds     float64 `json:"seconds"`
-	Reports     int64   `json:"reports"`
-	PerSecond   float64 `json:"reportsPerSecond"`
-	P50Ms       float64 `json:"p50Ms"`
-	P99Ms       float64 `json:"p99Ms"`
-	MaxMs       float64 `json:"maxMs"`
-	Errors      int64   `json:"errors"`
-	RolloutMs   float64 `json:"rolloutMs"`
+	Clusters    int `json:"clusters"`
+	Concurrency int `json:"concurrency"`
+	// Batch is how many clusters' reports one request carries (1: POST /api/v1/reports;
+	// more: POST /api/v1/reports/batch with a relay token, as `hub relay` sends them).
+	Batch     int     `json:"batch"`
+	Seconds   float64 `json:"seconds"`
+	Reports   int64   `json:"reports"`
+	PerSecond float64 `json:"reportsPerSecond"`
+	P50Ms     float64 `json:"p50Ms"`
+	P99Ms     float64 `json:"p99Ms"`
+	MaxMs     float64 `json:"maxMs"`
+	Errors    int64   `json:"errors"`
+	RolloutMs float64 `json:"rolloutMs"`
 	// RegistrationSeconds is how long registering the clusters took (rotating the tokens of
 	// those already registered).
 	RegistrationSeconds float64 `json:"registrationSeconds"`
@@ -88,8 +92,10 @@ func newHubLoadtestCmd(e *env) *cobra.Command {
 			"(the others only refresh the times, as heartbeats do; 0: none does). It prints reports/s,\n" +
 			"latency percentiles and errors (of the whole run, of the clusters' first reports, and of the\n" +
 			"steady state after them), and checks that the hub's rollout counts match the\n" +
-			"last acknowledged report of every cluster (exit 1 when not). Needs the admin token; point it\n" +
-			"only at a hub you run for testing.",
+			"last acknowledged report of every cluster (exit 1 when not). With --batch N, each request\n" +
+			"carries N clusters' reports, each with its cluster's token, as `hub relay` forwards them\n" +
+			"(with a relay token the loadtest issues); latencies are then those of the batches. Needs the\n" +
+			"admin token; point it only at a hub you run for testing.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.check(); err != nil {
@@ -122,6 +128,7 @@ func newHubLoadtestCmd(e *env) *cobra.Command {
 	f.StringVar(&o.environment, "env", "loadtest", "environment of the load-test clusters")
 	f.StringVar(&o.clusterType, "cluster-type", "loadtest", "cluster type of the load-test clusters")
 	f.IntVar(&o.targets, "targets", 3, "deployment targets scheduled on the cluster type")
+	f.IntVar(&o.batch, "batch", 1, fmt.Sprintf("reports per request (1 to %d; more than 1: POST /api/v1/reports/batch, as hub relay sends them)", hub.MaxReportsPerBatch))
 	f.IntVar(&o.changeEvery, "change-every", 10, "every Nth report of a cluster changes a deployment's status (1: all; 0: none after its first, heartbeats only)")
 	return cmd
 }
@@ -135,6 +142,9 @@ func (o *hubLoadtestOptions) check() error {
 	}
 	if o.changeEvery < 0 {
 		return failed(ExitUsage, errors.New("--change-every must not be negative"))
+	}
+	if o.batch < 1 || o.batch > hub.MaxReportsPerBatch {
+		return failed(ExitUsage, fmt.Errorf("--batch must be 1 to %d", hub.MaxReportsPerBatch))
 	}
 	return nil
 }
@@ -155,6 +165,7 @@ func (o *hubOptions) clientWith(hc *http.Client) (*client.Client, error) {
 // report. A cluster is only ever driven by one worker.
 type loadCluster struct {
 	name    string
+	token   string
 	client  *client.Client
 	reports int
 	acked   bool
@@ -167,7 +178,7 @@ type loadCluster struct {
 }
 
 func (o *hubLoadtestOptions) run(ctx context.Context, e *env, admin *client.Client) (loadtestJSON, error) {
-	doc := loadtestJSON{Clusters: o.clusters, Concurrency: o.concurrency}
+	doc := loadtestJSON{Clusters: o.clusters, Concurrency: o.concurrency, Batch: o.batch}
 	registering := time.Now()
 	clusters, err := o.register(ctx, e, admin)
 	if err != nil {
@@ -183,7 +194,11 @@ func (o *hubLoadtestOptions) run(ctx context.Context, e *env, admin *client.Clie
 	if _, err := admin.PostDesired(ctx, d); err != nil {
 		return doc, err
 	}
-	e.logger.Info("posting reports", "clusters", o.clusters, "concurrency", o.concurrency, "duration", o.duration)
+	send, err := o.sender(ctx, admin, revision)
+	if err != nil {
+		return doc, err
+	}
+	e.logger.Info("posting reports", "clusters", o.clusters, "concurrency", o.concurrency, "batch", o.batch, "duration", o.duration)
 
 	var failures atomic.Int64
 	workers := min(o.concurrency, len(clusters))
@@ -199,21 +214,26 @@ func (o *hubLoadtestOptions) run(ctx context.Context, e *env, admin *client.Clie
 			mine = append(mine, clusters[i])
 		}
 		warmAt[w] = -1
+		n := min(o.batch, len(mine)) // a request never carries a cluster twice
 		wg.Go(func() {
-			for i := 0; runCtx.Err() == nil; i++ {
-				if i == len(mine) {
+			batch := make([]*loadCluster, n)
+			for i := 0; runCtx.Err() == nil; i += n {
+				if i >= len(mine) && warmAt[w] == -1 {
 					warmAt[w] = time.Since(start)
 				}
-				c := mine[i%len(mine)]
-				first := c.reports == 0
-				t0 := time.Now()
-				err := o.post(ctx, c, revision)
-				if err != nil {
-					failures.Add(1)
-					e.logger.Warn("report failed", "cluster", c.name, "error", err.Error())
-					continue
+				for k := range batch {
+					batch[k] = mine[(i+k)%len(mine)]
 				}
-				samples[w] = append(samples[w], loadSample{at: t0.Sub(start), took: time.Since(t0), first: first})
+				t0 := time.Now()
+				for k, err := range send(batch) {
+					c := batch[k]
+					if err != nil {
+						failures.Add(1)
+						e.logger.Warn("report failed", "cluster", c.name, "error", err.Error())
+						continue
+					}
+					samples[w] = append(samples[w], loadSample{at: t0.Sub(start), took: time.Since(t0), first: c.reports == 1})
+				}
 			}
 		})
 	}
@@ -237,8 +257,52 @@ func (o *hubLoadtestOptions) target(i int) string {
 	return fmt.Sprintf("%s-target-%d", o.clusterType, i)
 }
 
-// post sends one report of c (deterministic from its count) and records it once acknowledged.
-func (o *hubLoadtestOptions) post(ctx context.Context, c *loadCluster, revision string) error {
+// sender returns the function that sends the next report of each of a batch's clusters and
+// records each acknowledged one: one request per report, or batches with a relay token.
+func (o *hubLoadtestOptions) sender(ctx context.Context, admin *client.Client, revision string) (func([]*loadCluster) []error, error) {
+	if o.batch == 1 {
+		return func(cs []*loadCluster) []error {
+			c := cs[0]
+			r, progressing := o.next(c, revision)
+			err := c.client.Report(ctx, r)
+			if err == nil {
+				c.acknowledged(progressing)
+			}
+			return []error{err}
+		}, nil
+	}
+	expires := time.Now().Add(o.duration + time.Hour)
+	tok, err := admin.CreateToken(ctx, api.TokenRequest{Name: "loadtest-relay", Kind: hub.TokenRelay, ExpiresAt: &expires})
+	if err != nil {
+		return nil, fmt.Errorf("issue a relay token: %w", err)
+	}
+	relay := admin.WithToken(tok.Token)
+	return func(cs []*loadCluster) []error {
+		errs := make([]error, len(cs))
+		reports := make([]api.SignedReport, len(cs))
+		progressing := make([]int, len(cs))
+		for i, c := range cs {
+			reports[i].Token = c.token
+			reports[i].Report, progressing[i] = o.next(c, revision)
+		}
+		results, err := relay.ReportBatch(ctx, reports)
+		for i, c := range cs {
+			switch {
+			case err != nil:
+				errs[i] = err
+			case !results[i].Accepted:
+				errs[i] = fmt.Errorf("%d %s: %s", results[i].Status, results[i].Code, results[i].Error)
+			default:
+				c.acknowledged(progressing[i])
+			}
+		}
+		return errs
+	}, nil
+}
+
+// next is c's next report (deterministic from its count) and the deployment target it
+// reports Progressing (-1: none).
+func (o *hubLoadtestOptions) next(c *loadCluster, revision string) (hub.Report, int) {
 	progressing := -1
 	if o.changeEvery > 0 && c.reports%o.changeEvery == 0 && (c.reports/o.changeEvery)%2 == 0 {
 		progressing = (c.reports / o.changeEvery / 2) % o.targets
@@ -256,12 +320,13 @@ func (o *hubLoadtestOptions) post(ctx context.Context, c *loadCluster, revision 
 		}
 		r.Deployments = append(r.Deployments, hub.DeploymentReport{DeploymentTarget: o.target(i), Namespace: "loadtest", Status: st, Revision: "v1"})
 	}
-	if err := c.client.Report(ctx, r); err != nil {
-		return err
-	}
+	return r, progressing
+}
+
+// acknowledged records that c's report, with progressing, is durable.
+func (c *loadCluster) acknowledged(progressing int) {
 	c.reports++
 	c.acked, c.progressing = true, progressing
-	return nil
 }
 
 // register registers the clusters (rotating existing ones' tokens) with a few workers.
@@ -278,7 +343,7 @@ func (o *hubLoadtestOptions) register(ctx context.Context, e *env, admin *client
 			return nil, fmt.Errorf("register %s…: %w", regs[start].Name, err)
 		}
 		for _, t := range tokens {
-			clusters = append(clusters, &loadCluster{name: t.Name, client: admin.WithToken(t.Token), progressing: -1})
+			clusters = append(clusters, &loadCluster{name: t.Name, token: t.Token, client: admin.WithToken(t.Token), progressing: -1})
 		}
 	}
 	return clusters, nil
@@ -381,8 +446,12 @@ func percentileMs(sorted []time.Duration, p float64) float64 {
 }
 
 func loadtestText(w io.Writer, doc loadtestJSON) error {
-	fmt.Fprintf(w, "%d reports in %.1fs from %d clusters, %d in flight: %.0f reports/s\n",
-		doc.Reports, doc.Seconds, doc.Clusters, doc.Concurrency, doc.PerSecond)
+	inFlight := fmt.Sprintf("%d in flight", doc.Concurrency)
+	if doc.Batch > 1 {
+		inFlight = fmt.Sprintf("%d batches of %d in flight", doc.Concurrency, doc.Batch)
+	}
+	fmt.Fprintf(w, "%d reports in %.1fs from %d clusters, %s: %.0f reports/s\n",
+		doc.Reports, doc.Seconds, doc.Clusters, inFlight, doc.PerSecond)
 	fmt.Fprintf(w, "latency: p50 %.1f ms, p99 %.1f ms, max %.1f ms; errors: %d\n", doc.P50Ms, doc.P99Ms, doc.MaxMs, doc.Errors)
 	fmt.Fprintf(w, "registration: %.1fs\n", doc.RegistrationSeconds)
 	if fr := doc.FirstRound; fr != nil {

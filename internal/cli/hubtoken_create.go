@@ -23,10 +23,13 @@ func newHubTokenCreateCmd(e *env) *cobra.Command {
 		Example: "  # a read-only token for dashboards, valid 30 days\n" +
 			"  FLEETFORM_HUB_TOKEN=... fleetform hub token create grafana --hub https://hub.example.com --kind read --expires-in 720h\n" +
 			"  # a second admin token\n" +
-			"  FLEETFORM_HUB_TOKEN=... fleetform hub token create ci --hub https://hub.example.com --kind admin",
-		Short: "Issue a read-only (or admin) token and print it",
+			"  FLEETFORM_HUB_TOKEN=... fleetform hub token create ci --hub https://hub.example.com --kind admin\n" +
+			"  # a token for a site's hub relay\n" +
+			"  FLEETFORM_HUB_TOKEN=... fleetform hub token create plant-7 --hub https://hub.example.com --kind relay",
+		Short: "Issue a read-only (or admin, or relay) token and print it",
 		Long: "create issues a token labelled NAME and prints it once: read-only by default (for\n" +
-			"dashboards, status and CI), or --kind admin.",
+			"dashboards, status and CI), --kind admin, or --kind relay (for `hub relay`: it may only\n" +
+			"forward batches of reports, each with its cluster's own token).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := o.hub.clientFor(o.out)
@@ -47,7 +50,7 @@ func newHubTokenCreateCmd(e *env) *cobra.Command {
 	o.hub.bindRequired(cmd)
 	o.out.bind(cmd)
 	o.expires.bind(cmd, "the token")
-	cmd.Flags().StringVar(&o.kind, "kind", hub.TokenRead, "read or admin")
+	cmd.Flags().StringVar(&o.kind, "kind", hub.TokenRead, "read, admin or relay (relay: may only forward batches of reports, see hub relay)")
 	return cmd
 }
 

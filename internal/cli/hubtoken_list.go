@@ -39,7 +39,7 @@ func newHubTokenListCmd(e *env) *cobra.Command {
 	}
 	o.hub.bindRequired(cmd)
 	o.out.bind(cmd)
-	cmd.Flags().StringVar(&o.kind, "kind", "", "only tokens of this kind: admin, read or cluster")
+	cmd.Flags().StringVar(&o.kind, "kind", "", "only tokens of this kind: admin, read, cluster or relay")
 	cmd.Flags().StringVar(&o.cluster, "cluster", "", "only this cluster's tokens")
 	return cmd
 }

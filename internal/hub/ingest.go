@@ -39,27 +39,92 @@ type job struct {
 // (or rejected). A report older than the one the hub has (by observedAt) is accepted and
 // ignored: a newer state is never overwritten by a stale one.
 func (h *Hub) Report(ctx context.Context, p Principal, r Report) error {
+	j, err := h.newJob(p, r)
+	if err != nil {
+		return err
+	}
+	if err := h.queue(ctx, j); err != nil {
+		return err
+	}
+	return j.wait(ctx)
+}
+
+// SignedReport is a cluster's report with the cluster's own token, as a relay forwards it.
+type SignedReport struct {
+	Token  string
+	Report Report
+}
+
+// MaxReportsPerBatch bounds the reports of one ReportMany call.
+const MaxReportsPerBatch = 1000
+
+// ReportMany authenticates each report by its own token, as Report would be, and commits
+// them; it returns once every one is durable or rejected, with one error per report, in
+// order (nil: durable). A bad token or an invalid report rejects that report only.
+func (h *Hub) ReportMany(ctx context.Context, reports []SignedReport) []error {
+	errs := make([]error, len(reports))
+	jobs := make([]*job, len(reports))
+	for i, s := range reports {
+		p, err := h.Authenticate(ctx, s.Token)
+		if err == nil {
+			jobs[i], err = h.newJob(p, s.Report)
+		}
+		errs[i] = err
+	}
+	for i, j := range jobs {
+		if j == nil {
+			continue
+		}
+		if err := h.queue(ctx, j); err != nil { // ctx ended: neither this report nor the rest are queued
+			for k := i; k < len(jobs); k++ {
+				if jobs[k] != nil {
+					errs[k], jobs[k] = err, nil
+				}
+			}
+			break
+		}
+	}
+	for i, j := range jobs {
+		if j != nil {
+			errs[i] = j.wait(ctx)
+		}
+	}
+	return errs
+}
+
+// newJob checks that p may send r and that r is valid, and makes its job.
+func (h *Hub) newJob(p Principal, r Report) (*job, error) {
 	if p.Kind != TokenCluster {
-		return Errorf(CodeForbidden, "reports must be sent with the cluster's own token")
+		return nil, Errorf(CodeForbidden, "reports must be sent with the cluster's own token")
 	}
 	if r.Cluster != p.Cluster {
-		return Errorf(CodeForbidden, "this token belongs to cluster %q, not %q", p.Cluster, r.Cluster)
+		return nil, Errorf(CodeForbidden, "this token belongs to cluster %q, not %q", p.Cluster, r.Cluster)
 	}
 	now := h.opts.Now()
 	if err := validateReport(r); err != nil {
 		h.observe(ResultRejected)
-		return err
+		return nil, err
 	}
 	if err := h.checkNotAhead("observedAt", r.ObservedAt, now); err != nil {
 		h.observe(ResultRejected)
-		return err
+		return nil, err
 	}
-	j := &job{report: r, digest: reportDigest(r), received: now, done: make(chan error, 1)}
+	return &job{report: r, digest: reportDigest(r), received: now, done: make(chan error, 1)}, nil
+}
+
+// queue hands j to the writers.
+func (h *Hub) queue(ctx context.Context, j *job) error {
 	select {
 	case h.jobs <- j:
+		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// wait returns j's outcome once its transaction ended (the writer commits it even when ctx
+// ends first).
+func (j *job) wait(ctx context.Context) error {
 	select {
 	case err := <-j.done:
 		return err

@@ -6,13 +6,13 @@ import (
 	"time"
 )
 
-// CreateToken issues an admin or read-only token labelled name that expires at expiresAt
+// CreateToken issues an admin, read-only or relay token labelled name that expires at expiresAt
 // (zero: never), and returns it with its secret (shown once: only its hash is kept).
 func (h *Hub) CreateToken(ctx context.Context, kind, name string, expiresAt time.Time) (Token, string, error) {
 	now := h.opts.Now()
 	switch {
-	case kind != TokenAdmin && kind != TokenRead:
-		return Token{}, "", Errorf(CodeInvalid, "kind %q: want read or admin (cluster tokens come with their registration)", kind)
+	case kind != TokenAdmin && kind != TokenRead && kind != TokenRelay:
+		return Token{}, "", Errorf(CodeInvalid, "kind %q: want read, admin or relay (cluster tokens come with their registration)", kind)
 	case name == "" || len(name) > MaxTokenName:
 		return Token{}, "", Errorf(CodeInvalid, "name is required, at most %d bytes: a label saying who the token is for", MaxTokenName)
 	}
@@ -46,9 +46,9 @@ func checkExpiry(expiresAt, now time.Time) error {
 // Tokens lists tokens (never their secrets), by kind, then cluster, name and creation.
 func (h *Hub) Tokens(ctx context.Context, f TokenFilter) ([]TokenInfo, error) {
 	switch f.Kind {
-	case "", TokenAdmin, TokenRead, TokenCluster:
+	case "", TokenAdmin, TokenRead, TokenCluster, TokenRelay:
 	default:
-		return nil, Errorf(CodeInvalid, "kind %q: want admin, read or cluster", f.Kind)
+		return nil, Errorf(CodeInvalid, "kind %q: want admin, read, cluster or relay", f.Kind)
 	}
 	var ts []Token
 	err := h.store.View(ctx, func(r Reader) error {

@@ -204,6 +204,8 @@ const (
 	TokenAdmin   = "admin"
 	TokenRead    = "read"
 	TokenCluster = "cluster"
+	// TokenRelay may only forward reports in batches, each with its cluster's own token.
+	TokenRelay = "relay"
 )
 
 // Token sources: where an admin token came from ("" for tokens issued through the API).

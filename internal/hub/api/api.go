@@ -25,6 +25,9 @@ const (
 	// DefaultMaxDesiredBytes bounds the desired state of an environment (every assignment
 	// with its manifests and composed configuration).
 	DefaultMaxDesiredBytes = 64 << 20
+	// DefaultMaxBatchBytes bounds POST /api/v1/reports/batch bodies (up to
+	// hub.MaxReportsPerBatch reports with their tokens).
+	DefaultMaxBatchBytes = 16 << 20
 )
 
 // Options configure a Handler.
@@ -35,6 +38,8 @@ type Options struct {
 	MaxBodyBytes int64
 	// MaxDesiredBytes bounds POST /api/v1/desired bodies (default DefaultMaxDesiredBytes).
 	MaxDesiredBytes int64
+	// MaxBatchBytes bounds POST /api/v1/reports/batch bodies (default DefaultMaxBatchBytes).
+	MaxBatchBytes int64
 	// DriftAfter is how long after a desired revision was posted a cluster still at another
 	// revision counts as behind in GET /api/v1/drift (default: the hub's staleness limit).
 	DriftAfter time.Duration
@@ -62,6 +67,9 @@ func New(h *hub.Hub, opts Options) *Handler {
 	if opts.MaxDesiredBytes <= 0 {
 		opts.MaxDesiredBytes = DefaultMaxDesiredBytes
 	}
+	if opts.MaxBatchBytes <= 0 {
+		opts.MaxBatchBytes = DefaultMaxBatchBytes
+	}
 	if opts.DriftAfter <= 0 {
 		opts.DriftAfter = h.StaleAfter()
 	}
@@ -86,6 +94,9 @@ const (
 	admin
 	// anyToken endpoints need a valid token; the hub checks the principal (reports).
 	anyToken
+	// relay endpoints need a relay token or the admin token (batches of reports, each
+	// carrying its cluster's own token, which the hub checks).
+	relay
 )
 
 // endpoint handles an authenticated request; an error is written as JSON.
@@ -107,6 +118,7 @@ func (a *Handler) routes() {
 	a.handle("POST /api/v1/approvals", admin, a.approve)
 	a.handle("POST /api/v1/events", admin, a.recordEvent)
 	a.handle("POST /api/v1/reports", anyToken, a.postReport)
+	a.handle("POST /api/v1/reports/batch", relay, a.postReports)
 
 	a.handle("GET /api/v1/environments", reader, a.environments)
 	a.handle("GET /api/v1/environments/{env}/rollout", reader, a.rollout)
@@ -184,6 +196,8 @@ func (a *Handler) authorize(r *http.Request, acc access) (hub.Principal, error) 
 		return p, hub.Errorf(hub.CodeForbidden, "this endpoint needs the admin token")
 	case acc == reader && p.Kind != hub.TokenAdmin && p.Kind != hub.TokenRead:
 		return p, hub.Errorf(hub.CodeForbidden, "reading needs the admin token or a read-only token")
+	case acc == relay && p.Kind != hub.TokenAdmin && p.Kind != hub.TokenRelay:
+		return p, hub.Errorf(hub.CodeForbidden, "batches of reports need a relay token or the admin token")
 	}
 	return p, nil
 }

@@ -92,6 +92,28 @@ func (a *Handler) postReport(w http.ResponseWriter, r *http.Request, p hub.Princ
 	return writeJSON(w, http.StatusAccepted, ReportAccepted{Cluster: rep.Cluster, Accepted: true})
 }
 
+// postReports commits a batch of reports, each authenticated by its own cluster token; one
+// report's problem is its own result, not the batch's.
+func (a *Handler) postReports(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
+	var req ReportBatch
+	if err := a.decodeLimited(w, r, &req, a.opts.MaxBatchBytes); err != nil {
+		return err
+	}
+	if n := len(req.Reports); n == 0 || n > hub.MaxReportsPerBatch {
+		return hub.Errorf(hub.CodeInvalid, "reports: want 1 to %d reports, got %d", hub.MaxReportsPerBatch, n)
+	}
+	signed := make([]hub.SignedReport, len(req.Reports))
+	for i, s := range req.Reports {
+		signed[i] = hub.SignedReport{Token: s.Token, Report: s.Report}
+	}
+	errs := a.hub.ReportMany(r.Context(), signed)
+	out := ReportResults{Results: make([]ReportResult, len(errs))}
+	for i, err := range errs {
+		out.Results[i] = a.reportResult(r, signed[i].Report.Cluster, err)
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
 func (a *Handler) approve(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
 	var req Approval
 	if err := a.decode(w, r, &req); err != nil {

@@ -54,22 +54,38 @@ func CodeOf(status int) hub.Code {
 
 // writeError answers with err as JSON; errors that are not *hub.Error are logged and hidden.
 func (a *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	status, code, message := a.errorAnswer(r, err)
+	if code == string(hub.CodeUnauthorized) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="fleetform-hub"`)
+	}
+	writeJSONError(w, status, code, message)
+}
+
+// reportResult is one report's result in a batch: what writeError would have answered.
+func (a *Handler) reportResult(r *http.Request, cluster string, err error) ReportResult {
+	if err == nil {
+		return ReportResult{Cluster: cluster, Accepted: true, Status: http.StatusAccepted}
+	}
+	status, code, message := a.errorAnswer(r, err)
+	return ReportResult{Cluster: cluster, Status: status, Code: code, Error: message}
+}
+
+// errorAnswer is the status, code and message answering err; errors that are not *hub.Error
+// are logged and hidden.
+func (a *Handler) errorAnswer(r *http.Request, err error) (status int, code, message string) {
 	var he *hub.Error
 	switch {
 	case errors.As(err, &he):
-		if he.Code == hub.CodeUnauthorized {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="fleetform-hub"`)
-		}
 		if he.Code == hub.CodeInternal {
 			a.opts.Logger.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "error", err.Error())
 		}
-		writeJSONError(w, statusOf(he.Code), string(he.Code), he.Message)
+		return statusOf(he.Code), string(he.Code), he.Message
 	case r.Context().Err() != nil:
 		// The client went away; nobody reads the answer.
-		writeJSONError(w, http.StatusServiceUnavailable, "unavailable", "the request was cancelled")
+		return http.StatusServiceUnavailable, "unavailable", "the request was cancelled"
 	default:
 		a.opts.Logger.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "error", err.Error())
-		writeJSONError(w, http.StatusInternalServerError, string(hub.CodeInternal), "internal error")
+		return http.StatusInternalServerError, string(hub.CodeInternal), "internal error"
 	}
 }
 

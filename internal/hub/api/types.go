@@ -76,6 +76,34 @@ type ReportAccepted struct {
 	Accepted bool   `json:"accepted"`
 }
 
+// ReportBatch is the body of POST /api/v1/reports/batch: reports of many clusters, each
+// with its cluster's own token (a relay forwards them as the clusters sent them).
+type ReportBatch struct {
+	Reports []SignedReport `json:"reports"`
+}
+
+// SignedReport is one report of a batch and the token of the cluster it is for.
+type SignedReport struct {
+	Token  string     `json:"token"`
+	Report hub.Report `json:"report"`
+}
+
+// ReportResults answers POST /api/v1/reports/batch (200): one result per report, in the
+// order of the request.
+type ReportResults struct {
+	Results []ReportResult `json:"results"`
+}
+
+// ReportResult is what POST /api/v1/reports would have answered for one report of a batch:
+// accepted (durable), or the status, code and message of its error.
+type ReportResult struct {
+	Cluster  string `json:"cluster"`
+	Accepted bool   `json:"accepted"`
+	Status   int    `json:"status"`
+	Code     string `json:"code,omitempty"`
+	Error    string `json:"error,omitempty"`
+}
+
 // Approval is the body of POST /api/v1/approvals and what it answers (201).
 type Approval struct {
 	Environment string `json:"environment"`

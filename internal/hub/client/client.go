@@ -203,6 +203,20 @@ func (c *Client) Report(ctx context.Context, r hub.Report) error {
 	return c.do(ctx, http.MethodPost, "/api/v1/reports", nil, r, nil, http.StatusAccepted)
 }
 
+// ReportBatch posts many clusters' reports, each with its cluster's token, in one request
+// (with a relay token or the admin token). It returns one result per report, in order;
+// an error means the batch as a whole was refused or not answered.
+func (c *Client) ReportBatch(ctx context.Context, reports []api.SignedReport) ([]api.ReportResult, error) {
+	var out api.ReportResults
+	if err := c.do(ctx, http.MethodPost, "/api/v1/reports/batch", nil, api.ReportBatch{Reports: reports}, &out, http.StatusOK); err != nil {
+		return nil, err
+	}
+	if len(out.Results) != len(reports) {
+		return nil, fmt.Errorf("hub: POST /api/v1/reports/batch: %d results for %d reports", len(out.Results), len(reports))
+	}
+	return out.Results, nil
+}
+
 // Approve records that commit may be promoted into env, by whom.
 func (c *Client) Approve(ctx context.Context, env, commit, by string) error {
 	return c.do(ctx, http.MethodPost, "/api/v1/approvals", nil, api.Approval{Environment: env, Commit: commit, By: by}, nil, http.StatusCreated)

@@ -9,7 +9,7 @@ import (
 	"github.com/fleetform/fleetform/internal/hub/api"
 )
 
-// CreateToken issues an admin or read-only token (r.Kind, read by default).
+// CreateToken issues an admin, read-only or relay token (r.Kind, read by default).
 func (c *Client) CreateToken(ctx context.Context, r api.TokenRequest) (api.IssuedToken, error) {
 	var out api.IssuedToken
 	return out, c.do(ctx, http.MethodPost, "/api/v1/tokens", nil, r, &out, http.StatusCreated)
