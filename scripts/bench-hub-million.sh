@@ -7,7 +7,9 @@
 # run is a state change (first round); then they only send heartbeats (steady). After each
 # run it prints the hub's CPU seconds and RSS and the database's size. Output in .bench/hub1m.
 # HUB_FLAGS adds flags to hub serve (HUB_FLAGS="--token-cache-ttl 15m"); CONCURRENCY sets the
-# loadtest's concurrent clients (default 64).
+# loadtest's concurrent clients (default 64); BATCH the reports per request (default 1; more:
+# POST /api/v1/reports/batch, as `hub relay` forwards them); CHANGE_EVERY the loadtest's
+# --change-every (default 0: heartbeats after the first round; 1: every report a state change).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FF=${FF:-$PWD/bin/fleetform}
@@ -15,6 +17,8 @@ DIR=$PWD/.bench/hub1m
 STORE=${STORE:-sqlite}
 SIZES=${SIZES:-100000 300000 1000000}
 CONCURRENCY=${CONCURRENCY:-64}
+BATCH=${BATCH:-1}
+CHANGE_EVERY=${CHANGE_EVERY:-0}
 PG=${PG:-postgres://postgres@127.0.0.1:5432}
 read -r -a hub_flags <<<"${HUB_FLAGS:-}"
 rm -rf "$DIR" && mkdir -p "$DIR"
@@ -52,7 +56,7 @@ for n in $SIZES; do
 	echo "== $n clusters, --duration $duration"
 	/usr/bin/time -f 'loadtest process: wall %e s, user %U s, sys %S s, max RSS %M KiB' \
 		"$FF" hub loadtest --hub "$HUB" --clusters "$n" --duration "$duration" --concurrency "$CONCURRENCY" \
-		--change-every 0 -o json --log-level warn | tee "$DIR/loadtest-$n.json" || echo "loadtest exited non-zero"
+		--batch "$BATCH" --change-every "$CHANGE_EVERY" -o json --log-level warn | tee "$DIR/loadtest-$n.json" || echo "loadtest exited non-zero"
 	echo "hub process: CPU $(awk -v a="$(hub_cpu)" -v b="$before" 'BEGIN {printf "%.1f", a - b}') s during the run;" \
 		"$(awk '/^VmRSS|^VmHWM/ {printf "%s %s KiB ", $1, $2}' "/proc/$HUB_PID/status")"
 	echo "database: $(db_bytes) bytes"

@@ -65,14 +65,20 @@ var servingRE = regexp.MustCompile(`serving (https?://\S+)`)
 // listens (db: a postgres:// DSN, or a file path for SQLite).
 func serveHub(t *testing.T, db string, flags ...string) *runningHub {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
 	if !strings.HasPrefix(db, "postgres://") {
 		db = "sqlite:" + db
 	}
+	return startServing(t, append([]string{"hub", "serve", "--addr", "127.0.0.1:0", "--db", db}, flags...)...)
+}
+
+// startServing runs a command that serves until stopped (hub serve, hub relay) and waits
+// until it prints the URL it serves.
+func startServing(t *testing.T, args ...string) *runningHub {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
 	h := &runningHub{stderr: &syncBuffer{}}
 	code := make(chan int, 1)
 	go func() {
-		args := append([]string{"hub", "serve", "--addr", "127.0.0.1:0", "--db", db}, flags...)
 		code <- cli.Main(ctx, args, nil, &bytes.Buffer{}, h.stderr)
 	}()
 	stopped := false
@@ -89,14 +95,14 @@ func serveHub(t *testing.T, db string, flags ...string) *runningHub {
 	for h.url == "" {
 		select {
 		case c := <-code:
-			t.Fatalf("hub serve exited %d:\n%s", c, h.stderr.String())
+			t.Fatalf("%s exited %d:\n%s", args[:2], c, h.stderr.String())
 		case <-time.After(10 * time.Millisecond):
 		}
 		if m := servingRE.FindStringSubmatch(h.stderr.String()); m != nil {
 			h.url = m[1]
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("hub serve did not start:\n%s", h.stderr.String())
+			t.Fatalf("%s did not start:\n%s", args[:2], h.stderr.String())
 		}
 	}
 	return h

@@ -167,10 +167,10 @@ func (a *Handler) unrouted(w http.ResponseWriter, r *http.Request) {
 	h.ServeHTTP(probe, r)
 	if probe.status == http.StatusMethodNotAllowed {
 		w.Header().Set("Allow", probe.header.Get("Allow"))
-		writeJSONError(w, http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" is not allowed on "+r.URL.Path)
+		WriteJSONError(w, http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" is not allowed on "+r.URL.Path)
 		return
 	}
-	writeJSONError(w, http.StatusNotFound, string(hub.CodeNotFound), "no endpoint at "+r.URL.Path)
+	WriteJSONError(w, http.StatusNotFound, string(hub.CodeNotFound), "no endpoint at "+r.URL.Path)
 }
 
 // routeOf is the metrics label of a request: its pattern, without the method.
@@ -187,7 +187,7 @@ func (a *Handler) authorize(r *http.Request, acc access) (hub.Principal, error) 
 	if acc == public {
 		return hub.Principal{}, nil
 	}
-	p, err := a.hub.Authenticate(r.Context(), bearerToken(r))
+	p, err := a.hub.Authenticate(r.Context(), BearerToken(r))
 	if err != nil {
 		return p, err
 	}
@@ -211,8 +211,8 @@ func checkQuery(r *http.Request) error {
 	return nil
 }
 
-// bearerToken returns the token of an "Authorization: Bearer TOKEN" header ("" if none).
-func bearerToken(r *http.Request) string {
+// BearerToken returns the token of an "Authorization: Bearer TOKEN" header ("" if none).
+func BearerToken(r *http.Request) string {
 	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return ""
@@ -221,7 +221,7 @@ func bearerToken(r *http.Request) string {
 }
 
 func (a *Handler) healthz(w http.ResponseWriter, _ *http.Request, _ hub.Principal) error {
-	return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	return WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 // readyTimeout bounds the store check of /readyz.
@@ -232,8 +232,8 @@ func (a *Handler) readyz(w http.ResponseWriter, r *http.Request, _ hub.Principal
 	defer cancel()
 	if err := a.hub.Ping(ctx); err != nil {
 		a.opts.Logger.WarnContext(ctx, "store not ready", "error", err.Error())
-		writeJSONError(w, http.StatusServiceUnavailable, "unavailable", "the store does not answer")
+		WriteJSONError(w, http.StatusServiceUnavailable, "unavailable", "the store does not answer")
 		return nil
 	}
-	return writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	return WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }

@@ -24,7 +24,7 @@ func (a *Handler) registerCluster(w http.ResponseWriter, r *http.Request, _ hub.
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusCreated, issued(req.Name, tokens[0], req.ExpiresAt))
+	return WriteJSON(w, http.StatusCreated, issued(req.Name, tokens[0], req.ExpiresAt))
 }
 
 // registration is the hub's registration of a request.
@@ -55,7 +55,7 @@ func (a *Handler) registerClusters(w http.ResponseWriter, r *http.Request, _ hub
 	for i, c := range req.Clusters {
 		out.Clusters[i] = issued(c.Name, tokens[i], c.ExpiresAt)
 	}
-	return writeJSON(w, http.StatusCreated, out)
+	return WriteJSON(w, http.StatusCreated, out)
 }
 
 func (a *Handler) postDesired(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
@@ -66,7 +66,7 @@ func (a *Handler) postDesired(w http.ResponseWriter, r *http.Request, _ hub.Prin
 	if err := a.hub.PostDesired(r.Context(), d); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusCreated, DesiredAccepted{Environment: d.Environment, Revision: d.Revision, Assignments: len(d.Assignments)})
+	return WriteJSON(w, http.StatusCreated, DesiredAccepted{Environment: d.Environment, Revision: d.Revision, Assignments: len(d.Assignments)})
 }
 
 func (a *Handler) postVersion(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
@@ -77,7 +77,7 @@ func (a *Handler) postVersion(w http.ResponseWriter, r *http.Request, _ hub.Prin
 	if err := a.hub.PostWorkloadVersion(r.Context(), v); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusCreated, v)
+	return WriteJSON(w, http.StatusCreated, v)
 }
 
 func (a *Handler) postReport(w http.ResponseWriter, r *http.Request, p hub.Principal) error {
@@ -89,7 +89,7 @@ func (a *Handler) postReport(w http.ResponseWriter, r *http.Request, p hub.Princ
 	if err := a.hub.Report(r.Context(), p, rep); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusAccepted, ReportAccepted{Cluster: rep.Cluster, Accepted: true})
+	return WriteJSON(w, http.StatusAccepted, ReportAccepted{Cluster: rep.Cluster, Accepted: true})
 }
 
 // postReports commits a batch of reports, each authenticated by its own cluster token; one
@@ -111,7 +111,7 @@ func (a *Handler) postReports(w http.ResponseWriter, r *http.Request, _ hub.Prin
 	for i, err := range errs {
 		out.Results[i] = a.reportResult(r, signed[i].Report.Cluster, err)
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return WriteJSON(w, http.StatusOK, out)
 }
 
 func (a *Handler) approve(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
@@ -122,7 +122,7 @@ func (a *Handler) approve(w http.ResponseWriter, r *http.Request, _ hub.Principa
 	if err := a.hub.Approve(r.Context(), req.Environment, req.Commit, req.By); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusCreated, req)
+	return WriteJSON(w, http.StatusCreated, req)
 }
 
 func (a *Handler) recordEvent(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
@@ -133,7 +133,7 @@ func (a *Handler) recordEvent(w http.ResponseWriter, r *http.Request, _ hub.Prin
 	if err := a.hub.Record(r.Context(), e); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusCreated, e)
+	return WriteJSON(w, http.StatusCreated, e)
 }
 
 // Reads.
@@ -143,7 +143,7 @@ func (a *Handler) environments(w http.ResponseWriter, r *http.Request, _ hub.Pri
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, EnvironmentList{Environments: envs})
+	return WriteJSON(w, http.StatusOK, EnvironmentList{Environments: envs})
 }
 
 func (a *Handler) rollout(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
@@ -151,7 +151,7 @@ func (a *Handler) rollout(w http.ResponseWriter, r *http.Request, _ hub.Principa
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, ro)
+	return WriteJSON(w, http.StatusOK, ro)
 }
 
 func (a *Handler) source(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
@@ -159,7 +159,7 @@ func (a *Handler) source(w http.ResponseWriter, r *http.Request, _ hub.Principal
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, s)
+	return WriteJSON(w, http.StatusOK, s)
 }
 
 func (a *Handler) cluster(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
@@ -167,7 +167,7 @@ func (a *Handler) cluster(w http.ResponseWriter, r *http.Request, _ hub.Principa
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, c)
+	return WriteJSON(w, http.StatusOK, c)
 }
 
 func (a *Handler) approvals(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
@@ -179,7 +179,7 @@ func (a *Handler) approvals(w http.ResponseWriter, r *http.Request, _ hub.Princi
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, ApprovalList{Environment: env, Approvals: events})
+	return WriteJSON(w, http.StatusOK, ApprovalList{Environment: env, Approvals: events})
 }
 
 func (a *Handler) diff(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
@@ -196,7 +196,7 @@ func (a *Handler) diff(w http.ResponseWriter, r *http.Request, _ hub.Principal) 
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, d)
+	return WriteJSON(w, http.StatusOK, d)
 }
 
 func (a *Handler) history(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
@@ -216,7 +216,7 @@ func (a *Handler) history(w http.ResponseWriter, r *http.Request, _ hub.Principa
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, HistoryList{Events: events})
+	return WriteJSON(w, http.StatusOK, HistoryList{Events: events})
 }
 
 func (a *Handler) drift(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
@@ -235,7 +235,7 @@ func (a *Handler) drift(w http.ResponseWriter, r *http.Request, _ hub.Principal)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, d)
+	return WriteJSON(w, http.StatusOK, d)
 }
 
 // sources answers the git sources fleetform serve polls.
@@ -244,7 +244,7 @@ func (a *Handler) sources(w http.ResponseWriter, r *http.Request, _ hub.Principa
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, SourceList{Sources: srcs})
+	return WriteJSON(w, http.StatusOK, SourceList{Sources: srcs})
 }
 
 // latestSync answers an environment's latest sync by fleetform serve (404 when none).
@@ -253,7 +253,7 @@ func (a *Handler) latestSync(w http.ResponseWriter, r *http.Request, _ hub.Princ
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, s)
+	return WriteJSON(w, http.StatusOK, s)
 }
 
 // Query parameters.

@@ -58,7 +58,7 @@ func (a *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 	if code == string(hub.CodeUnauthorized) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="fleetform-hub"`)
 	}
-	writeJSONError(w, status, code, message)
+	WriteJSONError(w, status, code, message)
 }
 
 // reportResult is one report's result in a batch: what writeError would have answered.
@@ -89,12 +89,13 @@ func (a *Handler) errorAnswer(r *http.Request, err error) (status int, code, mes
 	}
 }
 
-func writeJSONError(w http.ResponseWriter, status int, code, message string) {
-	_ = writeJSON(w, status, ErrorBody{Error: message, Code: code})
+// WriteJSONError answers with the API's error shape, ErrorBody.
+func WriteJSONError(w http.ResponseWriter, status int, code, message string) {
+	_ = WriteJSON(w, status, ErrorBody{Error: message, Code: code})
 }
 
-// writeJSON answers with v as JSON.
-func writeJSON(w http.ResponseWriter, status int, v any) error {
+// WriteJSON answers with v as JSON.
+func WriteJSON(w http.ResponseWriter, status int, v any) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -115,6 +116,12 @@ func (a *Handler) decode(w http.ResponseWriter, r *http.Request, v any) error {
 
 // decodeLimited is decode with another size limit.
 func (a *Handler) decodeLimited(w http.ResponseWriter, r *http.Request, v any, limit int64) error {
+	return DecodeJSON(w, r, v, limit)
+}
+
+// DecodeJSON reads a JSON body into v as the API does: one object, no unknown fields, at
+// most limit bytes. Problems are hub.CodeInvalid errors with a message for the client.
+func DecodeJSON(w http.ResponseWriter, r *http.Request, v any, limit int64) error {
 	body := http.MaxBytesReader(w, r.Body, limit)
 	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()

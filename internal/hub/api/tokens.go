@@ -25,7 +25,7 @@ func (a *Handler) createToken(w http.ResponseWriter, r *http.Request, _ hub.Prin
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusCreated, issued(t.Name, secret, req.ExpiresAt))
+	return WriteJSON(w, http.StatusCreated, issued(t.Name, secret, req.ExpiresAt))
 }
 
 func (a *Handler) listTokens(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
@@ -34,7 +34,7 @@ func (a *Handler) listTokens(w http.ResponseWriter, r *http.Request, _ hub.Princ
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, TokenList{Tokens: ts})
+	return WriteJSON(w, http.StatusOK, TokenList{Tokens: ts})
 }
 
 func (a *Handler) revokeToken(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
@@ -42,7 +42,7 @@ func (a *Handler) revokeToken(w http.ResponseWriter, r *http.Request, _ hub.Prin
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, t)
+	return WriteJSON(w, http.StatusOK, t)
 }
 
 func (a *Handler) rotateToken(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
@@ -60,7 +60,7 @@ func (a *Handler) rotateToken(w http.ResponseWriter, r *http.Request, _ hub.Prin
 	if t.Kind == hub.TokenCluster {
 		name = t.Cluster
 	}
-	return writeJSON(w, http.StatusCreated, issued(name, secret, req.ExpiresAt))
+	return WriteJSON(w, http.StatusCreated, issued(name, secret, req.ExpiresAt))
 }
 
 // issued is the answer that hands out a token.
