@@ -80,7 +80,8 @@ bench-e2e: build
 ## bench-million: every figure of the million scale, not in make test (an hour or more): apply (cold,
 ## no-op, one cluster type), plan and render --out of a 10,000 x 100 fleet (1,000,000 assignments;
 ## TARGETS=1000 for 100,000), then the hub with 100,000, 300,000 and 1,000,000 clusters on SQLite and
-## on PostgreSQL (127.0.0.1:5432). bench-million-apply and bench-million-hub run one half.
+## on PostgreSQL (127.0.0.1:5432), one request per report, then in batches of 100 as hub relay sends
+## them (heartbeats; then state changes at 1M). bench-million-apply and bench-million-hub run one half.
 bench-million: bench-million-apply bench-million-hub
 
 bench-million-apply: build
@@ -90,6 +91,10 @@ bench-million-hub: build
 	scripts/bench-hub-million.sh
 	STORE=postgres SIZES="100000 300000" scripts/bench-hub-million.sh
 	STORE=postgres SIZES=1000000 scripts/bench-hub-million.sh
+	BATCH=100 CONCURRENCY=8 HUB_FLAGS="--token-cache-ttl 15m" scripts/bench-hub-million.sh
+	SIZES=1000000 BATCH=100 CONCURRENCY=4 CHANGE_EVERY=1 HUB_FLAGS="--token-cache-ttl 15m" scripts/bench-hub-million.sh
+	STORE=postgres BATCH=100 CONCURRENCY=8 HUB_FLAGS="--token-cache-ttl 15m" scripts/bench-hub-million.sh
+	STORE=postgres SIZES=1000000 BATCH=100 CONCURRENCY=4 CHANGE_EVERY=1 HUB_FLAGS="--token-cache-ttl 15m" scripts/bench-hub-million.sh
 
 ## bench-sim: fleetform sim with 100,000 clusters against a hub on SQLite (reports/s, CPU)
 bench-sim: build
