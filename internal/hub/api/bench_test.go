@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/hub/api"
 	"github.com/fleetform/fleetform/internal/hub/sqlite"
 )
 
@@ -180,4 +181,81 @@ func BenchmarkReports(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkReportBatch posts reports in batches of 100 (POST /api/v1/reports/batch with a
+// relay token, as hub relay forwards them) from parallel clients, each owning 100 clusters;
+// every 10th report of a cluster changes a deployment's status. One op is one report.
+func BenchmarkReportBatch(b *testing.B) {
+	s := startServer(b, filepath.Join(b.TempDir(), "hub.db"))
+	const perBatch, blocks = 100, 64
+	regs := api.ClusterBatch{}
+	for i := range perBatch * blocks {
+		regs.Clusters = append(regs.Clusters, api.ClusterRegistration{Name: fmt.Sprintf("c%04d", i), Environment: "dev", ClusterType: "edge"})
+	}
+	var issued api.IssuedTokens
+	s.must(http.StatusCreated, "POST", "/api/v1/clusters/batch", adminToken, regs, &issued)
+	s.must(http.StatusCreated, "POST", "/api/v1/desired", adminToken, desired("dev", "r1"), nil)
+	var relay api.IssuedToken
+	s.must(http.StatusCreated, "POST", "/api/v1/tokens", adminToken, api.TokenRequest{Name: "bench", Kind: hub.TokenRelay}, &relay)
+	var next atomic.Int64
+	b.SetParallelism(2)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		block := issued.Clusters[int(next.Add(1)-1)%blocks*perBatch:][:perBatch]
+		batch := api.ReportBatch{Reports: make([]api.SignedReport, perBatch)}
+		observed := time.Now().UTC()
+		for n := 0; ; n++ {
+			k := 0
+			for ; k < perBatch && pb.Next(); k++ {
+				st := hub.Ready
+				if n%10 == 0 && n%20 != 0 {
+					st = hub.DeploymentProgress
+				}
+				batch.Reports[k] = api.SignedReport{Token: block[k].Token, Report: hub.Report{Cluster: block[k].Name, Revision: "r1",
+					Status: hub.Compliant, ObservedAt: observed.Add(time.Duration(n) * time.Millisecond),
+					Deployments: []hub.DeploymentReport{{DeploymentTarget: "shop-dev", Namespace: "shop", Status: st, Revision: "v1"}}}}
+			}
+			if k == 0 {
+				return
+			}
+			out, err := postBatch(s, relay.Token, api.ReportBatch{Reports: batch.Reports[:k]})
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			for _, r := range out.Results {
+				if !r.Accepted {
+					b.Errorf("report refused: %+v", r)
+					return
+				}
+			}
+			if k < perBatch {
+				return
+			}
+		}
+	})
+}
+
+// postBatch posts a batch of reports (from any goroutine: no Fatal).
+func postBatch(s *server, token string, batch api.ReportBatch) (api.ReportResults, error) {
+	var out api.ReportResults
+	data, err := json.Marshal(batch)
+	if err != nil {
+		return out, err
+	}
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, s.http.URL+"/api/v1/reports/batch", bytes.NewReader(data))
+	if err != nil {
+		return out, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := s.http.Client().Do(req)
+	if err != nil {
+		return out, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return out, fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return out, json.NewDecoder(resp.Body).Decode(&out)
 }

@@ -154,6 +154,8 @@ func (r *Relay) postReport(w http.ResponseWriter, req *http.Request) {
 		api.WriteJSONError(w, http.StatusBadGateway, "unavailable", "the relay could not deliver the report to the hub: "+o.err.Error())
 	case o.result.Accepted:
 		_ = api.WriteJSON(w, http.StatusAccepted, api.ReportAccepted{Cluster: rep.Cluster, Accepted: true})
+	case o.result.Status < 400 || o.result.Status > 599: // not an answer the hub gives
+		api.WriteJSONError(w, http.StatusBadGateway, "unavailable", fmt.Sprintf("the hub answered status %d for the report", o.result.Status))
 	default:
 		if o.result.Status == http.StatusUnauthorized {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="fleetform-hub"`)

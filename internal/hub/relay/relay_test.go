@@ -266,3 +266,28 @@ func TestWhatTheRelayRefusesItself(t *testing.T) {
 		t.Fatalf("batches %v: only the report with a token and a well-formed body goes to the hub", s.calls.batches)
 	}
 }
+
+// oddHub answers every report with a result no hub gives.
+type oddHub struct{}
+
+func (oddHub) ReportBatch(_ context.Context, reports []api.SignedReport) ([]api.ReportResult, error) {
+	return make([]api.ReportResult, len(reports)), nil
+}
+
+func TestAResultNoHubGivesIsABadGateway(t *testing.T) {
+	rl := New(oddHub{}, Options{})
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); rl.Run(ctx) }()
+	srv := httptest.NewServer(rl)
+	t.Cleanup(func() { srv.Close(); stop(); <-done })
+	c, err := client.New(srv.URL, "ff_token", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.Report(context.Background(), report("edge-1", hub.Compliant))
+	var ce *client.Error
+	if !errors.As(err, &ce) || ce.Status != http.StatusBadGateway || !strings.Contains(ce.Message, "status 0") {
+		t.Fatalf("report: %v", err)
+	}
+}
