@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -94,8 +93,7 @@ func (o *hubRelayOptions) run(ctx context.Context, e *env) error {
 		scheme = "https"
 	}
 	fmt.Fprintf(e.stderr, "fleetform hub relay: serving %s://%s (forwarding to %s)\n", scheme, ln.Addr(), redact.URL(o.hub.url))
-	srv := &http.Server{Handler: rl, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
-		ErrorLog: slog.NewLogLogger(e.logger.Handler(), slog.LevelWarn)}
+	srv := newHTTPServer(rl, e.logger)
 	// The senders outlive the server: the reports in flight are answered before they stop.
 	sendCtx, stopSending := context.WithCancel(context.WithoutCancel(ctx))
 	sent := make(chan struct{})
@@ -103,14 +101,7 @@ func (o *hubRelayOptions) run(ctx context.Context, e *env) error {
 		defer close(sent)
 		rl.Run(sendCtx)
 	}()
-	serveErr := make(chan error, 1)
-	go func() {
-		if o.tlsCert != "" {
-			serveErr <- srv.ServeTLS(ln, o.tlsCert, o.tlsKey)
-			return
-		}
-		serveErr <- srv.Serve(ln)
-	}()
+	serveErr := serveInBackground(srv, ln, o.tlsCert, o.tlsKey)
 	select {
 	case err = <-serveErr:
 	case <-ctx.Done():

@@ -199,13 +199,7 @@ func (o *hubServeOptions) serve(ctx context.Context, e *env, hs *hubServer, hand
 		scheme = "https"
 	}
 	fmt.Fprintf(e.stderr, "fleetform hub: serving %s://%s\n", scheme, ln.Addr())
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       time.Minute,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(e.logger.Handler(), slog.LevelWarn),
-	}
+	srv := newHTTPServer(handler, e.logger)
 	runCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))
 	hubDone := make(chan struct{})
 	go func() {
@@ -217,14 +211,7 @@ func (o *hubServeOptions) serve(ctx context.Context, e *env, hs *hubServer, hand
 		workErr = make(chan error, 1)
 		go func() { workErr <- work(ctx) }()
 	}
-	serveErr := make(chan error, 1)
-	go func() {
-		if o.tlsCert != "" {
-			serveErr <- srv.ServeTLS(ln, o.tlsCert, o.tlsKey)
-			return
-		}
-		serveErr <- srv.Serve(ln)
-	}()
+	serveErr := serveInBackground(srv, ln, o.tlsCert, o.tlsKey)
 	select {
 	case err = <-serveErr:
 	case err = <-workErr: // the work ended by itself: it could not go on
@@ -247,6 +234,30 @@ func (o *hubServeOptions) serve(ctx context.Context, e *env, hs *hubServer, hand
 		return failed(ExitFailed, err)
 	}
 	return nil
+}
+
+// newHTTPServer is the server of hub serve and hub relay: bounded reads, errors logged.
+func newHTTPServer(handler http.Handler, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+}
+
+// serveInBackground serves srv on ln (HTTPS when cert is set) and sends why it stopped.
+func serveInBackground(srv *http.Server, ln net.Listener, cert, key string) <-chan error {
+	serveErr := make(chan error, 1)
+	go func() {
+		if cert != "" {
+			serveErr <- srv.ServeTLS(ln, cert, key)
+			return
+		}
+		serveErr <- srv.Serve(ln)
+	}()
+	return serveErr
 }
 
 func ignoreClosed(err error) error {
