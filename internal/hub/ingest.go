@@ -55,7 +55,8 @@ type SignedReport struct {
 	Report Report
 }
 
-// MaxReportsPerBatch bounds the reports of one ReportMany call.
+// MaxReportsPerBatch bounds the reports of one POST /api/v1/reports/batch (the API refuses
+// more; hub relay and hub loadtest send at most that many).
 const MaxReportsPerBatch = 1000
 
 // ReportMany authenticates each report by its own token, as Report would be, and commits

@@ -36,7 +36,7 @@ func registration(c ClusterRegistration) hub.Registration {
 // registerClusters registers a batch; its body may be as large as a desired state.
 func (a *Handler) registerClusters(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
 	var req ClusterBatch
-	if err := a.decodeLimited(w, r, &req, a.opts.MaxDesiredBytes); err != nil {
+	if err := DecodeJSON(w, r, &req, a.opts.MaxDesiredBytes); err != nil {
 		return err
 	}
 	rotate, err := boolParam(r.URL.Query(), "rotate")
@@ -60,7 +60,7 @@ func (a *Handler) registerClusters(w http.ResponseWriter, r *http.Request, _ hub
 
 func (a *Handler) postDesired(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
 	var d hub.Desired
-	if err := a.decodeLimited(w, r, &d, a.opts.MaxDesiredBytes); err != nil {
+	if err := DecodeJSON(w, r, &d, a.opts.MaxDesiredBytes); err != nil {
 		return err
 	}
 	if err := a.hub.PostDesired(r.Context(), d); err != nil {
@@ -96,7 +96,7 @@ func (a *Handler) postReport(w http.ResponseWriter, r *http.Request, p hub.Princ
 // report's problem is its own result, not the batch's.
 func (a *Handler) postReports(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
 	var req ReportBatch
-	if err := a.decodeLimited(w, r, &req, a.opts.MaxBatchBytes); err != nil {
+	if err := DecodeJSON(w, r, &req, a.opts.MaxBatchBytes); err != nil {
 		return err
 	}
 	if n := len(req.Reports); n == 0 || n > hub.MaxReportsPerBatch {

@@ -111,12 +111,7 @@ func WriteJSON(w http.ResponseWriter, status int, v any) error {
 // decode reads a JSON body into v strictly: one object, no unknown fields, at most
 // MaxBodyBytes. Problems are hub.CodeInvalid errors with a message for the client.
 func (a *Handler) decode(w http.ResponseWriter, r *http.Request, v any) error {
-	return a.decodeLimited(w, r, v, a.opts.MaxBodyBytes)
-}
-
-// decodeLimited is decode with another size limit.
-func (a *Handler) decodeLimited(w http.ResponseWriter, r *http.Request, v any, limit int64) error {
-	return DecodeJSON(w, r, v, limit)
+	return DecodeJSON(w, r, v, a.opts.MaxBodyBytes)
 }
 
 // DecodeJSON reads a JSON body into v as the API does: one object, no unknown fields, at

@@ -131,6 +131,8 @@ func (r *Relay) postReport(w http.ResponseWriter, req *http.Request) {
 		api.WriteJSONError(w, http.StatusBadRequest, string(hub.CodeInvalid), message)
 		return
 	}
+	// The batch carries the report as the client encodes it, which may be larger than the
+	// agent's body (encoding/json escapes <, > and &): its size is measured on that encoding.
 	encoded, err := json.Marshal(rep)
 	if err != nil {
 		api.WriteJSONError(w, http.StatusBadRequest, string(hub.CodeInvalid), "the report cannot be encoded: "+err.Error())
