@@ -35,15 +35,10 @@ type objectReader struct {
 	fallback storer.EncodedObjectStorer
 }
 
-// packReader is one pack and its index (version 2), mapped into memory where the system
-// allows (mapFile), read with ReadAt otherwise. A mapped pack's objects are inflated from
-// memory: the zlib reader then reads a byte slice, about twice as fast as through a
-// buffered file reader, and a lookup in the index makes no system call.
+// packReader is one pack and its index (version 2), read with ReadAt.
 type packReader struct {
-	idx, pack         *os.File
-	idxData, packData []byte      // the files mapped (nil: not mapped)
-	idxAt             io.ReaderAt // the index: the mapping or the file
-	fanout            [256]uint32
+	idx, pack *os.File
+	fanout    [256]uint32
 }
 
 // maxDeltaDepth bounds a chain of deltas (git's default is 50).
@@ -85,11 +80,7 @@ func openPackReader(base string) (*packReader, error) {
 		_ = idx.Close()
 		return nil, err
 	}
-	p := &packReader{idx: idx, pack: pack, idxAt: idx}
-	if p.idxData = mapFile(idx); p.idxData != nil {
-		p.idxAt = bytes.NewReader(p.idxData)
-	}
-	p.packData = mapFile(pack)
+	p := &packReader{idx: idx, pack: pack}
 	for i := range p.fanout {
 		p.fanout[i] = binary.BigEndian.Uint32(head[8+4*i:])
 	}
@@ -99,8 +90,6 @@ func openPackReader(base string) (*packReader, error) {
 // Close closes every pack.
 func (r *objectReader) Close() {
 	for _, p := range r.packs {
-		unmapFile(p.idxData)
-		unmapFile(p.packData)
 		_ = p.idx.Close()
 		_ = p.pack.Close()
 	}
@@ -118,7 +107,7 @@ func (p *packReader) find(h plumbing.Hash) (int64, bool, error) {
 	const namesAt = 8 + 256*4
 	for lo < hi {
 		mid := lo + (hi-lo)/2
-		if _, err := p.idxAt.ReadAt(name[:], namesAt+int64(mid)*20); err != nil {
+		if _, err := p.idx.ReadAt(name[:], namesAt+int64(mid)*20); err != nil {
 			return 0, false, err
 		}
 		switch c := bytes.Compare(name[:], h[:]); {
@@ -129,14 +118,14 @@ func (p *packReader) find(h plumbing.Hash) (int64, bool, error) {
 		default:
 			var b [8]byte
 			offsetsAt := namesAt + int64(n)*24
-			if _, err := p.idxAt.ReadAt(b[:4], offsetsAt+int64(mid)*4); err != nil {
+			if _, err := p.idx.ReadAt(b[:4], offsetsAt+int64(mid)*4); err != nil {
 				return 0, false, err
 			}
 			off := binary.BigEndian.Uint32(b[:4])
 			if off&(1<<31) == 0 {
 				return int64(off), true, nil
 			}
-			if _, err := p.idxAt.ReadAt(b[:], offsetsAt+int64(n)*4+int64(off&^(1<<31))*8); err != nil {
+			if _, err := p.idx.ReadAt(b[:], offsetsAt+int64(n)*4+int64(off&^(1<<31))*8); err != nil {
 				return 0, false, err
 			}
 			return int64(binary.BigEndian.Uint64(b[:])), true, nil //nolint:gosec // a pack offset
@@ -176,18 +165,9 @@ func (r *objectReader) readAt(p *packReader, off int64, depth int) (plumbing.Obj
 	if depth > maxDeltaDepth {
 		return 0, nil, errors.New("delta chain too long")
 	}
-	var br entryReader
-	if p.packData != nil {
-		if off < 0 || off >= int64(len(p.packData)) {
-			return 0, nil, fmt.Errorf("pack offset %d out of range", off)
-		}
-		br = bytes.NewReader(p.packData[off:])
-	} else {
-		buffered := bufioPool.Get().(*bufio.Reader)
-		defer bufioPool.Put(buffered)
-		buffered.Reset(io.NewSectionReader(p.pack, off, 1<<62))
-		br = buffered
-	}
+	br := bufioPool.Get().(*bufio.Reader)
+	defer bufioPool.Put(br)
+	br.Reset(io.NewSectionReader(p.pack, off, 1<<62))
 	typ, size, err := readEntryHeader(br)
 	if err != nil {
 		return 0, nil, err
@@ -246,15 +226,8 @@ func inflate(r io.Reader, size uint64) ([]byte, error) {
 	return data, nil
 }
 
-// entryReader reads a pack entry: a *bytes.Reader over a mapped pack, a *bufio.Reader over
-// the file otherwise (the zlib reader is fastest on either concrete type).
-type entryReader interface {
-	io.Reader
-	io.ByteReader
-}
-
 // readEntryHeader reads a pack entry's type and size.
-func readEntryHeader(br entryReader) (plumbing.ObjectType, uint64, error) {
+func readEntryHeader(br *bufio.Reader) (plumbing.ObjectType, uint64, error) {
 	c, err := br.ReadByte()
 	if err != nil {
 		return 0, 0, err
@@ -271,7 +244,7 @@ func readEntryHeader(br entryReader) (plumbing.ObjectType, uint64, error) {
 }
 
 // deltaBase reads the base of the delta at off (whose header br has read).
-func (r *objectReader) deltaBase(p *packReader, br entryReader, typ plumbing.ObjectType, off int64, depth int) (plumbing.ObjectType, []byte, error) {
+func (r *objectReader) deltaBase(p *packReader, br *bufio.Reader, typ plumbing.ObjectType, off int64, depth int) (plumbing.ObjectType, []byte, error) {
 	if typ == plumbing.OFSDeltaObject {
 		c, err := br.ReadByte()
 		if err != nil {

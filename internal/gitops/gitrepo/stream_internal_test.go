@@ -108,7 +108,7 @@ func tmpPackFiles(t *testing.T, dir string) []string {
 
 // TestObjectReaderReadsDeltasAndLooseObjects: the tree reads what git wrote in every form:
 // a repacked repository (offset deltas against other versions of the files), and loose
-// objects written after it; the packs mapped into memory, and read with ReadAt.
+// objects written after it.
 func TestObjectReaderReadsDeltasAndLooseObjects(t *testing.T) {
 	repo := gittest.NewBare(t).Checked(t)
 	files := map[string]string{}
@@ -132,23 +132,6 @@ func TestObjectReaderReadsDeltasAndLooseObjects(t *testing.T) {
 	}
 	r := openRepo(t, repo.Dir)
 	readsBack(t, r, tip, files)
-	tr := editAt(t, r, tip)
-	defer tr.Discard()
-	if len(tr.objects.packs) == 0 || tr.objects.packs[0].packData == nil || tr.objects.packs[0].idxData == nil {
-		t.Fatal("the packs are not mapped")
-	}
-	for _, p := range tr.objects.packs { // the same reads through ReadAt, as where nothing is mapped
-		p.idxAt, p.packData = p.idx, nil
-	}
-	for name, want := range files {
-		h, ok, err := tr.File(name)
-		if err != nil || !ok {
-			t.Fatalf("%s: %v, %v", name, ok, err)
-		}
-		if got, err := tr.Blob(h); err != nil || string(got) != want {
-			t.Errorf("%s, read with ReadAt: %q (%v), want %q", name, got, err, want)
-		}
-	}
 }
 
 // TestCompareTreeNamesIsGitsOrder: entries sort as git sorts them, a folder as if its name
