@@ -49,6 +49,9 @@ type treeWriter interface {
 	// Release drops a folder written by WriteDir from memory (only its object name stays):
 	// nothing below it may be read or changed afterwards.
 	Release(dir string)
+	// Forget drops a folder from memory in a tree that only plans: it reads again as the
+	// repository has it. It does nothing in a tree that will be committed.
+	Forget(dir string)
 	// Commit writes the tree and a commit of it on top of parent into the repository.
 	Commit(parent plumbing.Hash, message string, sig object.Signature) (plumbing.Hash, error)
 	// Discard drops the objects collected for a commit that is not made (and the temporary

@@ -2,6 +2,7 @@ package gitops_test
 
 import (
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -208,7 +209,12 @@ func TestIncrementalMatchesCold(t *testing.T) {
 	for _, s := range steps {
 		s.change()
 		in := f.input(target)
+		planned, err := newWriter(t, gitops.Options{}).Plan(t.Context(), in)
+		if err != nil {
+			t.Fatalf("%s: plan: %v", s.name, err)
+		}
 		res := apply(t, newWriter(t, gitops.Options{}), in, gitops.CommitOptions{})
+		samePlan(t, s.name, planned, res.Plan)
 		if got := len(res.Plan.Failed) > 0; got != s.failing {
 			t.Fatalf("%s: failed %v, want failures %v", s.name, res.Plan.Failed, s.failing)
 		}
@@ -224,6 +230,26 @@ func TestIncrementalMatchesCold(t *testing.T) {
 		if got, want := gitCLI(t, repo.Dir, "ls-tree", "-r", "dev", gitops.StateDir), gitCLI(t, cold.Dir, "ls-tree", "-r", "dev", gitops.StateDir); got != want {
 			t.Errorf("%s: the incremental state\n%s\ndiffers from the cold one\n%s", s.name, got, want)
 		}
+	}
+}
+
+// samePlan fails unless a plan that is only shown says what the apply's own plan said.
+func samePlan(t *testing.T, step string, shown, applied *gitops.Plan) {
+	t.Helper()
+	type summary struct {
+		Changes                     []gitops.Change
+		Added, Removed              []gitops.AssignmentRef
+		Affected, Deferred          []string
+		Failed                      []gitops.FailedAssignment
+		Rendered, Skipped, Composed int
+		StateChanged                bool
+	}
+	sum := func(p *gitops.Plan) summary {
+		return summary{p.Changes, p.AssignmentsAdded, p.AssignmentsRemoved, p.ClusterTypesAffected, p.Deferred, p.Failed,
+			p.Rendered, p.Skipped, p.Composed, p.StateChanged}
+	}
+	if got, want := sum(shown), sum(applied); !reflect.DeepEqual(got, want) {
+		t.Errorf("%s: plan says\n%+v\nthe apply planned\n%+v", step, got, want)
 	}
 }
 

@@ -145,6 +145,8 @@ type planner struct {
 	stop <-chan struct{}
 	// log holds the changes until the plan is complete (without Options.Diff).
 	log changeLog
+	// planOnly is set for a plan that is only shown, never committed.
+	planOnly bool
 }
 
 // makePlan reads the branch and plans the change. A plan made only to be shown (planOnly)
@@ -170,7 +172,7 @@ func makePlan(ctx context.Context, repo *gitrepo.Repo, in Input, opts *Options, 
 		}
 	}()
 	p = &Plan{Environment: in.Snapshot.Environment, Target: in.Target, Base: tip, tree: t, base: cleanPath(in.Target.Path)}
-	pl := &planner{p: p, opts: opts, stop: ctx.Done()}
+	pl := &planner{p: p, opts: opts, stop: ctx.Done(), planOnly: planOnly}
 	if err := pl.readState(); err != nil {
 		return nil, err
 	}

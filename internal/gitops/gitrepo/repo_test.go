@@ -284,3 +284,56 @@ func TestReadAhead(t *testing.T) {
 		t.Errorf("dev holds %v, want %v", got, want)
 	}
 }
+
+// TestForget: in a tree that only plans, a folder forgotten after an edit reads again as
+// the repository has it, and a folder new in the plan is gone; in a tree that will be
+// committed, Forget changes nothing.
+func TestForget(t *testing.T) {
+	repo := gittest.NewBare(t).Checked(t)
+	tip := repo.Commit(t, "dev", map[string]string{"ct/a/x": "x", "other/y": "y"})
+	r := open(t, repo, "path")
+	edit := func(planOnly bool) *gitrepo.Tree {
+		tr, err := r.Edit(tip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(tr.Discard)
+		if planOnly {
+			tr.PlanOnly()
+		}
+		for p, content := range map[string]string{"ct/a/x": "x2", "ct/b/n": "n", "new/z": "z"} {
+			if _, _, err := tr.SetFile(p, []byte(content)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tr.Forget("ct")
+		tr.Forget("new")
+		return tr
+	}
+	read := func(tr *gitrepo.Tree, p string) string { // the content of p, among those this test writes
+		h, ok, err := tr.File(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, content := range []string{"x", "x2", "n", "z", "y"} {
+			if ok && h == gitrepo.BlobHash([]byte(content)) {
+				return content
+			}
+		}
+		return "(none)"
+	}
+	for _, c := range []struct {
+		planOnly bool
+		want     map[string]string
+	}{
+		{true, map[string]string{"ct/a/x": "x", "ct/b/n": "(none)", "new/z": "(none)", "other/y": "y"}},
+		{false, map[string]string{"ct/a/x": "x2", "ct/b/n": "n", "new/z": "z", "other/y": "y"}},
+	} {
+		tr := edit(c.planOnly)
+		for p, want := range c.want {
+			if got := read(tr, p); got != want {
+				t.Errorf("plan only %v: %s reads %q, want %q", c.planOnly, p, got, want)
+			}
+		}
+	}
+}

@@ -450,6 +450,29 @@ func (t *Tree) Release(p string) {
 	e.hash, e.sub = e.sub.hash, nil
 }
 
+// Forget drops the folder at p from memory in a tree that only plans (PlanOnly), edited or
+// not: the folder reads again as the repository has it. A plan that has recorded what it
+// changed below p does not need it any more, and a plan of a change to every cluster type
+// of a million-assignment fleet would otherwise hold all of their folders. In a tree that
+// will be committed, it does nothing.
+func (t *Tree) Forget(p string) {
+	if !t.pack.dry {
+		return
+	}
+	parent, name := path.Split(p)
+	chain, err := t.walk(strings.TrimSuffix(parent, "/"), false)
+	if err != nil || chain == nil {
+		return
+	}
+	if e, ok := chain[len(chain)-1].entries[name]; ok && e.isDir() && e.sub != nil {
+		if e.sub.hash.IsZero() {
+			delete(chain[len(chain)-1].entries, name) // new in this plan: not in the repository
+			return
+		}
+		e.hash, e.sub = e.sub.hash, nil
+	}
+}
+
 // writeDir writes d and the changed folders below it, and says whether d holds anything.
 func (t *Tree) writeDir(d *dir) (plumbing.Hash, bool) {
 	if !d.changed {
