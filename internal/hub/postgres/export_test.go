@@ -148,3 +148,19 @@ func LeaseBackendPID(l hub.Lease) uint32 {
 	defer c.mu.Unlock()
 	return c.conn.PgConn().PID()
 }
+
+// SettingsInUpdate returns the server's jit and max_parallel_workers_per_gather in a write
+// transaction, and in a read.
+func SettingsInUpdate(ctx context.Context, s *Store) (write, read string, err error) {
+	const q = `SELECT current_setting('jit') || ' ' || current_setting('max_parallel_workers_per_gather')`
+	err = s.Update(ctx, func(htx hub.Tx) error {
+		return htx.(*tx).queryRow(ctx, q).Scan(&write)
+	})
+	if err != nil {
+		return "", "", err
+	}
+	err = s.View(ctx, func(r hub.Reader) error {
+		return r.(*tx).queryRow(ctx, q).Scan(&read)
+	})
+	return write, read, err
+}
