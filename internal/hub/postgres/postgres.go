@@ -131,14 +131,17 @@ func (s *Store) Update(ctx context.Context, fn func(hub.Tx) error) error {
 	}
 }
 
-// writeSettings turns off parallel workers and JIT compilation for the rest of a write
-// transaction. Its statements read and write a few rows per cluster by key, each in well
-// under a millisecond, and would only pay those features' start-up; but a planner without
-// statistics (a bulk registration not analyzed yet, or a server with autovacuum off)
-// takes them for scans of millions of rows. At a million clusters it then started two
-// parallel workers, each loading the JIT compiler, for every batch of reports: three
-// quarters of the server's CPU. Reads (View) keep the server's settings.
-var writeSettings = []string{`SET LOCAL max_parallel_workers_per_gather = 0`, `SET LOCAL jit = off`}
+// noParallelWorkers and noJIT turn off parallel workers and JIT compilation for the rest
+// of a write transaction. Its statements read and write a few rows per cluster by key, each
+// in well under a millisecond, and would only pay those features' start-up; but a planner
+// without statistics (a bulk registration not analyzed yet, or a server with autovacuum
+// off) takes them for scans of millions of rows. At a million clusters it then started two
+// parallel workers, each loading the JIT compiler, for every batch of reports: most of the
+// server's CPU. Reads (View) keep the server's settings.
+const (
+	noParallelWorkers = `SET LOCAL max_parallel_workers_per_gather = 0`
+	noJIT             = `SET LOCAL jit = off`
+)
 
 // update runs fn in one transaction on a pooled connection. BEGIN is queued ahead of the
 // transaction's first statement and COMMIT behind its last writes, so a transaction costs no
@@ -153,9 +156,8 @@ func (s *Store) update(ctx context.Context, fn func(hub.Tx) error) error {
 	t := newTx(conn, true)
 	t.txStatus = conn.Conn().PgConn().TxStatus
 	t.queue(`BEGIN ISOLATION LEVEL READ COMMITTED`)
-	for _, setting := range writeSettings {
-		t.queue(setting)
-	}
+	t.queue(noParallelWorkers)
+	t.queue(noJIT)
 	if err := fn(t); err != nil {
 		return errors.Join(err, rollbackConn(ctx, conn))
 	}
