@@ -331,10 +331,17 @@ func setEntry(d *dir, dir, name string, blob plumbing.Hash) (Action, plumbing.Ha
 	return Added, plumbing.ZeroHash, nil
 }
 
+// parentOf walks to the folder holding p without creating anything: the chain of folders
+// from the root to it (nil when absent) and p's name in it.
+func (t *Tree) parentOf(p string) (chain []*dir, name string, err error) {
+	parent, name := path.Split(p)
+	chain, err = t.walk(strings.TrimSuffix(parent, "/"), false)
+	return chain, name, err
+}
+
 // File returns the blob of the file at p, if there is one.
 func (t *Tree) File(p string) (plumbing.Hash, bool, error) {
-	parent, name := path.Split(p)
-	chain, err := t.walk(strings.TrimSuffix(parent, "/"), false)
+	chain, name, err := t.parentOf(p)
 	if err != nil || chain == nil {
 		return plumbing.ZeroHash, false, err
 	}
@@ -364,8 +371,7 @@ func (t *Tree) List(p string) (files, dirs []string, err error) {
 
 // DirHash returns the object name of the folder at p as read (zero when absent or new).
 func (t *Tree) DirHash(p string) (plumbing.Hash, error) {
-	parent, name := path.Split(p)
-	chain, err := t.walk(strings.TrimSuffix(parent, "/"), false)
+	chain, name, err := t.parentOf(p)
 	if err != nil || chain == nil {
 		return plumbing.ZeroHash, err
 	}
@@ -379,8 +385,7 @@ func (t *Tree) DirHash(p string) (plumbing.Hash, error) {
 // Remove deletes the file or folder at p and returns the removed files with their blobs
 // (none when p is absent).
 func (t *Tree) Remove(p string) (map[string]plumbing.Hash, error) {
-	parent, name := path.Split(p)
-	chain, err := t.walk(strings.TrimSuffix(parent, "/"), false)
+	chain, name, err := t.parentOf(p)
 	if err != nil || chain == nil {
 		return nil, err
 	}
@@ -433,8 +438,7 @@ func (t *Tree) WriteDir(p string) (plumbing.Hash, error) {
 // repository, where it is only once committed: release a folder only when done with it.
 // A million-assignment tree would otherwise hold every folder it wrote until the commit.
 func (t *Tree) Release(p string) {
-	parent, name := path.Split(p)
-	chain, err := t.walk(strings.TrimSuffix(parent, "/"), false)
+	chain, name, err := t.parentOf(p)
 	if err != nil || chain == nil {
 		return
 	}
@@ -459,8 +463,7 @@ func (t *Tree) Forget(p string) {
 	if !t.pack.dry {
 		return
 	}
-	parent, name := path.Split(p)
-	chain, err := t.walk(strings.TrimSuffix(parent, "/"), false)
+	chain, name, err := t.parentOf(p)
 	if err != nil || chain == nil {
 		return
 	}
