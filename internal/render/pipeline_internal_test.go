@@ -24,3 +24,32 @@ func TestOutputPointsAtEveryAssignment(t *testing.T) {
 		}
 	}
 }
+
+// TestTargetDigests: the digests made for the snapshot's targets when the renderer is made
+// are the ones a target would get on its own; a target the snapshot does not list gets its
+// own; and targets that differ in any field get different digests.
+func TestTargetDigests(t *testing.T) {
+	listed := &platform.DeploymentTarget{Name: "web", Workload: "shop", Workspace: "retail",
+		Labels: map[string]string{"tier": "frontend", "region": "eu"}, Manifests: map[string]string{"repo": "r", "path": "./web"}}
+	rr := NewRenderer(&platform.Snapshot{Environment: "dev", DeploymentTargets: []*platform.DeploymentTarget{listed}}, &schedule.Result{}, Options{})
+	if _, ok := rr.r.targets[listed]; !ok {
+		t.Fatal("the snapshot's target was not digested when the renderer was made")
+	}
+	twin := *listed // the same fields, not in the snapshot
+	if got, want := string(rr.r.targetDigest(&twin)), string(rr.r.targetDigest(listed)); got != want {
+		t.Error("a target the snapshot does not list got another digest than its listed twin")
+	}
+	for name, change := range map[string]func(*platform.DeploymentTarget){
+		"name":      func(dt *platform.DeploymentTarget) { dt.Name = "api" },
+		"workload":  func(dt *platform.DeploymentTarget) { dt.Workload = "cart" },
+		"workspace": func(dt *platform.DeploymentTarget) { dt.Workspace = "ops" },
+		"label":     func(dt *platform.DeploymentTarget) { dt.Labels = map[string]string{"tier": "backend", "region": "eu"} },
+		"manifests": func(dt *platform.DeploymentTarget) { dt.Manifests = map[string]string{"repo": "r", "path": "./v2"} },
+	} {
+		other := *listed
+		change(&other)
+		if string(rr.r.targetDigest(&other)) == string(rr.r.targetDigest(listed)) {
+			t.Errorf("a target with another %s got the same digest", name)
+		}
+	}
+}
