@@ -192,15 +192,28 @@ var fleetCommands = map[string]bool{"apply": true, "plan": true}
 // memoryBudget is the soft memory limit of apply and plan.
 const memoryBudget = 1536 << 20
 
+// gcPercent is the collector's GOGC for apply and plan: the heap grows to three times
+// what is live before a collection, not twice, under the memory budget.
+const gcPercent = 200
+
 // budgetMemory sets a soft memory limit of memoryBudget, unless GOMEMLIMIT sets one: the
 // Go runtime otherwise lets the heap grow to twice what is live before it collects, which
 // for a million-assignment apply (about 1 GB live, the render streamed into the pack) was
 // 3.4 GB of peak RSS. Under the limit the collector runs more often as the heap nears it
 // (about 7% more CPU for a 300,000-assignment cold apply, whose peak RSS went from 1.1 GB
 // to 0.7 GB with a limit of 600 MiB); a smaller fleet never reaches it.
+//
+// Below the limit it collects less often (gcPercent, unless GOGC sets it): most of what
+// apply and plan allocate lives until they end (the schedule, the render's output, the
+// state read), so collecting it at every doubling only marks it again. A million-assignment
+// apply with nothing changed took 0.75 s instead of 0.89 s, a plan 1.46 s instead of 1.54
+// s; the cold apply, held by the limit, the same time and peak RSS.
 func budgetMemory() {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
 		debug.SetMemoryLimit(memoryBudget)
+	}
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(gcPercent)
 	}
 }
 
