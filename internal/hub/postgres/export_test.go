@@ -149,10 +149,12 @@ func LeaseBackendPID(l hub.Lease) uint32 {
 	return c.conn.PgConn().PID()
 }
 
-// SettingsInUpdate returns the server's jit and max_parallel_workers_per_gather in a write
-// transaction, and in a read.
+// SettingsQuery reads jit and max_parallel_workers_per_gather as "<jit> <workers>".
+const SettingsQuery = `SELECT current_setting('jit') || ' ' || current_setting('max_parallel_workers_per_gather')`
+
+// SettingsInUpdate returns SettingsQuery's answer in a write transaction, and in a read.
 func SettingsInUpdate(ctx context.Context, s *Store) (write, read string, err error) {
-	const q = `SELECT current_setting('jit') || ' ' || current_setting('max_parallel_workers_per_gather')`
+	const q = SettingsQuery
 	err = s.Update(ctx, func(htx hub.Tx) error {
 		return htx.(*tx).queryRow(ctx, q).Scan(&write)
 	})

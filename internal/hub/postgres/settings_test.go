@@ -30,7 +30,7 @@ func TestWriteTransactionsRunWithoutParallelWorkersOrJIT(t *testing.T) {
 	}
 	defer func() { _ = conn.Close(ctx) }()
 	var server string
-	if err := conn.QueryRow(ctx, `SELECT current_setting('jit') || ' ' || current_setting('max_parallel_workers_per_gather')`).Scan(&server); err != nil {
+	if err := conn.QueryRow(ctx, postgres.SettingsQuery).Scan(&server); err != nil {
 		t.Fatal(err)
 	}
 	if read != server {
