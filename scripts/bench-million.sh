@@ -90,7 +90,7 @@ for mode in "${modes[@]}"; do
 done
 
 # One cluster type's config changed: TARGETS platform-config files and the state (the index,
-# the cluster type's shard and keys).
+# the cluster type's shard, keys and workload keys).
 orig=$(mktemp)
 cp "$cfg" "$orig"
 for i in $(seq "$RUNS"); do
@@ -98,9 +98,9 @@ for i in $(seq "$RUNS"); do
 	timeit "apply, one cluster type changed ($i)" "${apply[@]}"
 	changed=$(git --git-dir "$repo" diff --name-status "$ENV_NAME^" "$ENV_NAME")
 	n=$(echo "$changed" | wc -l)
-	other=$(echo "$changed" | grep -v -E "^M	($ct/[^/]+/platform-config.yaml|\.fleetform/index|\.fleetform/(clustertypes|keys)/$ct)$" || true)
-	if [ "$n" -ne $((TARGETS + 3)) ] || [ -n "$other" ]; then
-		echo "the commit touched $n paths, expected $((TARGETS + 3)); unexpected: ${other:0:500}" >&2
+	other=$(echo "$changed" | grep -v -E "^M	($ct/[^/]+/platform-config.yaml|\.fleetform/index|\.fleetform/(clustertypes|keys|workloads)/$ct)$" || true)
+	if [ "$n" -ne $((TARGETS + 4)) ] || [ -n "$other" ]; then
+		echo "the commit touched $n paths, expected $((TARGETS + 4)); unexpected: ${other:0:500}" >&2
 		exit 1
 	fi
 	echo "  commit touched $n paths: $TARGETS $ct/*/platform-config.yaml and fleetform's state"

@@ -54,7 +54,8 @@ func TestApplyKalypsoIntoEmptyRepository(t *testing.T) {
 	files := gitCLI(t, repo.Dir, "ls-tree", "-r", "--name-only", "dev")
 	want := []string{".fleetform/clustertypes/command-center", ".fleetform/clustertypes/drone", ".fleetform/clustertypes/large",
 		".fleetform/clustertypes/small", ".fleetform/index", ".fleetform/keys/command-center", ".fleetform/keys/drone",
-		".fleetform/keys/large", ".fleetform/keys/small", ".github/tracking/Promoted_Commit_Id", "command-center/README.md", "drone/README.md",
+		".fleetform/keys/large", ".fleetform/keys/small", ".fleetform/workloads/command-center", ".fleetform/workloads/drone",
+		".fleetform/workloads/large", ".fleetform/workloads/small", ".github/tracking/Promoted_Commit_Id", "command-center/README.md", "drone/README.md",
 		"large/README.md", "large/observability-prometheus/namespace.yaml", "large/observability-prometheus/platform-config.yaml",
 		"large/observability-prometheus/reconciler.yaml", "small/README.md"}
 	if got := strings.Fields(files); strings.Join(got, " ") != strings.Join(want, " ") {

@@ -39,6 +39,11 @@ type typePlan struct {
 	// cluster type is not the same.
 	akeys     []string
 	shardRead bool // rec holds the shard as read (or there is none to trust)
+	// wkeys are its workloads' keys (render.Renderer.TypeKeys; nil: no key).
+	wkeys []render.WorkloadKey
+	// byWorkload is set for a cluster type planned by workload (planByWorkload): only the
+	// assignments of the workloads it holds are composed and rendered.
+	byWorkload map[string]bool
 	// shard is the shard its current digests make, in order, when unchanged built it
 	// (nil otherwise): written as it is when every assignment renders and none is kept.
 	shard []byte
@@ -75,9 +80,11 @@ func (pl *planner) build(in Input) error {
 		return err
 	}
 	defer ahead.drain()
+	var kept []*typePlan // the cluster types that need nothing
 	for _, ct := range out.ClusterTypes {
 		tp := types[ct]
 		if !tp.changed {
+			kept = append(kept, tp)
 			rr.RenderBatch(tp.assigned, func(int) bool { return false }) // counted as done
 			p.Skipped += len(tp.assigned)
 			entry := pl.index.types[ct]
@@ -114,7 +121,112 @@ func (pl *planner) build(in Input) error {
 	pl.log.into(p)
 	pl.checkMassDelete(previousTargets, len(owned))
 	p.ClusterTypesAffected = sortedSet(affected)
-	return pl.writeIndex(next)
+	written, err := pl.writeIndex(next)
+	if err != nil || !written || pl.planOnly {
+		return err
+	}
+	return pl.keepWorkloadKeys(kept)
+}
+
+// planByWorkload picks, in a plan that is only shown, the cluster types of tps (those not
+// the same) to be planned by workload, and returns the others. For those, the state's
+// workload keys say which workloads' assignments changed: only theirs are composed and
+// rendered, and neither the shard nor the assignments' keys is read (with one workload
+// changed on a million assignments, reading those was a third of the plan).
+func (pl *planner) planByWorkload(tps []*typePlan) (rest, byWorkload []*typePlan, err error) {
+	if !pl.planOnly || pl.index == nil || len(pl.workloads) == 0 {
+		return tps, nil, nil
+	}
+	var picked []*typePlan
+	var shards, blobs []plumbing.Hash
+	for _, tp := range tps { // the tree is walked here, in one goroutine
+		h, ok := pl.workloads[tp.name]
+		if !ok || tp.wkeys == nil || slices.ContainsFunc(tp.assigned, failed) {
+			rest = append(rest, tp)
+			continue
+		}
+		shard, err := pl.shardBlob(tp.name) // zero: no shard, or a folder someone else changed
+		if err != nil {
+			return nil, nil, err
+		}
+		if shard.IsZero() {
+			rest = append(rest, tp)
+			continue
+		}
+		picked, shards, blobs = append(picked, tp), append(shards, shard), append(blobs, h)
+	}
+	changed := make([]map[string]bool, len(picked))
+	errs := make([]error, len(picked))
+	pl.parallel(len(picked), func(i int) { changed[i], errs[i] = pl.changedWorkloads(picked[i], shards[i], blobs[i]) })
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, err
+	}
+	for i, tp := range picked {
+		if changed[i] == nil {
+			rest = append(rest, tp)
+			continue
+		}
+		tp.byWorkload = changed[i]
+		byWorkload = append(byWorkload, tp)
+	}
+	return rest, byWorkload, nil
+}
+
+// changedWorkloads returns the workloads of a cluster type whose key is not the one the
+// state recorded (workloads, a blob) with its shard, or nil when the cluster type is to be
+// planned by assignment: the keys were not recorded with that shard, a workload came or
+// went, one's deployment targets changed (folders to add or remove), or more than a
+// quarter of its assignments changed (comparing their digests then renders less).
+func (pl *planner) changedWorkloads(tp *typePlan, shard, workloads plumbing.Hash) (map[string]bool, error) {
+	data, err := pl.p.tree.Blob(workloads)
+	if err != nil {
+		return nil, err
+	}
+	recordedShard, recorded, err := decodeWorkloadKeys(tp.name, data)
+	if err != nil {
+		pl.logger().Warn("ignoring a state file", "cluster_type", tp.name, "error", err.Error())
+		return nil, nil
+	}
+	if recordedShard != shard || len(recorded) != len(tp.wkeys) {
+		return nil, nil
+	}
+	changed := map[string]bool{}
+	n := 0
+	for _, k := range tp.wkeys {
+		r, ok := recorded[k.Workload]
+		if !ok {
+			return nil, nil
+		}
+		if r.key != k.String() {
+			changed[k.Workload] = true
+			n += k.Assignments
+		}
+	}
+	if n > len(tp.assigned)/4 {
+		return nil, nil
+	}
+	for wl, targets := range render.WorkloadTargets(assignmentsOf(tp.assigned, changed)) {
+		if recorded[wl].targets != targets {
+			return nil, nil
+		}
+	}
+	return changed, nil
+}
+
+// assignmentsOf returns the assignments of as whose workload is one of wls (a workload's
+// assignments usually follow each other: it is looked up when it changes).
+func assignmentsOf(as []*render.Assignment, wls map[string]bool) []*render.Assignment {
+	var out []*render.Assignment
+	in := false
+	for i, a := range as {
+		if i == 0 || a.Workload != as[i-1].Workload {
+			in = wls[a.Workload]
+		}
+		if in {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // changeLog records the plan's changes while it is built, when no diff is asked for: their
@@ -242,6 +354,9 @@ func (a *renderAhead) drain() {
 // inputs are not those its shard records (or there is no shard to trust).
 func (tp *typePlan) needsRender(i int) bool {
 	a := tp.assigned[i]
+	if tp.byWorkload != nil {
+		return tp.byWorkload[a.Workload]
+	}
 	e, ok := tp.rec.entry(i, a)
 	return !tp.rec.trusted() || !ok || e.digest != a.InputDigest
 }
@@ -293,12 +408,10 @@ func failed(a *render.Assignment) bool { return a.Err != nil }
 // the others, except those whose own key is the one the state recorded with their digest:
 // with nothing changed, no assignment is composed; with one workload changed, only its.
 func (pl *planner) prepare(rr *render.Renderer, cts []string, types map[string]*typePlan) error {
-	keys := make([]string, len(cts))
-	pl.parallel(len(cts), func(i int) { keys[i] = rr.TypeKey(cts[i], types[cts[i]].assigned) })
+	pl.parallel(len(cts), func(i int) { tp := types[cts[i]]; tp.key, tp.wkeys = rr.TypeKeys(tp.name, tp.assigned) })
 	var others []*typePlan
-	for i, ct := range cts {
+	for _, ct := range cts {
 		tp := types[ct]
-		tp.key = keys[i]
 		same, err := pl.sameKey(tp)
 		if err != nil {
 			return err
@@ -306,6 +419,10 @@ func (pl *planner) prepare(rr *render.Renderer, cts []string, types map[string]*
 		if tp.same = same; !same {
 			others = append(others, tp)
 		}
+	}
+	others, byWorkload, err := pl.planByWorkload(others)
+	if err != nil {
+		return err
 	}
 	if err := pl.readAllRecorded(others); err != nil {
 		return err
@@ -326,6 +443,9 @@ func (pl *planner) prepare(rr *render.Renderer, cts []string, types map[string]*
 			}
 			todo = append(todo, a)
 		}
+	}
+	for _, tp := range byWorkload {
+		todo = append(todo, assignmentsOf(tp.assigned, tp.byWorkload)...)
 	}
 	rr.PrepareBatch(todo)
 	pl.p.Composed = len(todo)
@@ -428,6 +548,10 @@ func (pl *planner) classify(cts []string, types map[string]*typePlan) error {
 	for _, ct := range cts {
 		tp := types[ct]
 		if tp.same {
+			continue
+		}
+		if tp.byWorkload != nil {
+			tp.changed = len(tp.byWorkload) > 0
 			continue
 		}
 		same, err := pl.unchanged(tp)
@@ -561,7 +685,7 @@ func (pl *planner) writeType(tp *typePlan, hasErrors bool, affected map[string]b
 			continue
 		case a.Files != nil:
 			p.Rendered++
-			if err := pl.replaceDir(a.Dir(), a.Files, affected); err != nil {
+			if _, err := pl.replaceDir(a.Dir(), a.Files, affected); err != nil {
 				return indexEntry{}, 0, err
 			}
 			a.Files = nil // in the tree and its pack now: not kept twice (Rendered counts it)
@@ -591,7 +715,7 @@ func (pl *planner) writeType(tp *typePlan, hasErrors bool, affected map[string]b
 // targets its shard lists, in their order, none failed, each with a key: writeInPlace then
 // writes it by position, without a map of either list.
 func (tp *typePlan) inPlace() bool {
-	return tp.rec.at != nil && tp.akeys != nil && !slices.ContainsFunc(tp.assigned, failed)
+	return (tp.byWorkload != nil || tp.rec.at != nil && tp.akeys != nil) && !slices.ContainsFunc(tp.assigned, failed)
 }
 
 // writeInPlace is writeType for a cluster type whose folder is written in place (inPlace):
@@ -603,11 +727,19 @@ func (pl *planner) writeInPlace(tp *typePlan, affected map[string]bool) (indexEn
 			p.Skipped++
 			continue
 		}
-		p.Rendered++
-		if err := pl.replaceDir(a.Dir(), a.Files, affected); err != nil {
+		changed, err := pl.replaceDir(a.Dir(), a.Files, affected)
+		if err != nil {
 			return indexEntry{}, 0, err
 		}
 		a.Files = nil // in the tree and its pack now: not kept twice (Rendered counts it)
+		// Planned by workload, every assignment of a changed workload is rendered; one
+		// whose files are as they were is counted as an apply would count it, unchanged
+		// (its digest is the one recorded).
+		if tp.byWorkload != nil && !changed {
+			p.Skipped++
+			continue
+		}
+		p.Rendered++
 	}
 	if pl.planOnly && !tp.rec.lists(tp.assigned) {
 		return pl.skipTypeState(tp), len(tp.assigned), nil
@@ -643,6 +775,9 @@ func (pl *planner) writeTypeState(tp *typePlan, shardData []byte, next shard, no
 		return indexEntry{}, 0, err
 	}
 	if err := pl.writeKeys(tp, next, nothingKept); err != nil {
+		return indexEntry{}, 0, err
+	}
+	if err := pl.writeWorkloadKeys(tp, nothingKept); err != nil {
 		return indexEntry{}, 0, err
 	}
 	tree, err := pl.writeFolder(tp.name)
@@ -711,6 +846,39 @@ func (pl *planner) writeKeys(tp *typePlan, next shard, nothingKept bool) error {
 		}
 	}
 	return pl.set(KeysDir+"/"+tp.name, keys.encode(), nil)
+}
+
+// writeWorkloadKeys records, with a cluster type's new shard, its workloads' keys, when the
+// shard lists exactly its current assignments, all rendered (nothingKept, none failed).
+// Otherwise the keys recorded before stay: they name the shard they were recorded with,
+// and are trusted only with it.
+func (pl *planner) writeWorkloadKeys(tp *typePlan, nothingKept bool) error {
+	if !nothingKept || tp.wkeys == nil || slices.ContainsFunc(tp.assigned, failed) {
+		return nil
+	}
+	shard, ok, err := pl.p.tree.File(pl.p.full(ShardDir + "/" + tp.name))
+	if err != nil || !ok {
+		return err
+	}
+	return pl.set(WorkloadsDir+"/"+tp.name, encodeWorkloadKeys(shard, tp.wkeys, render.WorkloadTargets(tp.assigned)), nil)
+}
+
+// keepWorkloadKeys records the workloads' keys of the cluster types whose folders needed
+// nothing (same, unchanged) and for which the state has none (it was written by an earlier
+// release): with the index, when it is written (keys alone make no commit).
+func (pl *planner) keepWorkloadKeys(tps []*typePlan) error {
+	for _, tp := range tps {
+		shard, ok := pl.shards[tp.name]
+		_, recorded := pl.workloads[tp.name]
+		if !ok || recorded || tp.wkeys == nil || slices.ContainsFunc(tp.assigned, failed) {
+			continue
+		}
+		data := encodeWorkloadKeys(shard, tp.wkeys, render.WorkloadTargets(tp.assigned))
+		if err := pl.set(WorkloadsDir+"/"+tp.name, data, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // keysInOrder encodes the keys of a cluster type's assignments as assignmentKeys.encode
@@ -794,6 +962,9 @@ func (pl *planner) removeLostTypes(owned map[string]bool, current map[string]*ty
 		if err := pl.remove(KeysDir+"/"+ct, nil); err != nil {
 			return 0, err
 		}
+		if err := pl.remove(WorkloadsDir+"/"+ct, nil); err != nil {
+			return 0, err
+		}
 	}
 	return total, nil
 }
@@ -806,15 +977,16 @@ func (x *index) lookup(ct string) (indexEntry, bool) {
 	return e, ok
 }
 
-// replaceDir makes a deployment target's folder hold exactly the rendered files.
-func (pl *planner) replaceDir(dir string, f *render.Files, affected map[string]bool) error {
+// replaceDir makes a deployment target's folder hold exactly the rendered files, and
+// reports whether that changed anything.
+func (pl *planner) replaceDir(dir string, f *render.Files, affected map[string]bool) (changed bool, err error) {
 	var buf [4]gitrepo.File
 	want := buf[:0] // no map per folder: at most four files (the plan's changes are sorted at the end)
 	f.Each(func(name string, content []byte) { want = append(want, gitrepo.File{Name: name, Content: content}) })
 	full := pl.p.full(dir)
 	files, dirs, err := pl.p.tree.List(full)
 	if err != nil {
-		return err
+		return false, err
 	}
 	for _, name := range files {
 		if f.KeepConfig && (name == render.ConfigYAMLFile || name == render.ConfigShFile) {
@@ -822,25 +994,28 @@ func (pl *planner) replaceDir(dir string, f *render.Files, affected map[string]b
 		}
 		if !slices.ContainsFunc(want, func(w gitrepo.File) bool { return w.Name == name }) {
 			if err := pl.remove(dir+"/"+name, affected); err != nil {
-				return err
+				return false, err
 			}
+			changed = true
 		}
 	}
 	for _, name := range dirs {
 		if err := pl.remove(dir+"/"+name, affected); err != nil {
-			return err
+			return false, err
 		}
+		changed = true
 	}
 	var changes [len(buf)]gitrepo.FileChange
 	if err := pl.p.tree.SetFiles(full, want, changes[:len(want)]); err != nil {
-		return err
+		return false, err
 	}
 	for i, c := range changes[:len(want)] {
 		if err := pl.changed(dir, want[i].Name, want[i].Content, c, affected); err != nil {
-			return err
+			return false, err
 		}
+		changed = changed || c.Action != gitrepo.Unchanged
 	}
-	return nil
+	return changed, nil
 }
 
 // set writes a file (path relative to the GitOps path) and records the change; files under
@@ -970,13 +1145,13 @@ func (pl *planner) writePromotedCommit(commit string) error {
 // writeIndex records the new index when it differs. Keys that changed alone (an edit of
 // the control plane that changes no file) make no commit: they are recorded with the next
 // change.
-func (pl *planner) writeIndex(next *index) error {
+func (pl *planner) writeIndex(next *index) (written bool, err error) {
 	data := next.encode()
 	if pl.index != nil && !pl.p.StateChanged && (string(data) == string(pl.index.encode()) ||
 		len(pl.p.Changes) == 0 && string(next.encodeKeys(false)) == string(pl.index.encodeKeys(false))) {
-		return nil
+		return false, nil
 	}
-	return pl.set(IndexFile, data, nil)
+	return true, pl.set(IndexFile, data, nil)
 }
 
 // ownedClusterTypes returns the cluster-type folders fleetform owns: the ones it renders,

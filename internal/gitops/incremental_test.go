@@ -15,7 +15,7 @@ import (
 func stateFiles(types ...string) []string {
 	out := []string{gitops.IndexFile}
 	for _, ct := range types {
-		out = append(out, gitops.ShardDir+"/"+ct, gitops.KeysDir+"/"+ct)
+		out = append(out, gitops.ShardDir+"/"+ct, gitops.KeysDir+"/"+ct, gitops.WorkloadsDir+"/"+ct)
 	}
 	return out
 }

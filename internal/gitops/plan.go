@@ -141,6 +141,8 @@ type planner struct {
 	index  *index
 	shards map[string]plumbing.Hash // cluster type -> shard blob
 	keys   map[string]plumbing.Hash // cluster type -> its assignments' keys
+	// workloads are the cluster types' workload keys (WorkloadsDir).
+	workloads map[string]plumbing.Hash
 	// stop ends the render early when closed (the command was stopped).
 	stop <-chan struct{}
 	// log holds the changes until the plan is complete (without Options.Diff).
@@ -225,6 +227,9 @@ func (pl *planner) readState() error {
 		return err
 	}
 	if pl.keys, err = pl.p.tree.Files(pl.p.full(KeysDir)); err != nil {
+		return err
+	}
+	if pl.workloads, err = pl.p.tree.Files(pl.p.full(WorkloadsDir)); err != nil {
 		return err
 	}
 	pl.index = x

@@ -2,6 +2,7 @@ package gitops
 
 import (
 	"bytes"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/fleetform/fleetform/internal/render"
 )
 
 // fleetform's state, under the GitOps path: for every cluster type, a shard listing what
@@ -29,6 +32,10 @@ const (
 	// computed for (render.Renderer.AssignmentKey), written with the shard: a changed
 	// cluster type composes only the assignments whose key changed.
 	KeysDir = StateDir + "/keys"
+	// WorkloadsDir holds, per cluster type, the key of each workload's assignments on it
+	// (render.WorkloadKey), written when its folder holds exactly what they render: a plan
+	// of a change to a few workloads reads these instead of its shard and keys.
+	WorkloadsDir = StateDir + "/workloads"
 )
 
 const indexHeader = "fleetform-state 2"
@@ -213,6 +220,62 @@ func keysFields(line string) (dt, key string, ok bool) {
 	dt, key, ok = strings.Cut(line, " ")
 	ok = ok && dt != "" && key != "" && !strings.ContainsAny(line, "\t\r") && !strings.Contains(key, " ")
 	return dt, key, ok
+}
+
+// workloadKeys are the keys of a cluster type's workloads' assignments, by workload.
+type workloadKeys map[string]workloadKey
+
+type workloadKey struct {
+	key     string // render.WorkloadKey.Key
+	targets string // render.WorkloadKey.Targets
+}
+
+// encodeWorkloadKeys writes "shard <blob>" (the shard they were recorded with), then
+// "<workload> <key> <targets>" lines ("-" for no workload; targets as
+// render.WorkloadTargets has them), in the order of keys (sorted by workload, as
+// render.Renderer.TypeKeys makes them).
+func encodeWorkloadKeys(shard plumbing.Hash, keys []render.WorkloadKey, targets map[string]string) []byte {
+	b := make([]byte, 0, 48+len(keys)*96)
+	b = append(b, "shard "...)
+	b = append(b, shard.String()...)
+	b = append(b, '\n')
+	for _, k := range keys {
+		wl := k.Workload
+		if wl == "" {
+			wl = "-"
+		}
+		b = append(b, wl...)
+		b = append(b, ' ')
+		b = hex.AppendEncode(b, k.Key[:])
+		b = append(b, ' ')
+		b = append(b, targets[k.Workload]...)
+		b = append(b, '\n')
+	}
+	return b
+}
+
+// decodeWorkloadKeys decodes encodeWorkloadKeys: the shard and the keys.
+func decodeWorkloadKeys(name string, data []byte) (plumbing.Hash, workloadKeys, error) {
+	text := string(data)
+	head, text, _ := strings.Cut(text, "\n")
+	shard, ok := strings.CutPrefix(head, "shard ")
+	if !ok || !plumbing.IsHash(shard) {
+		return plumbing.ZeroHash, nil, fmt.Errorf("%s/%s:1: unexpected line %q", WorkloadsDir, name, head)
+	}
+	k := make(workloadKeys, strings.Count(text, "\n"))
+	for n := 2; text != ""; n++ {
+		line, rest, _ := strings.Cut(text, "\n")
+		text = rest
+		f := strings.Split(line, " ")
+		if len(f) != 3 || f[0] == "" || f[1] == "" || f[2] == "" || strings.ContainsAny(line, "\t\r") {
+			return plumbing.ZeroHash, nil, fmt.Errorf("%s/%s:%d: unexpected line %q", WorkloadsDir, name, n, line)
+		}
+		if f[0] == "-" {
+			f[0] = ""
+		}
+		k[f[0]] = workloadKey{key: f[1], targets: f[2]}
+	}
+	return plumbing.NewHash(shard), k, nil
 }
 
 // RenderedCommit returns the control-plane commit whose common content an IndexFile says

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"runtime/debug"
 	"slices"
+	"strings"
 
 	"github.com/fleetform/fleetform/internal/platform"
 )
@@ -21,25 +22,127 @@ import (
 // must be prepared anyway: under configSchemaPolicy warn (their waiting state is reported
 // on every run), while an input is broken, or when the cluster type cannot render.
 func (rr *Renderer) TypeKey(ct string, as []*Assignment) string {
+	key, _ := rr.TypeKeys(ct, as)
+	return key
+}
+
+// WorkloadKey identifies what one workload's assignments on a cluster type are rendered
+// from, as TypeKey does for all of the cluster type's: equal keys mean equal InputDigests
+// for each of them.
+type WorkloadKey struct {
+	Workload string
+	Key      [16]byte
+	// Assignments counts its assignments on the cluster type.
+	Assignments int
+}
+
+// String is the key in hexadecimal.
+func (k WorkloadKey) String() string { return hex.EncodeToString(k.Key[:]) }
+
+// TypeKeys returns TypeKey and, sorted by workload, the key of each workload's assignments
+// among as (nil with TypeKey ""): one pass over the assignments makes both, the cluster
+// type's key being that of its workloads' keys.
+func (rr *Renderer) TypeKeys(ct string, as []*Assignment) (string, []WorkloadKey) {
 	base, ok := rr.typeBase(ct)
 	if !ok {
-		return ""
+		return "", nil
 	}
+	groups, members := groupByWorkload(as)
 	// Fields go through a buffer hashed 64 KiB at a time: a write to the hash per field was
 	// most of the key's cost.
 	h := sha256.New()
 	b := make([]byte, 0, 64<<10+1024)
-	b = append(b, base...)
-	for _, a := range as {
-		b = rr.appendAssignment(b, a)
-		if len(b) >= 64<<10 {
-			h.Write(b)
-			b = b[:0]
-		}
-	}
-	h.Write(b)
 	var sum [sha256.Size]byte
-	return hex.EncodeToString(h.Sum(sum[:0])[:16])
+	keys := make([]WorkloadKey, len(groups))
+	all := appendFields(append(make([]byte, 0, len(base)+64+len(groups)*64), base...), "workloads/1")
+	for g, wl := range groups {
+		h.Reset()
+		b = append(b[:0], base...)
+		for _, i := range members[wl.first : wl.first+wl.count] {
+			b = rr.appendAssignment(b, as[i])
+			if len(b) >= 64<<10 {
+				h.Write(b)
+				b = b[:0]
+			}
+		}
+		h.Write(b)
+		k := WorkloadKey{Workload: wl.name, Assignments: wl.count}
+		copy(k.Key[:], h.Sum(sum[:0]))
+		keys[g] = k
+		all = appendFields(all, wl.name)
+		all = append(all, k.Key[:]...)
+	}
+	typeSum := sha256.Sum256(all)
+	return hex.EncodeToString(typeSum[:16]), keys
+}
+
+// WorkloadTargets identifies, for each workload of as (all on one cluster type), the names
+// of its deployment targets: equal, the same deployment-target folders.
+func WorkloadTargets(as []*Assignment) map[string]string {
+	groups, members := groupByWorkload(as)
+	out := make(map[string]string, len(groups))
+	var names []byte
+	for _, wl := range groups {
+		names = names[:0]
+		for _, i := range members[wl.first : wl.first+wl.count] {
+			names = appendFields(names, as[i].DeploymentTarget)
+		}
+		sum := sha256.Sum256(names)
+		out[wl.name] = hex.EncodeToString(sum[:16])
+	}
+	return out
+}
+
+// workloadGroup is one workload's assignments among a cluster type's: members[first :
+// first+count] of groupByWorkload.
+type workloadGroup struct {
+	name         string
+	first, count int
+}
+
+// groupByWorkload groups as by workload: the groups sorted by name, and the positions in as
+// of each group's assignments, in their order, one group after the other. A workload's
+// assignments usually follow each other (its targets' names share a prefix): the workload
+// is looked up only when it changes.
+func groupByWorkload(as []*Assignment) ([]workloadGroup, []int32) {
+	at := map[string]int{}
+	var groups []workloadGroup
+	of := make([]int32, len(as)) // each assignment's group
+	last := -1
+	for i, a := range as {
+		if last < 0 || groups[last].name != a.Workload {
+			g, ok := at[a.Workload]
+			if !ok {
+				g = len(groups)
+				at[a.Workload] = g
+				groups = append(groups, workloadGroup{name: a.Workload})
+			}
+			last = g
+		}
+		of[i] = int32(last)
+		groups[last].count++
+	}
+	order := make([]int, len(groups))
+	for g := range order {
+		order[g] = g
+	}
+	slices.SortFunc(order, func(x, y int) int { return strings.Compare(groups[x].name, groups[y].name) })
+	sorted := make([]workloadGroup, len(groups))
+	rank := make([]int, len(groups)) // a group's place in sorted
+	first := 0
+	for r, g := range order {
+		sorted[r] = workloadGroup{name: groups[g].name, first: first, count: groups[g].count}
+		rank[g] = r
+		first += groups[g].count
+	}
+	members := make([]int32, len(as))
+	next := make([]int, len(groups))
+	for i, g := range of {
+		r := rank[g]
+		members[sorted[r].first+next[r]] = int32(i)
+		next[r]++
+	}
+	return sorted, members
 }
 
 // AssignmentKeys identify everything each assignment of as (all on cluster type ct) is
