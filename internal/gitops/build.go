@@ -1,6 +1,7 @@
 package gitops
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -191,22 +192,24 @@ func (pl *planner) changedWorkloads(tp *typePlan, shard, workloads plumbing.Hash
 		return nil, nil
 	}
 	changed := map[string]bool{}
+	targets := map[string]string{} // recorded, of the changed workloads
 	n := 0
-	for _, k := range tp.wkeys {
-		r, ok := recorded[k.Workload]
-		if !ok {
+	var key [32]byte
+	for i, k := range tp.wkeys { // both sorted by workload
+		r := recorded[i]
+		if r.workload != k.Workload {
 			return nil, nil
 		}
-		if r.key != k.String() {
-			changed[k.Workload] = true
+		if string(hex.AppendEncode(key[:0], k.Key[:])) != r.key {
+			changed[k.Workload], targets[k.Workload] = true, r.targets
 			n += k.Assignments
 		}
 	}
 	if n > len(tp.assigned)/4 {
 		return nil, nil
 	}
-	for wl, targets := range render.WorkloadTargets(assignmentsOf(tp.assigned, changed)) {
-		if recorded[wl].targets != targets {
+	for wl, t := range render.WorkloadTargets(assignmentsOf(tp.assigned, changed)) {
+		if targets[wl] != t {
 			return nil, nil
 		}
 	}

@@ -222,12 +222,11 @@ func keysFields(line string) (dt, key string, ok bool) {
 	return dt, key, ok
 }
 
-// workloadKeys are the keys of a cluster type's workloads' assignments, by workload.
-type workloadKeys map[string]workloadKey
-
+// workloadKey is what the state records of one workload's assignments on a cluster type.
 type workloadKey struct {
-	key     string // render.WorkloadKey.Key
-	targets string // render.WorkloadKey.Targets
+	workload string
+	key      string // render.WorkloadKey.String
+	targets  string // render.WorkloadTargets
 }
 
 // encodeWorkloadKeys writes "shard <blob>" (the shard they were recorded with), then
@@ -254,28 +253,30 @@ func encodeWorkloadKeys(shard plumbing.Hash, keys []render.WorkloadKey, targets 
 	return b
 }
 
-// decodeWorkloadKeys decodes encodeWorkloadKeys: the shard and the keys.
-func decodeWorkloadKeys(name string, data []byte) (plumbing.Hash, workloadKeys, error) {
-	text := string(data)
+// decodeWorkloadKeys decodes encodeWorkloadKeys: the shard, and the keys in their order.
+func decodeWorkloadKeys(name string, data []byte) (plumbing.Hash, []workloadKey, error) {
+	text := string(data) // one string: the keys' fields are slices of it
 	head, text, _ := strings.Cut(text, "\n")
 	shard, ok := strings.CutPrefix(head, "shard ")
 	if !ok || !plumbing.IsHash(shard) {
 		return plumbing.ZeroHash, nil, fmt.Errorf("%s/%s:1: unexpected line %q", WorkloadsDir, name, head)
 	}
-	k := make(workloadKeys, strings.Count(text, "\n"))
+	keys := make([]workloadKey, 0, strings.Count(text, "\n"))
 	for n := 2; text != ""; n++ {
 		line, rest, _ := strings.Cut(text, "\n")
 		text = rest
-		f := strings.Split(line, " ")
-		if len(f) != 3 || f[0] == "" || f[1] == "" || f[2] == "" || strings.ContainsAny(line, "\t\r") {
+		wl, rest, ok1 := strings.Cut(line, " ")
+		key, targets, ok2 := strings.Cut(rest, " ")
+		if !ok1 || !ok2 || wl == "" || key == "" || targets == "" || strings.ContainsAny(targets, " \t\r") ||
+			strings.ContainsAny(line, "\t\r") {
 			return plumbing.ZeroHash, nil, fmt.Errorf("%s/%s:%d: unexpected line %q", WorkloadsDir, name, n, line)
 		}
-		if f[0] == "-" {
-			f[0] = ""
+		if wl == "-" {
+			wl = ""
 		}
-		k[f[0]] = workloadKey{key: f[1], targets: f[2]}
+		keys = append(keys, workloadKey{workload: wl, key: key, targets: targets})
 	}
-	return plumbing.NewHash(shard), k, nil
+	return plumbing.NewHash(shard), keys, nil
 }
 
 // RenderedCommit returns the control-plane commit whose common content an IndexFile says

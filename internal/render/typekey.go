@@ -58,8 +58,8 @@ func (rr *Renderer) TypeKeys(ct string, as []*Assignment) (string, []WorkloadKey
 	for g, wl := range groups {
 		h.Reset()
 		b = append(b[:0], base...)
-		for _, i := range members[wl.first : wl.first+wl.count] {
-			b = rr.appendAssignment(b, as[i])
+		for k := wl.first; k < wl.first+wl.count; k++ {
+			b = rr.appendAssignment(b, as[member(members, k)])
 			if len(b) >= 64<<10 {
 				h.Write(b)
 				b = b[:0]
@@ -84,8 +84,8 @@ func WorkloadTargets(as []*Assignment) map[string]string {
 	var names []byte
 	for _, wl := range groups {
 		names = names[:0]
-		for _, i := range members[wl.first : wl.first+wl.count] {
-			names = appendFields(names, as[i].DeploymentTarget)
+		for k := wl.first; k < wl.first+wl.count; k++ {
+			names = appendFields(names, as[member(members, k)].DeploymentTarget)
 		}
 		sum := sha256.Sum256(names)
 		out[wl.name] = hex.EncodeToString(sum[:16])
@@ -102,9 +102,26 @@ type workloadGroup struct {
 
 // groupByWorkload groups as by workload: the groups sorted by name, and the positions in as
 // of each group's assignments, in their order, one group after the other. A workload's
-// assignments usually follow each other (its targets' names share a prefix): the workload
-// is looked up only when it changes.
+// assignments usually follow each other, in the order of the workloads' names (its
+// targets' names share a prefix): then the positions are nil, the groups' ranges those of
+// as, and nothing is looked up.
 func groupByWorkload(as []*Assignment) ([]workloadGroup, []int32) {
+	var groups []workloadGroup
+	for i, a := range as {
+		switch {
+		case i > 0 && a.Workload == as[i-1].Workload:
+			groups[len(groups)-1].count++
+		case i > 0 && a.Workload < as[i-1].Workload:
+			return groupByWorkloadMap(as) // a workload's assignments apart, or out of order
+		default:
+			groups = append(groups, workloadGroup{name: a.Workload, first: i, count: 1})
+		}
+	}
+	return groups, nil
+}
+
+// groupByWorkloadMap is groupByWorkload for assignments in any order.
+func groupByWorkloadMap(as []*Assignment) ([]workloadGroup, []int32) {
 	at := map[string]int{}
 	var groups []workloadGroup
 	of := make([]int32, len(as)) // each assignment's group
@@ -143,6 +160,14 @@ func groupByWorkload(as []*Assignment) ([]workloadGroup, []int32) {
 		next[r]++
 	}
 	return sorted, members
+}
+
+// member is the position in as of the k-th assignment of groupByWorkload's order.
+func member(members []int32, k int) int {
+	if members == nil {
+		return k
+	}
+	return int(members[k])
 }
 
 // AssignmentKeys identify everything each assignment of as (all on cluster type ct) is

@@ -29,6 +29,38 @@ func Namespace(env, clusterType, deploymentTarget string) string {
 	return strings.TrimRight(head, "-") + "-" + suffix
 }
 
+// setNamespaces sets the Namespace of as, all on cluster type ct, as Namespace makes it.
+// Those that are valid labels as they are (the usual case) share one allocation instead of
+// one each: a million-assignment schedule made a million strings.
+func setNamespaces(as []Assignment, env, ct string) {
+	prefix := env + "-" + ct + "-"
+	prefixOK := validLabel(env + "-" + ct)
+	fits := func(dt string) bool { return prefixOK && len(prefix)+len(dt) <= maxNamespaceLen && validLabel(dt) }
+	size := 0
+	for i := range as {
+		if dt := as[i].DeploymentTarget; fits(dt) {
+			size += len(prefix) + len(dt)
+		}
+	}
+	buf := make([]byte, 0, size)
+	for i := range as {
+		if dt := as[i].DeploymentTarget; fits(dt) {
+			buf = append(append(buf, prefix...), dt...)
+		}
+	}
+	all, at := string(buf), 0
+	for i := range as {
+		a := &as[i]
+		if !fits(a.DeploymentTarget) {
+			a.Namespace = Namespace(env, ct, a.DeploymentTarget)
+			continue
+		}
+		n := len(prefix) + len(a.DeploymentTarget)
+		a.Namespace = all[at : at+n]
+		at += n
+	}
+}
+
 // validLabel reports whether s is a DNS-1123 label as sanitize leaves it: lowercase letters,
 // digits and '-', neither first nor last, at most maxNamespaceLen long.
 func validLabel(s string) bool {

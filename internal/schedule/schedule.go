@@ -174,6 +174,7 @@ func (r *Result) assign() {
 			}
 		}
 		sort.Ints(touched)
+		first := len(r.Assignments)
 		for _, di := range touched {
 			dt := r.Targets[di]
 			names := single[perTarget[di][0]] // one policy: the slice is shared (read only)
@@ -184,11 +185,11 @@ func (r *Result) assign() {
 				}
 			}
 			r.Assignments = append(r.Assignments, Assignment{
-				Workload: dt.Workload, DeploymentTarget: dt.Name, ClusterType: ct.Metadata.Name,
-				Namespace: Namespace(r.Environment, ct.Metadata.Name, dt.Name), Policies: names,
+				Workload: dt.Workload, DeploymentTarget: dt.Name, ClusterType: ct.Metadata.Name, Policies: names,
 				Target: dt, Type: ct,
 			})
 			perTarget[di] = perTarget[di][:0]
 		}
+		setNamespaces(r.Assignments[first:], r.Environment, ct.Metadata.Name)
 	}
 }
