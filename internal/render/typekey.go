@@ -202,7 +202,7 @@ func (rr *Renderer) typeBase(ct string) ([]byte, bool) {
 		return b, true
 	}
 	typeDigest := r.composer.TypeDigest(typ)
-	b := appendFields(nil, Version, rr.build, r.env, "type-key/1")
+	b := appendFields(nil, Version, rr.build, r.env, "type-key/2")
 	b = append(b, tt.digest...)
 	b = append(b, typeDigest[:]...)
 	if rr.bases == nil {
@@ -213,10 +213,11 @@ func (rr *Renderer) typeBase(ct string) ([]byte, bool) {
 }
 
 // appendAssignment appends what an assignment adds to its cluster type's inputs: its
-// target (name, workload, workspace, labels, manifests, own schemas), namespace and pinned
-// manifests.
+// target's digest (name, workload, workspace, labels, manifests), the target's own schemas
+// and the pinned manifests. Its namespace follows from the environment, the cluster type
+// and the target's name: it is not appended again (nor the names the digest covers), so
+// that a million assignments hash a third of what they did.
 func (rr *Renderer) appendAssignment(b []byte, a *Assignment) []byte {
-	b = appendFields(b, a.DeploymentTarget, a.Workload, a.Namespace)
 	b = append(b, rr.r.targetDigest(a.Target)...)
 	for _, s := range a.Target.ConfigSchemas {
 		b = appendFields(b, s.Text)

@@ -35,28 +35,31 @@ func Namespace(env, clusterType, deploymentTarget string) string {
 func setNamespaces(as []Assignment, env, ct string) {
 	prefix := env + "-" + ct + "-"
 	prefixOK := validLabel(env + "-" + ct)
-	fits := func(dt string) bool { return prefixOK && len(prefix)+len(dt) <= maxNamespaceLen && validLabel(dt) }
+	fits := make([]bool, len(as)) // the namespace is prefix and the target's name
 	size := 0
 	for i := range as {
-		if dt := as[i].DeploymentTarget; fits(dt) {
+		dt := as[i].DeploymentTarget
+		if fits[i] = prefixOK && len(prefix)+len(dt) <= maxNamespaceLen && validLabel(dt); fits[i] {
 			size += len(prefix) + len(dt)
 		}
 	}
-	buf := make([]byte, 0, size)
+	var all strings.Builder // its String is the bytes written, not a copy
+	all.Grow(size)
 	for i := range as {
-		if dt := as[i].DeploymentTarget; fits(dt) {
-			buf = append(append(buf, prefix...), dt...)
+		if fits[i] {
+			all.WriteString(prefix)
+			all.WriteString(as[i].DeploymentTarget)
 		}
 	}
-	all, at := string(buf), 0
+	names, at := all.String(), 0
 	for i := range as {
 		a := &as[i]
-		if !fits(a.DeploymentTarget) {
+		if !fits[i] {
 			a.Namespace = Namespace(env, ct, a.DeploymentTarget)
 			continue
 		}
 		n := len(prefix) + len(a.DeploymentTarget)
-		a.Namespace = all[at : at+n]
+		a.Namespace = names[at : at+n]
 		at += n
 	}
 }
