@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/fleetform/fleetform/internal/render"
 )
 
 // TestIndexKeys: an index keeps each cluster type's key (when there is one) through encoding,
@@ -76,5 +79,27 @@ func checkRecorded(t *testing.T, data []byte, s shard) {
 	var r recorded
 	if err := r.setShard("ct", s.encode(), as); err != nil || (r.at == nil) != (len(as) == 0) {
 		t.Fatalf("shard %q: its encoding is not read by position (%v)", data, err)
+	}
+}
+
+// TestWorkloadKeys: workload keys decode as they were encoded, with the shard they were
+// recorded with; a line that is not one is an error naming the file and line.
+func TestWorkloadKeys(t *testing.T) {
+	shard := plumbing.NewHash("0123456789abcdef0123456789abcdef01234567")
+	keys := []render.WorkloadKey{{Workload: ""}, {Workload: "api", Assignments: 2}, {Workload: "web", Assignments: 1}}
+	keys[1].Key[0], keys[2].Key[15] = 1, 2
+	data := encodeWorkloadKeys(shard, keys, map[string]string{"": "t0", "api": "t1", "web": "t2"})
+	gotShard, got, err := decodeWorkloadKeys("east", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []workloadKey{{"", keys[0].String(), "t0"}, {"api", keys[1].String(), "t1"}, {"web", keys[2].String(), "t2"}}
+	if gotShard != shard || !slices.Equal(got, want) {
+		t.Errorf("decoded %s %v, want %s %v\n%s", gotShard, got, shard, want, data)
+	}
+	for _, bad := range []string{"", "shard x\n", "shard " + shard.String() + "\napi k\n", "shard " + shard.String() + "\napi k t extra\n"} {
+		if _, _, err := decodeWorkloadKeys("east", []byte(bad)); err == nil || !strings.Contains(err.Error(), WorkloadsDir+"/east:") {
+			t.Errorf("%q: error %v", bad, err)
+		}
 	}
 }

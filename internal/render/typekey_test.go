@@ -194,3 +194,93 @@ func TestTypeKey(t *testing.T) {
 		})
 	}
 }
+
+// workloadKeys loads the fleet and returns, by cluster type, its key and its workloads'
+// keys and targets' identities (by workload).
+func workloadKeys(t *testing.T, fleet map[string]string) (types map[string]string, keys, targets map[string]map[string]string) {
+	t.Helper()
+	dir := t.TempDir()
+	writeTree(t, dir, fleet)
+	snap, sched := loadDev(t, dir)
+	rr := render.NewRenderer(snap, sched, render.Options{})
+	out := rr.Output()
+	byType := map[string][]*render.Assignment{}
+	for i := range out.Assignments {
+		a := &out.Assignments[i]
+		byType[a.ClusterType] = append(byType[a.ClusterType], a)
+	}
+	types, keys, targets = map[string]string{}, map[string]map[string]string{}, map[string]map[string]string{}
+	for _, ct := range out.ClusterTypes {
+		key, wks := rr.TypeKeys(ct, byType[ct])
+		if key == "" || key != rr.TypeKey(ct, byType[ct]) {
+			t.Fatalf("cluster type %s: TypeKeys %q, TypeKey %q", ct, key, rr.TypeKey(ct, byType[ct]))
+		}
+		types[ct], keys[ct], targets[ct] = key, map[string]string{}, render.WorkloadTargets(byType[ct])
+		n := 0
+		for i, wk := range wks {
+			if i > 0 && wks[i-1].Workload >= wk.Workload {
+				t.Fatalf("cluster type %s: workloads out of order: %v", ct, wks)
+			}
+			keys[ct][wk.Workload] = wk.String()
+			n += wk.Assignments
+		}
+		if n != len(byType[ct]) || len(wks) != len(targets[ct]) {
+			t.Fatalf("cluster type %s: %d assignments in %v, want %d", ct, n, wks, len(byType[ct]))
+		}
+	}
+	return types, keys, targets
+}
+
+// TestWorkloadKeys: a workload's key changes with an input of one of its assignments, and
+// only with those (or with the cluster type's); its targets' identity changes only when its
+// targets do; the cluster type's key changes exactly when one of its workloads' keys does.
+func TestWorkloadKeys(t *testing.T) {
+	base := typeKeyFleet()
+	base["cart.yaml"] = `apiVersion: scheduler.kalypso.io/v1alpha1
+kind: Workload
+metadata: {name: cart, labels: {workspace: retail}}
+spec:
+  deploymentTargets:
+    - {name: x, environment: dev, manifests: {repo: https://example.com/cart, branch: main, path: ./x}}
+    - {name: y, environment: dev, manifests: {repo: https://example.com/cart, branch: main, path: ./y}}
+`
+	types, keys, targets := workloadKeys(t, base)
+	cases := []struct {
+		name           string
+		file, old, new string
+		changed        []string // the workloads whose key changes on every cluster type
+		targetsChanged []string // the workloads whose targets change
+	}{
+		{"a shop target's manifests", "shop.yaml", "path: ./web}", "path: ./web-v2}", []string{"shop"}, nil},
+		{"a cart target added", "cart.yaml", "    - {name: y,", "    - {name: z, environment: dev, manifests: {repo: https://example.com/cart, branch: main, path: ./z}}\n    - {name: y,", []string{"cart"}, []string{"cart"}},
+		{"a cart target renamed", "cart.yaml", "name: y,", "name: w,", []string{"cart"}, []string{"cart"}},
+		{"an environment-wide value", "environments/dev/config.yaml", "LOG_LEVEL: info", "LOG_LEVEL: debug", []string{"cart", "shop"}, nil},
+		{"a comment", "environments/dev/config.yaml", "# environment-wide", "# everywhere", nil, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fleet := maps.Clone(base)
+			if !strings.Contains(fleet[c.file], c.old) {
+				t.Fatalf("%s has no %q", c.file, c.old)
+			}
+			fleet[c.file] = strings.Replace(fleet[c.file], c.old, c.new, 1)
+			gotTypes, gotKeys, gotTargets := workloadKeys(t, fleet)
+			for ct, byWorkload := range gotKeys {
+				anyChanged := false
+				for _, wl := range []string{"cart", "shop"} {
+					changed := byWorkload[wl] != keys[ct][wl]
+					anyChanged = anyChanged || changed
+					if changed != slices.Contains(c.changed, wl) {
+						t.Errorf("%s on %s: key changed %v", wl, ct, changed)
+					}
+					if changed := gotTargets[ct][wl] != targets[ct][wl]; changed != slices.Contains(c.targetsChanged, wl) {
+						t.Errorf("%s on %s: targets changed %v", wl, ct, changed)
+					}
+				}
+				if (gotTypes[ct] != types[ct]) != anyChanged {
+					t.Errorf("%s: cluster type's key changed %v, a workload's %v", ct, gotTypes[ct] != types[ct], anyChanged)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,108 @@
+package gitops_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fleetform/fleetform/internal/gitops"
+	"github.com/fleetform/fleetform/internal/gittest"
+)
+
+// setWorkload makes workload name have these deployment targets (<name>-<target>), each
+// labelled with label.
+func (f *fleet) setWorkload(name, label string, targets ...string) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: scheduler.kalypso.io/v1alpha1\nkind: Workload\nmetadata: {name: %s, labels: {workspace: retail}}\nspec:\n  deploymentTargets:\n", name)
+	for _, dt := range targets {
+		fmt.Fprintf(&b, "    - {name: %s, environment: dev, labels: {tier: %s}, manifests: {repo: https://example.com/%s, branch: main, path: ./%s}}\n",
+			dt, label, name, dt)
+	}
+	f.files[name+".yaml"] = b.String()
+}
+
+// TestPlanByWorkload: a plan made from the workload keys the state records (only the
+// changed workloads' assignments composed and rendered, neither shard nor keys read) shows
+// exactly what the apply of the same change then commits: files, assignments added and
+// removed, cluster types affected, assignments rendered and unchanged (except that the
+// plan counts unchanged an assignment whose inputs changed and files did not). A change it
+// cannot plan by workload (a target added or removed, a workload gone, most of a cluster
+// type changed) is planned as the apply does.
+func TestPlanByWorkload(t *testing.T) {
+	f := newFleet(t)
+	for i := range 7 {
+		f.setWorkload(fmt.Sprintf("wl%d", i), "back", "a", "b")
+	}
+	repo := gittest.NewBare(t).Checked(t)
+	target := gitops.Target{Repo: repo.URL(), Branch: "dev"}
+	apply(t, newWriter(t, gitops.Options{}), f.input(target), gitops.CommitOptions{})
+
+	types := len(fleetTypes)
+	steps := []struct {
+		name       string
+		change     func()
+		byWorkload bool // planned by workload: the plan composes every assignment of the changed workloads
+		composed   int  // the plan's, when planned by workload
+		// sameFiles counts the assignments the apply renders again whose files do not
+		// change: planned by workload, they are counted unchanged.
+		sameFiles int
+	}{
+		{"one workload's manifests", func() {
+			f.files["wl3.yaml"] = strings.ReplaceAll(f.files["wl3.yaml"], "branch: main", "branch: release")
+		}, true, 2 * types, 0},
+		{"one target's label", func() {
+			f.files["wl5.yaml"] = strings.Replace(f.files["wl5.yaml"], "tier: back", "tier: front", 1)
+		}, true, 2 * types, 1 * types},
+		{"two workloads at once", func() {
+			f.files["wl1.yaml"] = strings.ReplaceAll(f.files["wl1.yaml"], "path: ./", "path: ./v2/")
+			f.files["wl6.yaml"] = strings.ReplaceAll(f.files["wl6.yaml"], "path: ./", "path: ./v2/")
+		}, true, 4 * types, 0},
+		{"a workload's label", func() {
+			f.files["wl2.yaml"] = strings.Replace(f.files["wl2.yaml"], "workspace: retail", "workspace: retail, team: a", 1)
+		}, true, 2 * types, 2 * types},
+		{"a target added", func() { f.setWorkload("wl4", "back", "a", "b", "c") }, false, 0, 0},
+		{"a target renamed", func() { f.setWorkload("wl4", "back", "a", "b", "d") }, false, 0, 0},
+		{"a workload removed", func() { delete(f.files, "wl0.yaml") }, false, 0, 0},
+		{"one cluster type's config", func() { f.setNodeCount("north", "9") }, false, 0, 0},
+		{"the workload as it was", func() {
+			f.files["wl3.yaml"] = strings.ReplaceAll(f.files["wl3.yaml"], "branch: release", "branch: main")
+		}, true, 2 * types, 0},
+	}
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			s.change()
+			in := f.input(target)
+			plan, err := newWriter(t, gitops.Options{}).Plan(t.Context(), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := apply(t, newWriter(t, gitops.Options{}), in, gitops.CommitOptions{})
+			got, want := plan, res.Plan
+			if !slices.Equal(sortedKeys(changeSet(got)), sortedKeys(changeSet(want))) || fmt.Sprint(changeSet(got)) != fmt.Sprint(changeSet(want)) {
+				t.Errorf("plan changes %v\napply changes %v", changeSet(got), changeSet(want))
+			}
+			if fmt.Sprint(got.AssignmentsAdded, got.AssignmentsRemoved, got.ClusterTypesAffected) !=
+				fmt.Sprint(want.AssignmentsAdded, want.AssignmentsRemoved, want.ClusterTypesAffected) {
+				t.Errorf("plan added %v, removed %v, affected %v\napply added %v, removed %v, affected %v", got.AssignmentsAdded,
+					got.AssignmentsRemoved, got.ClusterTypesAffected, want.AssignmentsAdded, want.AssignmentsRemoved, want.ClusterTypesAffected)
+			}
+			if got.Rendered != want.Rendered-s.sameFiles || got.Skipped != want.Skipped+s.sameFiles {
+				t.Errorf("plan rendered %d, unchanged %d; apply %d, %d (%d of them with the same files)", got.Rendered, got.Skipped,
+					want.Rendered, want.Skipped, s.sameFiles)
+			}
+			if got.StateChanged != want.StateChanged && len(want.Changes) > 0 {
+				t.Errorf("plan state changed %v, apply %v", got.StateChanged, want.StateChanged)
+			}
+			switch {
+			case s.byWorkload && got.Composed != s.composed:
+				t.Errorf("plan composed %d, want %d (planned by workload)", got.Composed, s.composed)
+			case !s.byWorkload && got.Composed != want.Composed:
+				t.Errorf("plan composed %d, apply %d (planned as the apply is)", got.Composed, want.Composed)
+			}
+			if len(want.Changes) == 0 && s.sameFiles == 0 {
+				t.Errorf("the step changes nothing")
+			}
+		})
+	}
+}
