@@ -106,3 +106,54 @@ func TestPlanByWorkload(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkloadKeysOfAnEarlierState: a state written without workload keys (by an earlier
+// release) gets them, for every cluster type, with the next apply that commits; a plan
+// before that compares assignment by assignment, and shows the same files.
+func TestWorkloadKeysOfAnEarlierState(t *testing.T) {
+	f := newFleet(t)
+	for i := range 5 {
+		f.setWorkload(fmt.Sprintf("wl%d", i), "back", "a", "b")
+	}
+	repo := gittest.NewBare(t).Checked(t)
+	target := gitops.Target{Repo: repo.URL(), Branch: "dev"}
+	apply(t, newWriter(t, gitops.Options{}), f.input(target), gitops.CommitOptions{})
+	files := repo.Files(t, "dev")
+	for name := range files {
+		if strings.HasPrefix(name, gitops.WorkloadsDir+"/") {
+			delete(files, name)
+		}
+	}
+	repo.Commit(t, "dev", files) // the state as an earlier release wrote it
+
+	f.files["wl2.yaml"] = strings.ReplaceAll(f.files["wl2.yaml"], "branch: main", "branch: release")
+	in := f.input(target)
+	plan, err := newWriter(t, gitops.Options{}).Plan(t.Context(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := apply(t, newWriter(t, gitops.Options{}), in, gitops.CommitOptions{})
+	if fmt.Sprint(changeSet(plan)) != fmt.Sprint(changeSet(res.Plan)) || plan.Composed != res.Plan.Composed {
+		t.Errorf("plan: %v, %d composed\napply: %v, %d composed", changeSet(plan), plan.Composed, changeSet(res.Plan), res.Plan.Composed)
+	}
+	after := repo.Files(t, "dev")
+	for _, ct := range fleetTypes {
+		if after[gitops.WorkloadsDir+"/"+ct] == "" {
+			t.Errorf("no workload keys for %s after the apply", ct)
+		}
+	}
+	f.setNodeCount("east", "5") // a change the next plan makes by workload for the other cluster types
+	f.files["wl4.yaml"] = strings.ReplaceAll(f.files["wl4.yaml"], "branch: main", "branch: release")
+	in = f.input(target)
+	if plan, err = newWriter(t, gitops.Options{}).Plan(t.Context(), in); err != nil {
+		t.Fatal(err)
+	}
+	res = apply(t, newWriter(t, gitops.Options{}), in, gitops.CommitOptions{})
+	if fmt.Sprint(changeSet(plan)) != fmt.Sprint(changeSet(res.Plan)) {
+		t.Errorf("plan: %v\napply: %v", changeSet(plan), changeSet(res.Plan))
+	}
+	// east is composed in full (its config changed); on the three others, wl4's two targets.
+	if want := 13 + 3*2; plan.Composed != want {
+		t.Errorf("plan composed %d, want %d", plan.Composed, want)
+	}
+}
