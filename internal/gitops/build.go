@@ -736,8 +736,8 @@ func (pl *planner) writeInPlace(tp *typePlan, affected map[string]bool) (indexEn
 		}
 		a.Files = nil // in the tree and its pack now: not kept twice (Rendered counts it)
 		// Planned by workload, every assignment of a changed workload is rendered; one
-		// whose files are as they were is counted as an apply would count it, unchanged
-		// (its digest is the one recorded).
+		// whose files are as they were is counted unchanged (an apply counts it so when its
+		// digest is the one recorded, as it most often is).
 		if tp.byWorkload != nil && !changed {
 			p.Skipped++
 			continue
