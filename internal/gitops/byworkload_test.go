@@ -10,14 +10,13 @@ import (
 	"github.com/fleetform/fleetform/internal/gittest"
 )
 
-// setWorkload makes workload name have these deployment targets (<name>-<target>), each
-// labelled with label.
-func (f *fleet) setWorkload(name, label string, targets ...string) {
+// setWorkload makes workload name have these deployment targets, each labelled tier: back.
+func (f *fleet) setWorkload(name string, targets ...string) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "apiVersion: scheduler.kalypso.io/v1alpha1\nkind: Workload\nmetadata: {name: %s, labels: {workspace: retail}}\nspec:\n  deploymentTargets:\n", name)
 	for _, dt := range targets {
-		fmt.Fprintf(&b, "    - {name: %s, environment: dev, labels: {tier: %s}, manifests: {repo: https://example.com/%s, branch: main, path: ./%s}}\n",
-			dt, label, name, dt)
+		fmt.Fprintf(&b, "    - {name: %s, environment: dev, labels: {tier: back}, manifests: {repo: https://example.com/%s, branch: main, path: ./%s}}\n",
+			dt, name, dt)
 	}
 	f.files[name+".yaml"] = b.String()
 }
@@ -32,7 +31,7 @@ func (f *fleet) setWorkload(name, label string, targets ...string) {
 func TestPlanByWorkload(t *testing.T) {
 	f := newFleet(t)
 	for i := range 7 {
-		f.setWorkload(fmt.Sprintf("wl%d", i), "back", "a", "b")
+		f.setWorkload(fmt.Sprintf("wl%d", i), "a", "b")
 	}
 	repo := gittest.NewBare(t).Checked(t)
 	target := gitops.Target{Repo: repo.URL(), Branch: "dev"}
@@ -61,8 +60,8 @@ func TestPlanByWorkload(t *testing.T) {
 		{"a workload's label", func() {
 			f.files["wl2.yaml"] = strings.Replace(f.files["wl2.yaml"], "workspace: retail", "workspace: retail, team: a", 1)
 		}, true, 2 * types, 2 * types},
-		{"a target added", func() { f.setWorkload("wl4", "back", "a", "b", "c") }, false, 0, 0},
-		{"a target renamed", func() { f.setWorkload("wl4", "back", "a", "b", "d") }, false, 0, 0},
+		{"a target added", func() { f.setWorkload("wl4", "a", "b", "c") }, false, 0, 0},
+		{"a target renamed", func() { f.setWorkload("wl4", "a", "b", "d") }, false, 0, 0},
 		{"a workload removed", func() { delete(f.files, "wl0.yaml") }, false, 0, 0},
 		{"one cluster type's config", func() { f.setNodeCount("north", "9") }, false, 0, 0},
 		{"the workload as it was", func() {
@@ -113,7 +112,7 @@ func TestPlanByWorkload(t *testing.T) {
 func TestWorkloadKeysOfAnEarlierState(t *testing.T) {
 	f := newFleet(t)
 	for i := range 5 {
-		f.setWorkload(fmt.Sprintf("wl%d", i), "back", "a", "b")
+		f.setWorkload(fmt.Sprintf("wl%d", i), "a", "b")
 	}
 	repo := gittest.NewBare(t).Checked(t)
 	target := gitops.Target{Repo: repo.URL(), Branch: "dev"}
