@@ -21,6 +21,20 @@ func (f *fleet) setWorkload(name string, targets ...string) {
 	f.files[name+".yaml"] = b.String()
 }
 
+// appliedWorkloads is the fleet with n more workloads (wl0 ...), of deployment targets a
+// and b each, applied to a new repository.
+func appliedWorkloads(t *testing.T, n int) (*fleet, *gittest.Repo, gitops.Target) {
+	t.Helper()
+	f := newFleet(t)
+	for i := range n {
+		f.setWorkload(fmt.Sprintf("wl%d", i), "a", "b")
+	}
+	repo := gittest.NewBare(t).Checked(t)
+	target := gitops.Target{Repo: repo.URL(), Branch: "dev"}
+	apply(t, newWriter(t, gitops.Options{}), f.input(target), gitops.CommitOptions{})
+	return f, repo, target
+}
+
 // TestPlanByWorkload: a plan made from the workload keys the state records (only the
 // changed workloads' assignments composed and rendered, neither shard nor keys read) shows
 // exactly what the apply of the same change then commits: files, assignments added and
@@ -29,13 +43,7 @@ func (f *fleet) setWorkload(name string, targets ...string) {
 // cannot plan by workload (a target added or removed, a workload gone, most of a cluster
 // type changed) is planned as the apply does.
 func TestPlanByWorkload(t *testing.T) {
-	f := newFleet(t)
-	for i := range 7 {
-		f.setWorkload(fmt.Sprintf("wl%d", i), "a", "b")
-	}
-	repo := gittest.NewBare(t).Checked(t)
-	target := gitops.Target{Repo: repo.URL(), Branch: "dev"}
-	apply(t, newWriter(t, gitops.Options{}), f.input(target), gitops.CommitOptions{})
+	f, _, target := appliedWorkloads(t, 7)
 
 	types := len(fleetTypes)
 	steps := []struct {
@@ -110,13 +118,7 @@ func TestPlanByWorkload(t *testing.T) {
 // release) gets them, for every cluster type, with the next apply that commits; a plan
 // before that compares assignment by assignment, and shows the same files.
 func TestWorkloadKeysOfAnEarlierState(t *testing.T) {
-	f := newFleet(t)
-	for i := range 5 {
-		f.setWorkload(fmt.Sprintf("wl%d", i), "a", "b")
-	}
-	repo := gittest.NewBare(t).Checked(t)
-	target := gitops.Target{Repo: repo.URL(), Branch: "dev"}
-	apply(t, newWriter(t, gitops.Options{}), f.input(target), gitops.CommitOptions{})
+	f, repo, target := appliedWorkloads(t, 5)
 	files := repo.Files(t, "dev")
 	for name := range files {
 		if strings.HasPrefix(name, gitops.WorkloadsDir+"/") {

@@ -84,14 +84,20 @@ data: {NODE_COUNT: "3"}
 	return fleet
 }
 
-// typeKeys loads the fleet and returns each cluster type's key, and each assignment's input
-// digest and key (by cluster type, then deployment target).
-func typeKeys(t *testing.T, fleet map[string]string) (keys map[string]string, digests, akeys map[string]map[string]string) {
+// newKeyRenderer writes the fleet into a folder and returns a renderer of its environment dev.
+func newKeyRenderer(t *testing.T, fleet map[string]string) *render.Renderer {
 	t.Helper()
 	dir := t.TempDir()
 	writeTree(t, dir, fleet)
 	snap, sched := loadDev(t, dir)
-	rr := render.NewRenderer(snap, sched, render.Options{})
+	return render.NewRenderer(snap, sched, render.Options{})
+}
+
+// typeKeys loads the fleet and returns each cluster type's key, and each assignment's input
+// digest and key (by cluster type, then deployment target).
+func typeKeys(t *testing.T, fleet map[string]string) (keys map[string]string, digests, akeys map[string]map[string]string) {
+	t.Helper()
+	rr := newKeyRenderer(t, fleet)
 	rr.Prepare()
 	out := rr.Output()
 	byType := map[string][]*render.Assignment{}
@@ -199,10 +205,7 @@ func TestTypeKey(t *testing.T) {
 // keys and targets' identities (by workload).
 func workloadKeys(t *testing.T, fleet map[string]string) (types map[string]string, keys, targets map[string]map[string]string) {
 	t.Helper()
-	dir := t.TempDir()
-	writeTree(t, dir, fleet)
-	snap, sched := loadDev(t, dir)
-	rr := render.NewRenderer(snap, sched, render.Options{})
+	rr := newKeyRenderer(t, fleet)
 	out := rr.Output()
 	byType := map[string][]*render.Assignment{}
 	for i := range out.Assignments {
