@@ -22,15 +22,15 @@ func (f *fleet) setWorkload(name string, targets ...string) {
 }
 
 // appliedWorkloads is the fleet with n more workloads (wl0 ...), of deployment targets a
-// and b each, applied to a new repository.
-func appliedWorkloads(t *testing.T, n int) (*fleet, *gittest.Repo, gitops.Target) {
+// and b each, applied to a new repository under path.
+func appliedWorkloads(t *testing.T, n int, path string) (*fleet, *gittest.Repo, gitops.Target) {
 	t.Helper()
 	f := newFleet(t)
 	for i := range n {
 		f.setWorkload(fmt.Sprintf("wl%d", i), "a", "b")
 	}
 	repo := gittest.NewBare(t).Checked(t)
-	target := gitops.Target{Repo: repo.URL(), Branch: "dev"}
+	target := gitops.Target{Repo: repo.URL(), Branch: "dev", Path: path}
 	apply(t, newWriter(t, gitops.Options{}), f.input(target), gitops.CommitOptions{})
 	return f, repo, target
 }
@@ -41,9 +41,15 @@ func appliedWorkloads(t *testing.T, n int) (*fleet, *gittest.Repo, gitops.Target
 // removed, cluster types affected, assignments rendered and unchanged (except that the
 // plan counts unchanged an assignment whose inputs changed and files did not). A change it
 // cannot plan by workload (a target added or removed, a workload gone, most of a cluster
-// type changed) is planned as the apply does.
+// type changed) is planned as the apply does. At the repository's root and under a path.
 func TestPlanByWorkload(t *testing.T) {
-	f, _, target := appliedWorkloads(t, 7)
+	for _, path := range []string{"", "clusters/dev"} {
+		t.Run("path "+path, func(t *testing.T) { testPlanByWorkload(t, path) })
+	}
+}
+
+func testPlanByWorkload(t *testing.T, path string) {
+	f, _, target := appliedWorkloads(t, 7, path)
 
 	types := len(fleetTypes)
 	steps := []struct {
@@ -118,7 +124,7 @@ func TestPlanByWorkload(t *testing.T) {
 // release) gets them, for every cluster type, with the next apply that commits; a plan
 // before that compares assignment by assignment, and shows the same files.
 func TestWorkloadKeysOfAnEarlierState(t *testing.T) {
-	f, repo, target := appliedWorkloads(t, 5)
+	f, repo, target := appliedWorkloads(t, 5, "")
 	files := repo.Files(t, "dev")
 	for name := range files {
 		if strings.HasPrefix(name, gitops.WorkloadsDir+"/") {
