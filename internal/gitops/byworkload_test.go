@@ -44,77 +44,75 @@ func appliedWorkloads(t *testing.T, n int, path string) (*fleet, *gittest.Repo, 
 // type changed) is planned as the apply does. At the repository's root and under a path.
 func TestPlanByWorkload(t *testing.T) {
 	for _, path := range []string{"", "clusters/dev"} {
-		t.Run("path "+path, func(t *testing.T) { testPlanByWorkload(t, path) })
-	}
-}
+		t.Run("path "+path, func(t *testing.T) {
+			f, _, target := appliedWorkloads(t, 7, path)
 
-func testPlanByWorkload(t *testing.T, path string) {
-	f, _, target := appliedWorkloads(t, 7, path)
-
-	types := len(fleetTypes)
-	steps := []struct {
-		name       string
-		change     func()
-		byWorkload bool // planned by workload: the plan composes every assignment of the changed workloads
-		composed   int  // the plan's, when planned by workload
-		// sameFiles counts the assignments the apply renders again whose files do not
-		// change: planned by workload, they are counted unchanged.
-		sameFiles int
-	}{
-		{"one workload's manifests", func() {
-			f.files["wl3.yaml"] = strings.ReplaceAll(f.files["wl3.yaml"], "branch: main", "branch: release")
-		}, true, 2 * types, 0},
-		{"one target's label", func() {
-			f.files["wl5.yaml"] = strings.Replace(f.files["wl5.yaml"], "tier: back", "tier: front", 1)
-		}, true, 2 * types, 1 * types},
-		{"two workloads at once", func() {
-			f.files["wl1.yaml"] = strings.ReplaceAll(f.files["wl1.yaml"], "path: ./", "path: ./v2/")
-			f.files["wl6.yaml"] = strings.ReplaceAll(f.files["wl6.yaml"], "path: ./", "path: ./v2/")
-		}, true, 4 * types, 0},
-		{"a workload's label", func() {
-			f.files["wl2.yaml"] = strings.Replace(f.files["wl2.yaml"], "workspace: retail", "workspace: retail, team: a", 1)
-		}, true, 2 * types, 2 * types},
-		{"a target added", func() { f.setWorkload("wl4", "a", "b", "c") }, false, 0, 0},
-		{"a target renamed", func() { f.setWorkload("wl4", "a", "b", "d") }, false, 0, 0},
-		{"a workload removed", func() { delete(f.files, "wl0.yaml") }, false, 0, 0},
-		{"one cluster type's config", func() { f.setNodeCount("north", "9") }, false, 0, 0},
-		{"the workload as it was", func() {
-			f.files["wl3.yaml"] = strings.ReplaceAll(f.files["wl3.yaml"], "branch: release", "branch: main")
-		}, true, 2 * types, 0},
-	}
-	for _, s := range steps {
-		t.Run(s.name, func(t *testing.T) {
-			s.change()
-			in := f.input(target)
-			plan, err := newWriter(t, gitops.Options{}).Plan(t.Context(), in)
-			if err != nil {
-				t.Fatal(err)
+			types := len(fleetTypes)
+			steps := []struct {
+				name       string
+				change     func()
+				byWorkload bool // planned by workload: the plan composes every assignment of the changed workloads
+				composed   int  // the plan's, when planned by workload
+				// sameFiles counts the assignments the apply renders again whose files do not
+				// change: planned by workload, they are counted unchanged.
+				sameFiles int
+			}{
+				{"one workload's manifests", func() {
+					f.files["wl3.yaml"] = strings.ReplaceAll(f.files["wl3.yaml"], "branch: main", "branch: release")
+				}, true, 2 * types, 0},
+				{"one target's label", func() {
+					f.files["wl5.yaml"] = strings.Replace(f.files["wl5.yaml"], "tier: back", "tier: front", 1)
+				}, true, 2 * types, 1 * types},
+				{"two workloads at once", func() {
+					f.files["wl1.yaml"] = strings.ReplaceAll(f.files["wl1.yaml"], "path: ./", "path: ./v2/")
+					f.files["wl6.yaml"] = strings.ReplaceAll(f.files["wl6.yaml"], "path: ./", "path: ./v2/")
+				}, true, 4 * types, 0},
+				{"a workload's label", func() {
+					f.files["wl2.yaml"] = strings.Replace(f.files["wl2.yaml"], "workspace: retail", "workspace: retail, team: a", 1)
+				}, true, 2 * types, 2 * types},
+				{"a target added", func() { f.setWorkload("wl4", "a", "b", "c") }, false, 0, 0},
+				{"a target renamed", func() { f.setWorkload("wl4", "a", "b", "d") }, false, 0, 0},
+				{"a workload removed", func() { delete(f.files, "wl0.yaml") }, false, 0, 0},
+				{"one cluster type's config", func() { f.setNodeCount("north", "9") }, false, 0, 0},
+				{"the workload as it was", func() {
+					f.files["wl3.yaml"] = strings.ReplaceAll(f.files["wl3.yaml"], "branch: release", "branch: main")
+				}, true, 2 * types, 0},
 			}
-			res := apply(t, newWriter(t, gitops.Options{}), in, gitops.CommitOptions{})
-			got, want := plan, res.Plan
-			if !slices.Equal(sortedKeys(changeSet(got)), sortedKeys(changeSet(want))) || fmt.Sprint(changeSet(got)) != fmt.Sprint(changeSet(want)) {
-				t.Errorf("plan changes %v\napply changes %v", changeSet(got), changeSet(want))
-			}
-			if fmt.Sprint(got.AssignmentsAdded, got.AssignmentsRemoved, got.ClusterTypesAffected) !=
-				fmt.Sprint(want.AssignmentsAdded, want.AssignmentsRemoved, want.ClusterTypesAffected) {
-				t.Errorf("plan added %v, removed %v, affected %v\napply added %v, removed %v, affected %v", got.AssignmentsAdded,
-					got.AssignmentsRemoved, got.ClusterTypesAffected, want.AssignmentsAdded, want.AssignmentsRemoved, want.ClusterTypesAffected)
-			}
-			if got.Rendered != want.Rendered-s.sameFiles || got.Skipped != want.Skipped+s.sameFiles {
-				t.Errorf("plan rendered %d, unchanged %d; apply %d, %d (%d of them with the same files)", got.Rendered, got.Skipped,
-					want.Rendered, want.Skipped, s.sameFiles)
-			}
-			if got.StateChanged != want.StateChanged && len(want.Changes) > 0 {
-				t.Errorf("plan state changed %v, apply %v", got.StateChanged, want.StateChanged)
-			}
-			switch {
-			case s.byWorkload && got.Composed != s.composed:
-				t.Errorf("plan composed %d, want %d (planned by workload)", got.Composed, s.composed)
-			case !s.byWorkload && got.Composed != want.Composed:
-				t.Errorf("plan composed %d, apply %d (planned as the apply is)", got.Composed, want.Composed)
-			}
-			if len(want.Changes) == 0 && s.sameFiles == 0 {
-				t.Errorf("the step changes nothing")
+			for _, s := range steps {
+				t.Run(s.name, func(t *testing.T) {
+					s.change()
+					in := f.input(target)
+					plan, err := newWriter(t, gitops.Options{}).Plan(t.Context(), in)
+					if err != nil {
+						t.Fatal(err)
+					}
+					res := apply(t, newWriter(t, gitops.Options{}), in, gitops.CommitOptions{})
+					got, want := plan, res.Plan
+					if !slices.Equal(sortedKeys(changeSet(got)), sortedKeys(changeSet(want))) || fmt.Sprint(changeSet(got)) != fmt.Sprint(changeSet(want)) {
+						t.Errorf("plan changes %v\napply changes %v", changeSet(got), changeSet(want))
+					}
+					if fmt.Sprint(got.AssignmentsAdded, got.AssignmentsRemoved, got.ClusterTypesAffected) !=
+						fmt.Sprint(want.AssignmentsAdded, want.AssignmentsRemoved, want.ClusterTypesAffected) {
+						t.Errorf("plan added %v, removed %v, affected %v\napply added %v, removed %v, affected %v", got.AssignmentsAdded,
+							got.AssignmentsRemoved, got.ClusterTypesAffected, want.AssignmentsAdded, want.AssignmentsRemoved, want.ClusterTypesAffected)
+					}
+					if got.Rendered != want.Rendered-s.sameFiles || got.Skipped != want.Skipped+s.sameFiles {
+						t.Errorf("plan rendered %d, unchanged %d; apply %d, %d (%d of them with the same files)", got.Rendered, got.Skipped,
+							want.Rendered, want.Skipped, s.sameFiles)
+					}
+					if got.StateChanged != want.StateChanged && len(want.Changes) > 0 {
+						t.Errorf("plan state changed %v, apply %v", got.StateChanged, want.StateChanged)
+					}
+					switch {
+					case s.byWorkload && got.Composed != s.composed:
+						t.Errorf("plan composed %d, want %d (planned by workload)", got.Composed, s.composed)
+					case !s.byWorkload && got.Composed != want.Composed:
+						t.Errorf("plan composed %d, apply %d (planned as the apply is)", got.Composed, want.Composed)
+					}
+					if len(want.Changes) == 0 && s.sameFiles == 0 {
+						t.Errorf("the step changes nothing")
+					}
+				})
 			}
 		})
 	}
