@@ -2,6 +2,7 @@ package gitops_test
 
 import (
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -160,5 +161,35 @@ func TestWorkloadKeysOfAnEarlierState(t *testing.T) {
 	// east is composed in full (its config changed); on the three others, wl4's two targets.
 	if want := 13 + 3*2; plan.Composed != want {
 		t.Errorf("plan composed %d, want %d", plan.Composed, want)
+	}
+}
+
+// TestPlanWithBrokenWorkloadKeys: workload keys that are not what an apply writes (a file
+// edited by hand) are ignored, with a warning naming the cluster type: the plan compares
+// that cluster type assignment by assignment, and still shows what the apply commits.
+func TestPlanWithBrokenWorkloadKeys(t *testing.T) {
+	f, repo, target := appliedWorkloads(t, 5, "")
+	files := repo.Files(t, "dev")
+	files[gitops.WorkloadsDir+"/north"] = "not workload keys\n"
+	repo.Commit(t, "dev", files)
+
+	f.files["wl2.yaml"] = strings.Replace(f.files["wl2.yaml"], "path: ./a}", "path: ./a2}", 1) // one of its two targets
+	in := f.input(target)
+	var logs strings.Builder
+	plan, err := newWriter(t, gitops.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}).Plan(t.Context(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := apply(t, newWriter(t, gitops.Options{}), in, gitops.CommitOptions{})
+	if fmt.Sprint(changeSet(plan)) != fmt.Sprint(changeSet(res.Plan)) || len(plan.Changes) == 0 {
+		t.Errorf("plan: %v\napply: %v", changeSet(plan), changeSet(res.Plan))
+	}
+	if !strings.Contains(logs.String(), "ignoring a state file") || !strings.Contains(logs.String(), "cluster_type=north") {
+		t.Errorf("no warning about north's workload keys:\n%s", logs.String())
+	}
+	// north compared by assignment (the changed target's assignment composed), the three
+	// others by workload (both of wl2's).
+	if plan.Composed != 1+3*2 {
+		t.Errorf("plan composed %d, want %d", plan.Composed, 1+3*2)
 	}
 }
