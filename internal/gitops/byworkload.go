@@ -129,6 +129,11 @@ func (pl *planner) writeWorkloadKeys(tp *typePlan, nothingKept bool) error {
 	if err != nil || !ok {
 		return err
 	}
+	return pl.setWorkloadKeys(tp, shard)
+}
+
+// setWorkloadKeys writes a cluster type's workload keys, recorded with its shard.
+func (pl *planner) setWorkloadKeys(tp *typePlan, shard plumbing.Hash) error {
 	return pl.set(WorkloadsDir+"/"+tp.name, encodeWorkloadKeys(shard, tp.wkeys, render.WorkloadTargets(tp.assigned)), nil)
 }
 
@@ -142,8 +147,7 @@ func (pl *planner) keepWorkloadKeys(tps []*typePlan) error {
 		if !ok || recorded || tp.wkeys == nil || slices.ContainsFunc(tp.assigned, failed) {
 			continue
 		}
-		data := encodeWorkloadKeys(shard, tp.wkeys, render.WorkloadTargets(tp.assigned))
-		if err := pl.set(WorkloadsDir+"/"+tp.name, data, nil); err != nil {
+		if err := pl.setWorkloadKeys(tp, shard); err != nil {
 			return err
 		}
 	}

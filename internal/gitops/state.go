@@ -128,12 +128,24 @@ func shardLine(b []byte, dt string, e shardEntry) []byte {
 	b = append(b, ' ')
 	b = append(b, e.digest...)
 	b = append(b, ' ')
-	if e.workload == "" {
-		b = append(b, '-')
-	} else {
-		b = append(b, e.workload...)
-	}
+	b = append(b, workloadField(e.workload)...)
 	return append(b, '\n')
+}
+
+// workloadField is how the state files write a workload's name: "-" for none.
+func workloadField(wl string) string {
+	if wl == "" {
+		return "-"
+	}
+	return wl
+}
+
+// workloadOfField reads a workload's name as workloadField writes it.
+func workloadOfField(field string) string {
+	if field == "-" {
+		return ""
+	}
+	return field
 }
 
 // encode writes the shard sorted by deployment target.
@@ -163,10 +175,7 @@ func decodeShard(name string, data []byte) (shard, error) {
 // shardEntryFields splits a shard line into its target and entry (shardFields).
 func shardEntryFields(line string) (string, shardEntry, bool) {
 	dt, digest, wl, ok := shardFields(line)
-	if wl == "-" {
-		wl = ""
-	}
-	return dt, shardEntry{digest: digest, workload: wl}, ok
+	return dt, shardEntry{digest: digest, workload: workloadOfField(wl)}, ok
 }
 
 // shardFields splits a shard line into its three space-separated fields (no field empty,
@@ -239,11 +248,7 @@ func encodeWorkloadKeys(shard plumbing.Hash, keys []render.WorkloadKey, targets 
 	b = append(b, shard.String()...)
 	b = append(b, '\n')
 	for _, k := range keys {
-		wl := k.Workload
-		if wl == "" {
-			wl = "-"
-		}
-		b = append(b, wl...)
+		b = append(b, workloadField(k.Workload)...)
 		b = append(b, ' ')
 		b = hex.AppendEncode(b, k.Key[:])
 		b = append(b, ' ')
@@ -271,10 +276,7 @@ func decodeWorkloadKeys(name string, data []byte) (plumbing.Hash, []workloadKey,
 			strings.ContainsAny(line, "\t\r") {
 			return plumbing.ZeroHash, nil, fmt.Errorf("%s/%s:%d: unexpected line %q", WorkloadsDir, name, n, line)
 		}
-		if wl == "-" {
-			wl = ""
-		}
-		keys = append(keys, workloadKey{workload: wl, key: key, targets: targets})
+		keys = append(keys, workloadKey{workload: workloadOfField(wl), key: key, targets: targets})
 	}
 	return plumbing.NewHash(shard), keys, nil
 }
