@@ -5,7 +5,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/fleetform/fleetform/internal/crdtest"
+	"github.com/fleetform/fleetform/internal/testutil/crdtest"
 )
 
 // serviceMonitorSchema compiles the v1 schema of the ServiceMonitor CRD in

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/fleetform/fleetform/internal/cli"
-	"github.com/fleetform/fleetform/internal/gittest"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 // repoPath returns a path of the repository, from its root.

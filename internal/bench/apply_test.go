@@ -8,7 +8,7 @@ import (
 
 	"github.com/fleetform/fleetform/internal/fleetgen"
 	"github.com/fleetform/fleetform/internal/gitops"
-	"github.com/fleetform/fleetform/internal/gittest"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/schedule"
 )
 

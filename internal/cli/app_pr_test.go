@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/fleetform/fleetform/internal/gittest"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 // appForge is a fake GitHub API for app apply --pr: it records every call and keeps the pull

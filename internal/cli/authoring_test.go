@@ -15,7 +15,7 @@ import (
 
 	"github.com/fleetform/fleetform/internal/authoring"
 	"github.com/fleetform/fleetform/internal/cli"
-	"github.com/fleetform/fleetform/internal/gittest"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 // git runs git in dir (a work tree) without the user's configuration.

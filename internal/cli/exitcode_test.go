@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/fleetform/fleetform/internal/cli"
-	"github.com/fleetform/fleetform/internal/gittest"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 func TestExitCodes(t *testing.T) {

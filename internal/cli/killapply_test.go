@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/fleetform/fleetform/internal/cli"
-	"github.com/fleetform/fleetform/internal/gittest"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 // writingPack is the debug line the pack writer logs once its temporary pack is created.

@@ -15,8 +15,8 @@ import (
 
 	"github.com/fleetform/fleetform/internal/authoring"
 	"github.com/fleetform/fleetform/internal/cli"
-	"github.com/fleetform/fleetform/internal/crdtest"
-	"github.com/fleetform/fleetform/internal/gittest"
+	"github.com/fleetform/fleetform/internal/testutil/crdtest"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/client"
 )

@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/fleetform/fleetform/internal/cli"
-	"github.com/fleetform/fleetform/internal/gittest"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 // fakeGitHub answers the pull-request calls apply --pr makes, and records them.

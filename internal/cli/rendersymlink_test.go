@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/fleetform/fleetform/internal/cli"
-	"github.com/fleetform/fleetform/internal/gittest"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 // renderKalypso runs `render` of Kalypso's sample environment dev into out and returns the

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/fleetform/fleetform/internal/cli"
-	"github.com/fleetform/fleetform/internal/gittest"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 const policyTypes = `apiVersion: scheduler.kalypso.io/v1alpha1

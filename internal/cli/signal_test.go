@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/fleetform/fleetform/internal/fleetgen"
-	"github.com/fleetform/fleetform/internal/gittest"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 // stopWithin is how soon a stopped command must exit: rendering checks the signal between

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/fleetform/fleetform/internal/compose"
-	"github.com/fleetform/fleetform/internal/gittest"
-	"github.com/fleetform/fleetform/internal/golden"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
+	"github.com/fleetform/fleetform/internal/testutil/golden"
 	"github.com/fleetform/fleetform/internal/platform"
 )
 

@@ -5,5 +5,5 @@
 //
 // The package owns the rules about which pull requests fleetform may touch; the forge clients
 // (forge/github) only speak the forge's API. It imports no forge SDK and does no I/O of its own:
-// everything goes through a PullRequests implementation. Tests use the fake in forge/forgetest.
+// everything goes through a PullRequests implementation. Tests use the fake in internal/testutil/forgetest.
 package forge

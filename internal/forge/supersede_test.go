@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fleetform/fleetform/internal/forge"
-	"github.com/fleetform/fleetform/internal/forge/forgetest"
+	"github.com/fleetform/fleetform/internal/testutil/forgetest"
 )
 
 var gitops = forge.Repo{Owner: "contoso", Name: "gitops"}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/fleetform/fleetform/internal/gitops"
-	"github.com/fleetform/fleetform/internal/gittest"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 // TestColdApplyIntoEmptyRepository writes a whole environment into an empty bare

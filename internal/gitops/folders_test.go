@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/fleetform/fleetform/internal/gitops"
-	"github.com/fleetform/fleetform/internal/gittest"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 func TestFolders(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/fleetform/fleetform/internal/gitops"
-	"github.com/fleetform/fleetform/internal/gittest"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 // leaveTmpFiles writes files into the repository's temporary folder as a killed writer

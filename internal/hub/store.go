@@ -6,7 +6,7 @@ import (
 )
 
 // Store persists the hub's state. internal/hub/sqlite and internal/hub/postgres implement
-// it, and internal/hub/storetest checks both with the same suite.
+// it, and internal/testutil/storetest checks both with the same suite.
 type Store interface {
 	// Update runs fn in a read-write transaction; fn's error rolls it back.
 	Update(ctx context.Context, fn func(Tx) error) error

@@ -9,7 +9,7 @@ import (
 
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/sqlite"
-	"github.com/fleetform/fleetform/internal/hub/storetest"
+	"github.com/fleetform/fleetform/internal/testutil/storetest"
 )
 
 // TestSweepLooksAgainWhenAClusterCanGoStale: after a sweep, the loop need not look again

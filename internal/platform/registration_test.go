@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/fleetform/fleetform/internal/gittest"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/platform"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/postgres"
-	"github.com/fleetform/fleetform/internal/hub/postgres/pgtest"
+	"github.com/fleetform/fleetform/internal/testutil/pgtest"
 	"github.com/fleetform/fleetform/internal/platform"
 )
 

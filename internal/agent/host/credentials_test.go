@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/fleetform/fleetform/internal/gitauth"
-	"github.com/fleetform/fleetform/internal/gittest"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 // TestFetchSendsOnlyTheCredentialForItsURL: the agent's fetch sends the credential chosen

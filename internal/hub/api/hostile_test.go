@@ -22,9 +22,9 @@ import (
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/api"
 	"github.com/fleetform/fleetform/internal/hub/postgres"
-	"github.com/fleetform/fleetform/internal/hub/postgres/pgtest"
+	"github.com/fleetform/fleetform/internal/testutil/pgtest"
 	"github.com/fleetform/fleetform/internal/hub/sqlite"
-	"github.com/fleetform/fleetform/internal/hub/storetest"
+	"github.com/fleetform/fleetform/internal/testutil/storetest"
 )
 
 // hostileDir holds the hub's hostile-input corpus, at the repository's root.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/api"
-	"github.com/fleetform/fleetform/internal/hub/storetest"
+	"github.com/fleetform/fleetform/internal/testutil/storetest"
 )
 
 // TestServeState reads what fleetform serve recorded through the client: sources, and the

@@ -15,8 +15,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fleetform/fleetform/internal/hub"
-	"github.com/fleetform/fleetform/internal/hub/postgres/pgtest"
-	"github.com/fleetform/fleetform/internal/hub/storetest"
+	"github.com/fleetform/fleetform/internal/testutil/pgtest"
+	"github.com/fleetform/fleetform/internal/testutil/storetest"
 )
 
 // The Grafana dashboards of deploy/grafana, as far as the test reads them.

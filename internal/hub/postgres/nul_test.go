@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/fleetform/fleetform/internal/hub"
-	"github.com/fleetform/fleetform/internal/hub/postgres/pgtest"
-	"github.com/fleetform/fleetform/internal/hub/storetest"
+	"github.com/fleetform/fleetform/internal/testutil/pgtest"
+	"github.com/fleetform/fleetform/internal/testutil/storetest"
 )
 
 // TestNUL: PostgreSQL text cannot hold NUL, which JSON can carry. A report with one is stored

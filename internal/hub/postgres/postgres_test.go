@@ -12,8 +12,8 @@ import (
 
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/postgres"
-	"github.com/fleetform/fleetform/internal/hub/postgres/pgtest"
-	"github.com/fleetform/fleetform/internal/hub/storetest"
+	"github.com/fleetform/fleetform/internal/testutil/pgtest"
+	"github.com/fleetform/fleetform/internal/testutil/storetest"
 )
 
 func open(tb testing.TB, dsn string) *postgres.Store {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/fleetform/fleetform/internal/hub"
-	"github.com/fleetform/fleetform/internal/hub/postgres/pgtest"
+	"github.com/fleetform/fleetform/internal/testutil/pgtest"
 )
 
 // TestPrefetchedDeploymentsStayCurrent: deployments read ahead for several clusters are what

@@ -12,7 +12,7 @@ import (
 
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/postgres"
-	"github.com/fleetform/fleetform/internal/hub/postgres/pgtest"
+	"github.com/fleetform/fleetform/internal/testutil/pgtest"
 )
 
 // TestMigrationsConcurrently opens the same empty database from several replicas at once.

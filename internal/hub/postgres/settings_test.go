@@ -7,7 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fleetform/fleetform/internal/hub/postgres"
-	"github.com/fleetform/fleetform/internal/hub/postgres/pgtest"
+	"github.com/fleetform/fleetform/internal/testutil/pgtest"
 )
 
 // TestWriteTransactionsRunWithoutParallelWorkersOrJIT: a write transaction turns both off

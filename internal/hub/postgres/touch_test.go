@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/fleetform/fleetform/internal/hub"
-	"github.com/fleetform/fleetform/internal/hub/postgres/pgtest"
+	"github.com/fleetform/fleetform/internal/testutil/pgtest"
 )
 
 // TestTouchesAndUpdatesKeepTheirOrder: heartbeat times are sent as one statement later than

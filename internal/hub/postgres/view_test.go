@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/fleetform/fleetform/internal/hub"
-	"github.com/fleetform/fleetform/internal/hub/postgres/pgtest"
+	"github.com/fleetform/fleetform/internal/testutil/pgtest"
 )
 
 // TestViewReadsOneSnapshot: every read of a View sees the database as it was at its first
