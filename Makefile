@@ -7,16 +7,21 @@
 export GOTOOLCHAIN ?= go1.27.3
 GO        ?= go
 BIN       := bin/fleetform
+DEV_BIN   := bin/fleetform-dev
 PKGS      := ./...
 FUZZTIME  ?= 10s
 FUZZMINIMIZETIME ?= 2s
 
-.PHONY: all build quickstart demo demo-check screenshots test unit fuzz-smoke fuzz-long lint vulncheck bench bench-e2e bench-sim bench-million bench-million-apply bench-million-hub fmt verify clean
+.PHONY: all build build-dev quickstart demo demo-check screenshots test unit fuzz-smoke fuzz-long lint vulncheck bench bench-e2e bench-sim bench-million bench-million-apply bench-million-hub fmt verify clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/fleetform
+
+## build-dev: fleetform-dev, the developers' tools (synthetic fleets, simulated clusters, load tests)
+build-dev:
+	$(GO) build -o $(DEV_BIN) ./cmd/fleetform-dev
 
 ## quickstart: build fleetform and render the example control plane (dev) into ./out/dev
 quickstart: build
@@ -26,18 +31,18 @@ quickstart: build
 
 ## demo: the example end to end: apply into a local GitOps repository, the hub on SQLite, a
 ## simulated fleet, rollout status, and a promotion from dev to prod through the gates (.demo/)
-demo: build
+demo: build build-dev
 	DEMO_KEEP_SERVING=1 scripts/demo.sh
 
 ## screenshots: the demo, then a screenshot of every page of the web UI into docs/ui/ (Chromium)
-screenshots: build
+screenshots: build build-dev
 	scripts/screenshots.sh
 
 ## test: the whole test suite (unit, integration, CLI scripts, golden trees, fuzz smoke, the demo)
 test: unit fuzz-smoke demo-check
 
 # demo-check runs the demo as a test: it fails when any step does (its log is shown then).
-demo-check: build
+demo-check: build build-dev
 	@d=$$(mktemp -d); if DEMO_DIR=$$d/demo scripts/demo.sh > $$d/demo.log 2>&1; then \
 		echo "demo: ok"; rm -rf $$d; else cat $$d/demo.log; echo "demo: FAILED"; rm -rf $$d; exit 1; fi
 
@@ -69,10 +74,10 @@ bench:
 ## bench-e2e: `fleetform render` of the synthetic fleet into an empty folder: wall time and peak RSS
 # The previous trees are moved aside and deleted after the timing: deleting 300,000 files
 # right before it makes the kernel side of the render several times slower.
-bench-e2e: build
+bench-e2e: build build-dev
 	rm -rf .bench/old && mkdir -p .bench/old
 	for d in .bench/fleet .bench/fleet-out; do if [ -e $$d ]; then mv $$d .bench/old/; fi; done
-	$(BIN) dev gen-fleet --out .bench/fleet
+	$(DEV_BIN) gen-fleet --out .bench/fleet
 	/usr/bin/time -f 'render: wall %e s, user %U s, sys %S s, max RSS %M KiB' \
 		$(BIN) render --control-plane .bench/fleet --env dev --out .bench/fleet-out
 	rm -rf .bench/old
@@ -84,12 +89,12 @@ bench-e2e: build
 ## them (heartbeats; then state changes: at 1M on SQLite, at 100k, 300k and 1M on PostgreSQL). bench-million-apply and bench-million-hub run one half.
 bench-million: bench-million-apply bench-million-hub
 
-bench-million-apply: build
+bench-million-apply: build build-dev
 	TARGETS=1000 SKIP_RENDER=1 scripts/bench-million.sh
 	TARGETS=3000 SKIP_RENDER=1 scripts/bench-million.sh
 	scripts/bench-million.sh
 
-bench-million-hub: build
+bench-million-hub: build build-dev
 	scripts/bench-hub-million.sh
 	STORE=postgres SIZES="100000 300000" scripts/bench-hub-million.sh
 	STORE=postgres SIZES=1000000 scripts/bench-hub-million.sh
@@ -99,8 +104,8 @@ bench-million-hub: build
 	STORE=postgres BATCH=100 CONCURRENCY=8 HUB_FLAGS="--token-cache-ttl 15m" scripts/bench-hub-million.sh
 	STORE=postgres BATCH=100 CONCURRENCY=4 CHANGE_EVERY=1 HUB_FLAGS="--token-cache-ttl 15m" scripts/bench-hub-million.sh
 
-## bench-sim: fleetform sim with 100,000 clusters against a hub on SQLite (reports/s, CPU)
-bench-sim: build
+## bench-sim: fleetform-dev sim with 100,000 clusters against a hub on SQLite (reports/s, CPU)
+bench-sim: build build-dev
 	scripts/bench-sim.sh
 
 fmt:

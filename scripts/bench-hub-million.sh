@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The hub at 100,000, 300,000 and 1,000,000 clusters: `hub serve` on SQLite (STORE=sqlite, the
 # default) or PostgreSQL (STORE=postgres: database fleetform_bench on PG, default
-# postgres://postgres@127.0.0.1:5432, dropped and created again), then `hub loadtest
+# postgres://postgres@127.0.0.1:5432, dropped and created again), then `fleetform-dev loadtest
 # --change-every 0` with SIZES clusters in turn on the same database. Each run registers its
 # clusters (those of the run before get new tokens), and every cluster's first report of the
 # run is a state change (first round); then they only send heartbeats (steady). After each
@@ -13,6 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FF=${FF:-$PWD/bin/fleetform}
+FFDEV=${FFDEV:-$PWD/bin/fleetform-dev}
 DIR=$PWD/.bench/hub1m
 STORE=${STORE:-sqlite}
 SIZES=${SIZES:-100000 300000 1000000}
@@ -55,7 +56,7 @@ for n in $SIZES; do
 	before=$(hub_cpu)
 	echo "== $n clusters, --duration $duration"
 	/usr/bin/time -f 'loadtest process: wall %e s, user %U s, sys %S s, max RSS %M KiB' \
-		"$FF" hub loadtest --hub "$HUB" --clusters "$n" --duration "$duration" --concurrency "$CONCURRENCY" \
+		"$FFDEV" loadtest --hub "$HUB" --clusters "$n" --duration "$duration" --concurrency "$CONCURRENCY" \
 		--batch "$BATCH" --change-every "$CHANGE_EVERY" -o json --log-level warn | tee "$DIR/loadtest-$n.json" || echo "loadtest exited non-zero"
 	echo "hub process: CPU $(awk -v a="$(hub_cpu)" -v b="$before" 'BEGIN {printf "%.1f", a - b}') s during the run;" \
 		"$(awk '/^VmRSS|^VmHWM/ {printf "%s %s KiB ", $1, $2}' "/proc/$HUB_PID/status")"

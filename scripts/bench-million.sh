@@ -24,6 +24,7 @@ TARGETS=${TARGETS:-10000}
 CLUSTER_TYPES=${CLUSTER_TYPES:-100}
 RUNS=${RUNS:-3}
 BIN=${BIN:-bin/fleetform}
+DEVBIN=${DEVBIN:-bin/fleetform-dev} # gen-fleet
 SKIP_RENDER=${SKIP_RENDER:-0}
 ENV_NAME=dev
 
@@ -56,7 +57,7 @@ echo "binary: $BIN ($("$BIN" version 2>/dev/null | head -1 || true)); $(nproc) C
 
 if [ ! -e "$fleet/README.md" ]; then
 	rm -rf "$fleet"
-	"$BIN" dev gen-fleet --out "$fleet" --targets "$TARGETS" --cluster-types "$CLUSTER_TYPES" >/dev/null
+	"$DEVBIN" gen-fleet --out "$fleet" --targets "$TARGETS" --cluster-types "$CLUSTER_TYPES" >/dev/null
 fi
 cfg=$(find "$fleet/environments/$ENV_NAME/cluster-types" -name '*-config.yaml' -path '*/cluster-types/*/*/*' | sort | sed -n 1p)
 workload=$(find "$fleet/workloads" -name '*.yaml' | sort | sed -n 1p)

@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
-# make bench-sim: `fleetform sim` driving 100,000 simulated clusters (100 cluster types x
+# make bench-sim: `fleetform-dev sim` driving 100,000 simulated clusters (100 cluster types x
 # 1,000) against a hub on SQLite on this machine: wall and CPU time of the simulator, reports/s
 # of its rounds (the first round changes every cluster's state; the second only refreshes
 # it, as heartbeats do). Trees and the database go to .bench/sim.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FF=$PWD/bin/fleetform
+FFDEV=$PWD/bin/fleetform-dev
 DIR=$PWD/.bench/sim
 PER_TYPE=${SIM_CLUSTERS_PER_TYPE:-1000}
 rm -rf "$DIR" && mkdir -p "$DIR"
 export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
 
-"$FF" dev gen-fleet --out "$DIR/fleet" --targets 10 --cluster-types 100 >/dev/null
+"$FFDEV" gen-fleet --out "$DIR/fleet" --targets 10 --cluster-types 100 >/dev/null
 git init -q --bare "$DIR/gitops.git"
 export FLEETFORM_HUB_ADMIN_TOKEN=bench-admin FLEETFORM_HUB_TOKEN=bench-admin
 "$FF" hub serve --addr 127.0.0.1:0 --db "sqlite:$DIR/hub.db" >"$DIR/hub.log" 2>&1 &
@@ -32,6 +33,6 @@ hub_stats() {
 for round in "first (state changes)" "second (heartbeats)"; do
 	echo "== sim --once, $round"
 	/usr/bin/time -f 'sim process: wall %e s, user %U s, sys %S s, max RSS %M KiB' \
-		"$FF" sim --hub "$HUB" --gitops "$DIR/gitops.git" --env dev --clusters-per-type "$PER_TYPE" --once --log-level warn
+		"$FFDEV" sim --hub "$HUB" --gitops "$DIR/gitops.git" --env dev --clusters-per-type "$PER_TYPE" --once --log-level warn
 	hub_stats
 done

@@ -3,18 +3,21 @@
 # empty GitOps repository, and serve on SQLite applying it; a simulated fleet reports back; a
 # change to the common content reaches dev, and serve promotes it into prod by itself only
 # once every dev cluster reports it Ready (refused, with the reason, while some fail); then the
-# application team's flow (scripts/demo-app.sh), and the web UI's address.
+# application team's flow (scripts/demo-app.sh), and the web UI's address. The simulated
+# fleet is fleetform-dev sim (make build-dev).
 # Everything lives in $DEMO_DIR (default .demo); nothing leaves the machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 FF=${FLEETFORM:-$PWD/bin/fleetform}
+FFDEV=${FLEETFORM_DEV:-$PWD/bin/fleetform-dev} # its simulated clusters
 DIR=${DEMO_DIR:-$PWD/.demo}
 PORT=${DEMO_PORT:-0} # 0: any free port
 PER_TYPE=${DEMO_CLUSTERS_PER_TYPE:-25}
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 run() { printf '$ fleetform %s\n' "$*"; "$FF" "$@"; }
+sim() { printf '$ fleetform-dev sim %s\n' "$*"; "$FFDEV" sim "$@"; }
 # wait_for waits (at most 60 s) until the command succeeds: serve works on its own.
 wait_for() {
 	for _ in $(seq 600); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
@@ -63,8 +66,8 @@ run sync --hub "$HUB" --env prod
 run sources --hub "$HUB"
 
 step "A simulated fleet ($PER_TYPE clusters per cluster type) reports"
-run sim --hub "$HUB" --gitops "$DIR/gitops.git" --env dev --clusters-per-type "$PER_TYPE" --once
-run sim --hub "$HUB" --gitops "$DIR/gitops.git" --env prod --name-prefix sim-prod --clusters-per-type "$PER_TYPE" --once
+sim --hub "$HUB" --gitops "$DIR/gitops.git" --env dev --clusters-per-type "$PER_TYPE" --once
+sim --hub "$HUB" --gitops "$DIR/gitops.git" --env prod --name-prefix sim-prod --clusters-per-type "$PER_TYPE" --once
 
 step "A change to the common content, pushed: serve applies it to dev (prod is pinned)"
 git -C "$DIR/work" pull -q --rebase origin main # the pin commit of prod
@@ -76,16 +79,16 @@ wait_for synced dev "\"controlPlaneCommit\": \"$NEW\""
 run sync --hub "$HUB" --env dev
 
 step "dev reports the new revision with 10% of its targets failing: serve does not promote prod"
-run sim --hub "$HUB" --gitops "$DIR/gitops.git" --env dev --clusters-per-type "$PER_TYPE" --fail-rate 0.1 --once
+sim --hub "$HUB" --gitops "$DIR/gitops.git" --env dev --clusters-per-type "$PER_TYPE" --fail-rate 0.1 --once
 run status --hub "$HUB" --env dev
 wait_for sh -c "'$FF' history --hub '$HUB' --env prod --kind promotion | grep -q refused"
 run history --hub "$HUB" --env prod --kind promotion
 
 step "dev is fixed, every cluster reports Ready: serve promotes prod by itself and applies it"
-run sim --hub "$HUB" --gitops "$DIR/gitops.git" --env dev --clusters-per-type "$PER_TYPE" --once
+sim --hub "$HUB" --gitops "$DIR/gitops.git" --env dev --clusters-per-type "$PER_TYPE" --once
 wait_for synced prod '"trigger": "promotion"'
 run sync --hub "$HUB" --env prod
-run sim --hub "$HUB" --gitops "$DIR/gitops.git" --env prod --name-prefix sim-prod --clusters-per-type "$PER_TYPE" --once
+sim --hub "$HUB" --gitops "$DIR/gitops.git" --env prod --name-prefix sim-prod --clusters-per-type "$PER_TYPE" --once
 run status --hub "$HUB" --env prod
 
 step "The promotions and the refusal, from the hub's history"

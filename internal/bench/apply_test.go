@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/fleetform/fleetform/internal/fleetgen"
+	"github.com/fleetform/fleetform/internal/dev/fleetgen"
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/schedule"

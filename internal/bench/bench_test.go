@@ -16,7 +16,7 @@ import (
 
 	"github.com/fleetform/fleetform/internal/cli"
 	"github.com/fleetform/fleetform/internal/compose"
-	"github.com/fleetform/fleetform/internal/fleetgen"
+	"github.com/fleetform/fleetform/internal/dev/fleetgen"
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/render"
 	"github.com/fleetform/fleetform/internal/schedule"

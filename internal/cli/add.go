@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/authoring"
+	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/forge"
 	"github.com/fleetform/fleetform/internal/gitauth"
 	"github.com/fleetform/fleetform/internal/pipeline"
@@ -21,7 +22,7 @@ import (
 // authoringOptions are the flags of every command that changes the control plane.
 type authoringOptions struct {
 	cp       controlPlaneOptions
-	out      outputOption
+	out      command.Output
 	dryRun   bool
 	commit   bool
 	pr       bool
@@ -33,7 +34,7 @@ type authoringOptions struct {
 
 func (o *authoringOptions) bind(cmd *cobra.Command, e *env) {
 	o.cp.bind(cmd, e, false)
-	o.out.bind(cmd)
+	o.out.Bind(cmd)
 	f := cmd.Flags()
 	f.BoolVar(&o.dryRun, "dry-run", false, "validate and plan, print the file diff, write nothing")
 	f.BoolVar(&o.commit, "commit", false, "commit the change (on the environment's branch in the Kalypso layout)")
@@ -45,7 +46,7 @@ func (o *authoringOptions) bind(cmd *cobra.Command, e *env) {
 
 // check checks the flags shared by the authoring commands.
 func (o *authoringOptions) check() error {
-	if err := o.out.check(); err != nil {
+	if err := o.out.Check(); err != nil {
 		return err
 	}
 	n := 0
@@ -110,7 +111,7 @@ func (o *authoringOptions) request(_ context.Context, e *env, ops []authoring.Op
 	}
 	popts.Credentials = creds
 	req := authoring.Request{ControlPlane: o.cp.controlPlane, Platform: popts, Operations: ops, Mode: o.mode(),
-		Author: o.sig, Message: o.message, Logger: e.logger, Credentials: creds}
+		Author: o.sig, Message: o.message, Logger: e.Logger, Credentials: creds}
 	if o.pr {
 		req.OpenPR = prOpener(creds, o.forgeURL)
 	}
@@ -141,9 +142,9 @@ func (o *authoringOptions) report(e *env, res *authoring.Result, err error) erro
 		return failed(ExitFailed, err)
 	}
 	if opErr := (*authoring.OperationError)(nil); !errors.As(err, &opErr) {
-		printDiagnostics(e.stderr, res.Errors) // an operation's error is the error printed last
+		printDiagnostics(e.Stderr, res.Errors) // an operation's error is the error printed last
 	}
-	werr := o.out.write(e.stdout, res, func(w io.Writer) error { return authoringText(w, res, o.dryRun) })
+	werr := o.out.Write(e.Stdout, res, func(w io.Writer) error { return authoringText(w, res, o.dryRun) })
 	switch {
 	case err != nil:
 		return failed(ExitFailed, err)

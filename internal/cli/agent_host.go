@@ -97,7 +97,7 @@ func (o *agentHostOptions) run(ctx context.Context, e *env) error {
 	}
 	a, err := host.New(host.Options{
 		Cluster: cluster, Repo: o.gitops, Branch: o.branch, Path: o.path, ClusterType: o.clusterType,
-		StateDir: o.stateDir, Check: o.check, Resync: o.resync, AnsiblePlaybook: o.ansiblePlaybook, Logger: e.logger,
+		StateDir: o.stateDir, Check: o.check, Resync: o.resync, AnsiblePlaybook: o.ansiblePlaybook, Logger: e.Logger,
 		Credentials: creds,
 	})
 	if err != nil {
@@ -129,7 +129,7 @@ func (o *agentHostOptions) runOnce(ctx context.Context, e *env, a *host.Agent, p
 
 // runLoop applies every --interval and hands each report to a Sender.
 func (o *agentHostOptions) runLoop(ctx context.Context, e *env, a *host.Agent, poster *agent.HTTPPoster) error {
-	sender := agent.NewSender(poster, agent.SenderOptions{Heartbeat: o.hub.heartbeat, Logger: e.logger})
+	sender := agent.NewSender(poster, agent.SenderOptions{Heartbeat: o.hub.heartbeat, Logger: e.Logger})
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan struct{})
@@ -147,7 +147,7 @@ func (o *agentHostOptions) runLoop(ctx context.Context, e *env, a *host.Agent, p
 			return nil
 		case err != nil:
 			// The host still runs what it applied last: the heartbeat keeps reporting it.
-			e.logger.ErrorContext(ctx, "run failed", "error", err.Error())
+			e.Logger.ErrorContext(ctx, "run failed", "error", err.Error())
 		default:
 			printHostReport(e, r, false)
 			sender.Update(r)
@@ -180,11 +180,11 @@ func printHostReport(e *env, r hub.Report, check bool) {
 	if check {
 		mode = " (check mode: nothing changed)"
 	}
-	fmt.Fprintf(e.stdout, "%s at %.12s: %s%s\n", r.GitOpsPath, r.Revision, r.Status, mode)
+	fmt.Fprintf(e.Stdout, "%s at %.12s: %s%s\n", r.GitOpsPath, r.Revision, r.Status, mode)
 	for _, d := range r.Deployments {
-		fmt.Fprintf(e.stdout, "  %-40s %-11s %.12s\n", d.DeploymentTarget, d.Status, d.Revision)
+		fmt.Fprintf(e.Stdout, "  %-40s %-11s %.12s\n", d.DeploymentTarget, d.Status, d.Revision)
 	}
 	if r.Message != "" {
-		fmt.Fprintln(e.stdout, "  "+r.Message)
+		fmt.Fprintln(e.Stdout, "  "+r.Message)
 	}
 }

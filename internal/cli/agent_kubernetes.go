@@ -93,7 +93,7 @@ func (o *agentKubeOptions) run(ctx context.Context, e *env) error {
 	if err != nil {
 		return failed(ExitFailed, fmt.Errorf("kubernetes client: %w", err))
 	}
-	sender := agent.NewSender(poster, agent.SenderOptions{Heartbeat: o.hub.heartbeat, Logger: e.logger})
+	sender := agent.NewSender(poster, agent.SenderOptions{Heartbeat: o.hub.heartbeat, Logger: e.Logger})
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	senderDone := make(chan struct{})
@@ -101,15 +101,15 @@ func (o *agentKubeOptions) run(ctx context.Context, e *env) error {
 		defer close(senderDone)
 		_ = sender.Run(ctx)
 	}()
-	e.logger.InfoContext(ctx, "agent started", "cluster", o.hub.cluster)
-	err = kube.WatchDiscovered(ctx, client, o.namespace, o.rediscover, e.logger, sender.Forget,
+	e.Logger.InfoContext(ctx, "agent started", "cluster", o.hub.cluster)
+	err = kube.WatchDiscovered(ctx, client, o.namespace, o.rediscover, e.Logger, sender.Forget,
 		func(ctx context.Context, resources []schema.GroupVersionResource) error {
 			watcher := kube.NewWatcher(client, o.hub.cluster, sender, kube.WatcherOptions{
-				Resources: resources, Namespace: o.namespace, Logger: e.logger,
+				Resources: resources, Namespace: o.namespace, Logger: e.Logger,
 				Mapping: kube.Mapping{Platform: platform, LabelOnly: o.labelOnly},
 			})
-			e.logger.InfoContext(ctx, "watching", "resources", kube.ResourceNames(resources))
-			return watcher.Run(ctx, func() { e.logger.InfoContext(ctx, "caches synced") })
+			e.Logger.InfoContext(ctx, "watching", "resources", kube.ResourceNames(resources))
+			return watcher.Run(ctx, func() { e.Logger.InfoContext(ctx, "caches synced") })
 		})
 	cancel()
 	<-senderDone

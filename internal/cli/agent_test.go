@@ -15,8 +15,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 // deployObjects reads every object of deploy/agent, by kind.

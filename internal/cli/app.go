@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/app"
+	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/platform"
 )
 
@@ -37,7 +38,7 @@ func newAppCmd(e *env) *cobra.Command {
 // the environment, the variables and CI values.
 type appOptions struct {
 	cp         controlPlaneOptions // its config file, repo map and credentials only
-	out        outputOption
+	out        command.Output
 	source     string
 	sourceRef  string
 	configRepo string
@@ -65,12 +66,12 @@ func (o *appOptions) bind(cmd *cobra.Command) {
 	f.StringArrayVar(&o.cp.repoMap, "repo-map", nil, "map a repository URL to a local path or git repository: URL=PATH (repeatable)")
 	f.StringVar(&o.cp.configFile, "config", os.Getenv("FLEETFORM_CONFIG"),
 		"config file (repoMap, credentials); default $FLEETFORM_CONFIG, else fleetform.yaml or .fleetform.yaml in the working directory or a parent")
-	o.out.bind(cmd)
+	o.out.Bind(cmd)
 }
 
 // validate checks the flags every app command shares.
 func (o *appOptions) validate(needEnv bool) error {
-	if err := o.out.check(); err != nil {
+	if err := o.out.Check(); err != nil {
 		return err
 	}
 	if o.configRepo == "" {
@@ -101,7 +102,7 @@ func (o *appOptions) repos(e *env) (*platform.Repos, error) {
 	if err != nil {
 		return nil, err
 	}
-	return platform.NewRepos(maps.Clone(opts.RepoMap), creds, e.logger), nil
+	return platform.NewRepos(maps.Clone(opts.RepoMap), creds, e.Logger), nil
 }
 
 // load reads the source and the environment's config and composes every target.
@@ -158,15 +159,15 @@ func (o *appOptions) compose(ctx context.Context, repos *platform.Repos, a *app.
 func (o *appOptions) printResult(e *env, verb string, res *app.Result) error {
 	printed := map[string]bool{}
 	for _, m := range res.Mismatches {
-		fmt.Fprintln(e.stderr, "error:", m.Message)
+		fmt.Fprintln(e.Stderr, "error:", m.Message)
 		printed[m.Message] = true
 	}
 	for _, t := range res.Targets {
 		if t.Status == app.StatusFailed && !printed[t.Error] {
-			fmt.Fprintln(e.stderr, "error:", t.Error)
+			fmt.Fprintln(e.Stderr, "error:", t.Error)
 		}
 	}
-	if err := o.out.write(e.stdout, res, func(w io.Writer) error { return appText(w, verb, res) }); err != nil {
+	if err := o.out.Write(e.Stdout, res, func(w io.Writer) error { return appText(w, verb, res) }); err != nil {
 		return failed(ExitFailed, err)
 	}
 	if res.Failed() {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/app"
+	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/gitops/gitrepo"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/pipeline"
@@ -40,7 +41,7 @@ func newAppApplyCmd(e *env) *cobra.Command {
 			"them as one commit per branch, naming the version and the targets; nothing changed, no\n" +
 			"commit. With --pr the commit goes to fleetform/<env>/app/<workload>/<source commit>/<branch>\n" +
 			"and a pull request is opened, or the open one updated. With --hub, the version of every\n" +
-			"target is posted to the hub (POST /api/v1/versions; token from " + hubTokenEnv + ").",
+			"target is posted to the hub (POST /api/v1/versions; token from " + command.HubTokenEnv + ").",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.validate(); err != nil {
@@ -50,7 +51,7 @@ func newAppApplyCmd(e *env) *cobra.Command {
 		},
 	}
 	o.app.bind(cmd)
-	o.hub.bind(cmd)
+	o.hub.Bind(cmd)
 	f := cmd.Flags()
 	f.StringVar(&o.gitops, "gitops", "", "the app GitOps repository (path or URL; default: the targets' manifests.repo, through --repo-map)")
 	f.BoolVar(&o.pr, "pr", false, "push to a head branch and open (or update) a pull request (GitHub; token from FLEETFORM_GITHUB_TOKEN or GITHUB_TOKEN)")
@@ -68,8 +69,8 @@ func (o *appApplyOptions) validate() error {
 		return failed(ExitUsage, fmt.Errorf("--author %q: want \"Name <email>\"", o.author))
 	}
 	o.sig = object.Signature{Name: addr.Name, Email: addr.Address}
-	if o.hub.url != "" && os.Getenv(hubTokenEnv) == "" {
-		return failed(ExitUsage, fmt.Errorf("--hub: set %s to a hub token", hubTokenEnv))
+	if o.hub.URL != "" && os.Getenv(command.HubTokenEnv) == "" {
+		return failed(ExitUsage, fmt.Errorf("--hub: set %s to a hub token", command.HubTokenEnv))
 	}
 	return nil
 }
@@ -83,7 +84,7 @@ func (o *appApplyOptions) run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	if o.hub.url != "" {
+	if o.hub.URL != "" {
 		if err := postVersions(ctx, &o.hub, r, res); err != nil {
 			return failed(ExitFailed, err)
 		}
@@ -102,11 +103,11 @@ func applyRun(ctx context.Context, e *env, o *appOptions, r *app.Run, gitops str
 	if err != nil {
 		return nil, err
 	}
-	repo, err := gitrepo.Open(ctx, location, os.Getenv("FLEETFORM_CACHE_DIR"), creds, e.logger)
+	repo, err := gitrepo.Open(ctx, location, os.Getenv("FLEETFORM_CACHE_DIR"), creds, e.Logger)
 	if err != nil {
 		return nil, failed(ExitFailed, err)
 	}
-	w := &app.Writer{Repo: repo, Author: sig, Logger: e.logger}
+	w := &app.Writer{Repo: repo, Author: sig, Logger: e.Logger}
 	if pr {
 		frepo, client, err := pipeline.ForgeClient(ctx, creds, gitopsURL(r, gitops), forgeURL)
 		if err != nil {
@@ -161,7 +162,7 @@ func gitopsLocation(o *appOptions, e *env, r *app.Run, gitops string) (string, e
 
 // postVersions posts the version of every target that did not fail to the hub.
 func postVersions(ctx context.Context, h *hubOptions, r *app.Run, res *app.Result) error {
-	c, err := h.client()
+	c, err := h.Client()
 	if err != nil {
 		return err
 	}

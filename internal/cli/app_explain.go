@@ -110,7 +110,7 @@ func (o *appExplainOptions) run(cmd *cobra.Command, e *env, key string) error {
 	if key != "" && len(doc.Values) == 0 {
 		return failed(ExitFailed, fmt.Errorf("target %s has no value %s", o.target, key))
 	}
-	return o.app.out.write(e.stdout, doc, func(w io.Writer) error { return appExplainText(w, &doc) })
+	return o.app.out.Write(e.Stdout, doc, func(w io.Writer) error { return appExplainText(w, &doc) })
 }
 
 func appExplainText(w io.Writer, doc *appExplainJSON) error {

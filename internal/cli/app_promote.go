@@ -60,7 +60,7 @@ func newAppPromoteCmd(e *env) *cobra.Command {
 		},
 	}
 	o.apply.app.bind(cmd)
-	o.apply.hub.bind(cmd)
+	o.apply.hub.Bind(cmd)
 	f := cmd.Flags()
 	f.StringVar(&o.from, "from", "", "the environment whose version is promoted")
 	f.StringVar(&o.to, "to", "", "the environment it is promoted into")
@@ -85,7 +85,7 @@ func (o *appPromoteOptions) validate() error {
 	if err := o.apply.validate(); err != nil {
 		return err
 	}
-	if o.apply.hub.url == "" {
+	if o.apply.hub.URL == "" {
 		return failed(ExitUsage, errors.New("--hub is required: the gates are checked on the hub"))
 	}
 	return nil
@@ -166,7 +166,7 @@ func (o *appPromoteOptions) deployed(ctx context.Context, e *env, a *app.App) (a
 	if err != nil {
 		return app.Deployed{}, err
 	}
-	repo, err := gitrepo.Open(ctx, location, os.Getenv("FLEETFORM_CACHE_DIR"), creds, e.logger)
+	repo, err := gitrepo.Open(ctx, location, os.Getenv("FLEETFORM_CACHE_DIR"), creds, e.Logger)
 	if err != nil {
 		return app.Deployed{}, failed(ExitFailed, err)
 	}
@@ -182,12 +182,12 @@ func (o *appPromoteOptions) record(ctx context.Context, e *env, h promote.Hub, d
 	ev := hub.Event{Time: time.Now().UTC(), Kind: hub.EventPromotion, Environment: o.to, Workload: doc.Workload,
 		Revision: doc.Commit, From: o.from, To: o.to, Message: msg}
 	if err := h.Record(ctx, ev); err != nil {
-		e.logger.WarnContext(ctx, "recording the promotion in the hub", "error", err.Error())
+		e.Logger.WarnContext(ctx, "recording the promotion in the hub", "error", err.Error())
 	}
 }
 
 func (o *appPromoteOptions) print(e *env, doc *appPromoteJSON, result error) error {
-	err := o.apply.app.out.write(e.stdout, doc, func(w io.Writer) error {
+	err := o.apply.app.out.Write(e.Stdout, doc, func(w io.Writer) error {
 		if !doc.Promoted {
 			fmt.Fprintf(w, "app promote %s %s -> %s: refused\n", doc.Workload, doc.From, doc.To)
 			for _, r := range doc.Reasons {

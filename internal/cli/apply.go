@@ -14,13 +14,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/pipeline"
 )
 
 type applyOptions struct {
 	cp              controlPlaneOptions
-	out             outputOption
+	out             command.Output
 	g               gitopsOptions
 	allowMassDelete bool
 	author          string
@@ -75,9 +76,9 @@ func newApplyCmd(e *env) *cobra.Command {
 		},
 	}
 	o.cp.bind(cmd, e, true)
-	o.out.bind(cmd)
+	o.out.Bind(cmd)
 	o.g.bind(cmd)
-	o.hub.bind(cmd)
+	o.hub.Bind(cmd)
 	f := cmd.Flags()
 	f.BoolVar(&o.allowMassDelete, "allow-mass-delete", false, "allow removing more than --mass-delete-threshold of the owned folders")
 	f.StringVar(&o.author, "author", "fleetform <fleetform@localhost>", "commit author, as \"Name <email>\"")
@@ -112,8 +113,8 @@ func (o *applyOptions) report(e *env, r *pipeline.Run, res *gitops.Result, apply
 	} else if applyErr != nil {
 		return failed(ExitFailed, applyErr)
 	}
-	printDiagnostics(e.stderr, r.DiagnosticsWith(res.Plan.Output))
-	err := o.out.write(e.stdout, doc, func(w io.Writer) error { return applyText(w, doc) })
+	printDiagnostics(e.Stderr, r.DiagnosticsWith(res.Plan.Output))
+	err := o.out.Write(e.Stdout, doc, func(w io.Writer) error { return applyText(w, doc) })
 	if err != nil {
 		return failed(ExitFailed, err)
 	}
@@ -161,11 +162,11 @@ func applyText(w io.Writer, doc *applyJSON) error {
 }
 
 func (o *applyOptions) validate() error {
-	if err := o.out.check(); err != nil {
+	if err := o.out.Check(); err != nil {
 		return err
 	}
-	if o.hub.url != "" {
-		if _, err := o.hub.client(); err != nil {
+	if o.hub.URL != "" {
+		if _, err := o.hub.Client(); err != nil {
 			return err // before writing anything
 		}
 	}
@@ -188,7 +189,7 @@ func (o *applyOptions) run(ctx context.Context, e *env) error {
 	if memos != nil {
 		if noop, ok := memos.Unchanged(ctx, key, ctl, writerFor(e, &o.g, creds, false, nil)); ok {
 			doc := applyJSON{Environment: noop.Environment, Attempts: 1, NoChange: true, Plan: *noop}
-			if err := o.out.write(e.stdout, doc, func(w io.Writer) error { return applyText(w, &doc) }); err != nil {
+			if err := o.out.Write(e.Stdout, doc, func(w io.Writer) error { return applyText(w, &doc) }); err != nil {
 				return failed(ExitFailed, err) // as a full apply's report
 			}
 			return nil
@@ -200,7 +201,7 @@ func (o *applyOptions) run(ctx context.Context, e *env) error {
 	}
 	opts := pipeline.ApplyOptions{Target: target, Commit: o.co, Hub: o.hub.poster()}
 	if o.pr {
-		opts.PullRequests, err = pipeline.NewPullRequests(ctx, creds, target, r.Snapshot.Environment, o.forgeURL, e.logger)
+		opts.PullRequests, err = pipeline.NewPullRequests(ctx, creds, target, r.Snapshot.Environment, o.forgeURL, e.Logger)
 		if err != nil {
 			return failed(ExitUsage, fmt.Errorf("--pr needs the repository's URL on a forge and a token: %w", err))
 		}
@@ -222,7 +223,7 @@ func (o *applyOptions) run(ctx context.Context, e *env) error {
 // memos returns where the record of the last apply is kept and its key; nil when this apply
 // may not be answered from it (--no-cache, --pr, --hub, or no cache directory).
 func (o *applyOptions) memos(e *env) (*pipeline.Memos, string) {
-	if o.noCache || o.pr || o.hub.url != "" {
+	if o.noCache || o.pr || o.hub.URL != "" {
 		return nil, ""
 	}
 	dir := os.Getenv("FLEETFORM_CACHE_DIR")
@@ -246,5 +247,5 @@ func (o *applyOptions) memos(e *env) (*pipeline.Memos, string) {
 	for _, k := range slices.Sorted(maps.Keys(opts.GitOps)) {
 		parts = append(parts, "gitops "+k+"="+opts.GitOps[k])
 	}
-	return pipeline.NewMemos(filepath.Join(dir, "unchanged"), e.logger), pipeline.MemoKey(parts...)
+	return pipeline.NewMemos(filepath.Join(dir, "unchanged"), e.Logger), pipeline.MemoKey(parts...)
 }

@@ -6,12 +6,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/hub/api"
 )
 
 type approveOptions struct {
 	hub         hubOptions
-	out         outputOption
+	out         command.Output
 	environment string
 	commit      string
 	by          string
@@ -27,7 +28,7 @@ func newApproveCmd(e *env) *cobra.Command {
 			"promotion requires an approval), with who approved and when. Needs the admin token.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.out.check(); err != nil {
+			if err := o.out.Check(); err != nil {
 				return err
 			}
 			if o.by == "" {
@@ -36,7 +37,7 @@ func newApproveCmd(e *env) *cobra.Command {
 			if !fullSHA.MatchString(o.commit) {
 				return failed(ExitUsage, fmt.Errorf("--commit %q: give the full 40-character commit SHA (git rev-parse %s): an approval is for one exact commit", o.commit, o.commit))
 			}
-			c, err := o.hub.client()
+			c, err := o.hub.Client()
 			if err != nil {
 				return err
 			}
@@ -50,8 +51,8 @@ func newApproveCmd(e *env) *cobra.Command {
 			})
 		},
 	}
-	o.hub.bindRequired(cmd)
-	o.out.bind(cmd)
+	o.hub.BindRequired(cmd)
+	o.out.Bind(cmd)
 	f := cmd.Flags()
 	f.StringVar(&o.environment, "env", "", "environment the commit may be promoted into (required)")
 	f.StringVar(&o.commit, "commit", "", "control-plane commit (required)")

@@ -16,11 +16,6 @@ import (
 // noFiles ends a completion without falling back to file names.
 const noFiles = cobra.ShellCompDirectiveNoFileComp
 
-// completeOutputFormats completes -o.
-func completeOutputFormats(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	return []cobra.Completion{"text", "json", "yaml"}, noFiles
-}
-
 // completeEnvironments completes an environment name.
 func (o *controlPlaneOptions) completeEnvironments(e *env) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {

@@ -131,9 +131,9 @@ func (o *controlPlaneOptions) resolve(e *env) error {
 			return failed(ExitUsage, err)
 		}
 		o.file = fc
-		e.logger.Debug("config file", "path", o.configFile, "how", how)
+		e.Logger.Debug("config file", "path", o.configFile, "how", how)
 	} else {
-		e.logger.Debug("no config file", "looked_for", strings.Join(configNames, ", "))
+		e.Logger.Debug("no config file", "looked_for", strings.Join(configNames, ", "))
 	}
 	if o.controlPlane == "" {
 		o.controlPlane = o.file.ControlPlane

@@ -43,7 +43,7 @@ type credentialConfig struct {
 // the command line: the control plane's (for a local clone, its origin remote's) and those
 // of o.trusted (--gitops, --forge-url).
 func (o *controlPlaneOptions) credentials(e *env) (*gitauth.Store, error) {
-	cfg := gitauth.Config{Logger: e.logger, Trusted: append(controlPlaneHosts(o.controlPlane), o.trusted...)}
+	cfg := gitauth.Config{Logger: e.Logger, Trusted: append(controlPlaneHosts(o.controlPlane), o.trusted...)}
 	if o.configFile != "" {
 		entries, err := readCredentials(o.configFile)
 		if err != nil {
@@ -108,7 +108,7 @@ func controlPlaneHosts(location string) []string {
 // commandLineCredentials builds the credential store of a command without a config file:
 // FLEETFORM_GIT_TOKEN for the hosts of urls (see gitauth.New).
 func commandLineCredentials(e *env, urls ...string) (*gitauth.Store, error) {
-	s, err := gitauth.New(gitauth.Config{Logger: e.logger, Trusted: urls})
+	s, err := gitauth.New(gitauth.Config{Logger: e.Logger, Trusted: urls})
 	if err != nil {
 		return nil, failed(ExitUsage, fmt.Errorf("credentials: %w", err))
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/yamlnode"
@@ -25,7 +26,7 @@ func newDiffCmd(e *env) *cobra.Command {
 			"configuration values that differ.",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.hub.clientFor(o.out)
+			c, err := o.hub.ClientFor(o.out)
 			if err != nil {
 				return err
 			}
@@ -36,19 +37,19 @@ func newDiffCmd(e *env) *cobra.Command {
 			return writeOut(e, o.out, d, func(w io.Writer) error { return diffText(w, d) })
 		},
 	}
-	o.hub.bindRequired(cmd)
-	o.out.bind(cmd)
+	o.hub.BindRequired(cmd)
+	o.out.Bind(cmd)
 	return cmd
 }
 
 func diffText(w io.Writer, d hub.EnvDiff) error {
-	t := newTable(w, "WORKLOAD", "SAME", "CLUSTER TYPES ("+d.From+")", "CLUSTER TYPES ("+d.To+")",
+	t := command.NewTable(w, "WORKLOAD", "SAME", "CLUSTER TYPES ("+d.From+")", "CLUSTER TYPES ("+d.To+")",
 		"VERSIONS ("+d.From+")", "VERSIONS ("+d.To+")")
 	for _, wd := range d.Workloads {
-		t.row(wd.Workload, yesNo(wd.Same), pipeline.ListOrNone(wd.From.ClusterTypes), pipeline.ListOrNone(wd.To.ClusterTypes),
+		t.Row(wd.Workload, yesNo(wd.Same), pipeline.ListOrNone(wd.From.ClusterTypes), pipeline.ListOrNone(wd.To.ClusterTypes),
 			versionsText(wd.From.Versions), versionsText(wd.To.Versions))
 	}
-	if err := t.flush(); err != nil {
+	if err := t.Flush(); err != nil {
 		return err
 	}
 	for _, wd := range d.Workloads {

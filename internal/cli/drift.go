@@ -8,12 +8,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/hub"
 )
 
 type driftOptions struct {
 	hub         hubOptions
-	out         outputOption
+	out         command.Output
 	environment string
 	behind      time.Duration
 }
@@ -29,7 +30,7 @@ func newDriftCmd(e *env) *cobra.Command {
 			"within the hub's --stale-after) and clusters reconciling another cluster type's folder.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := o.hub.clientFor(o.out)
+			c, err := o.hub.ClientFor(o.out)
 			if err != nil {
 				return err
 			}
@@ -40,8 +41,8 @@ func newDriftCmd(e *env) *cobra.Command {
 			return writeOut(e, o.out, d, func(w io.Writer) error { return driftText(w, d) })
 		},
 	}
-	o.hub.bindRequired(cmd)
-	o.out.bind(cmd)
+	o.hub.BindRequired(cmd)
+	o.out.Bind(cmd)
 	cmd.Flags().StringVar(&o.environment, "env", "", "environment (required)")
 	cmd.Flags().DurationVar(&o.behind, "behind", 0, "how long after the desired revision a cluster at another one counts as behind (default: the hub's)")
 	_ = cmd.MarkFlagRequired("env")
@@ -54,25 +55,25 @@ func driftText(w io.Writer, d hub.Drift) error {
 	if len(d.Behind)+len(d.Failing)+len(d.FailingClusters)+len(d.Silent)+len(d.WrongPath) == 0 {
 		return nil
 	}
-	t := newTable(w, "PROBLEM", "CLUSTER", "CLUSTER TYPE", "DETAIL")
+	t := command.NewTable(w, "PROBLEM", "CLUSTER", "CLUSTER TYPE", "DETAIL")
 	for _, c := range d.Behind {
-		t.row("behind", c.Name, c.ClusterType, "at "+shortSHA(c.Revision))
+		t.Row("behind", c.Name, c.ClusterType, "at "+shortSHA(c.Revision))
 	}
 	for _, f := range d.Failing {
-		t.row("failing deployment", f.Cluster, f.ClusterType, f.DeploymentTarget+" Failed since "+f.Since.UTC().Format(time.RFC3339))
+		t.Row("failing deployment", f.Cluster, f.ClusterType, f.DeploymentTarget+" Failed since "+f.Since.UTC().Format(time.RFC3339))
 	}
 	for _, c := range d.FailingClusters {
-		t.row("failing cluster", c.Name, c.ClusterType, strings.TrimSpace(string(c.Status)+" "+c.Message))
+		t.Row("failing cluster", c.Name, c.ClusterType, strings.TrimSpace(string(c.Status)+" "+c.Message))
 	}
 	for _, c := range d.Silent {
 		detail := "never reported"
 		if c.Reported {
 			detail = "last report " + c.ReceivedAt.UTC().Format(time.RFC3339)
 		}
-		t.row("silent", c.Name, c.ClusterType, detail)
+		t.Row("silent", c.Name, c.ClusterType, detail)
 	}
 	for _, c := range d.WrongPath {
-		t.row("wrong path", c.Name, c.ClusterType, "reconciles "+c.GitOpsPath)
+		t.Row("wrong path", c.Name, c.ClusterType, "reconciles "+c.GitOpsPath)
 	}
-	return t.flush()
+	return t.Flush()
 }

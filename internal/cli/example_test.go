@@ -11,10 +11,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetform/fleetform/internal/cli"
-	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/render"
 	"github.com/fleetform/fleetform/internal/schedule"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 // TestExampleControlPlane keeps examples/ (what the README quick start renders) working:

@@ -9,12 +9,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/pipeline"
 )
 
 type explainOptions struct {
 	cp               controlPlaneOptions
-	out              outputOption
+	out              command.Output
 	clusterType      string
 	deploymentTarget string
 }
@@ -60,7 +61,7 @@ func newExplainCmd(e *env) *cobra.Command {
 		},
 	}
 	o.cp.bind(cmd, e, true)
-	o.out.bind(cmd)
+	o.out.Bind(cmd)
 	cmd.Flags().StringVar(&o.clusterType, "cluster-type", "", "cluster type name")
 	cmd.Flags().StringVar(&o.deploymentTarget, "deployment-target", "", "deployment target name (<workload>-<target>)")
 	_ = cmd.RegisterFlagCompletionFunc("cluster-type", o.cp.completeFromSnapshot(e, clusterTypeNames))
@@ -69,7 +70,7 @@ func newExplainCmd(e *env) *cobra.Command {
 }
 
 func (o *explainOptions) validate(args []string) error {
-	if err := o.out.check(); err != nil {
+	if err := o.out.Check(); err != nil {
 		return err
 	}
 	switch {
@@ -86,7 +87,7 @@ func (o *explainOptions) print(e *env, r *pipeline.Run, key string) error {
 	if err != nil {
 		return failed(ExitFailed, err)
 	}
-	if err := o.out.write(e.stdout, doc, func(w io.Writer) error { return explainText(w, doc) }); err != nil {
+	if err := o.out.Write(e.Stdout, doc, func(w io.Writer) error { return explainText(w, doc) }); err != nil {
 		return failed(ExitFailed, err)
 	}
 	return nil
@@ -121,17 +122,17 @@ func explainText(w io.Writer, doc *pipeline.Explanation) error {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	t := newTable(w, "KEY", "VALUE", "SET BY", "AT", "SHADOWS")
+	t := command.NewTable(w, "KEY", "VALUE", "SET BY", "AT", "SHADOWS")
 	for _, k := range keys {
 		v := doc.Values[k]
 		var shadows []string
 		for _, s := range v.Shadowed {
 			shadows = append(shadows, fmt.Sprintf("%s=%s (%s)", s.Source.Name, short(s.Value), s.Source.Level))
 		}
-		t.row(k, short(v.Value), fmt.Sprintf("%s/%s (%s)", v.Source.Kind, v.Source.Name, v.Source.Level),
+		t.Row(k, short(v.Value), fmt.Sprintf("%s/%s (%s)", v.Source.Kind, v.Source.Name, v.Source.Level),
 			fmt.Sprintf("%s:%d", v.Source.File, v.Source.Line), strings.Join(shadows, ", "))
 	}
-	return t.flush()
+	return t.Flush()
 }
 
 // short renders a value on one line, cut to a readable length.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/pipeline"
 )
 
@@ -13,7 +14,7 @@ func (o *explainOptions) printTarget(e *env, r *pipeline.Run) error {
 	if err != nil {
 		return failed(ExitFailed, err)
 	}
-	return o.out.write(e.stdout, doc, func(w io.Writer) error {
+	return o.out.Write(e.Stdout, doc, func(w io.Writer) error {
 		fmt.Fprintf(w, "%s in %s, on each cluster type:\n", doc.DeploymentTarget, doc.Environment)
 		return placesText(w, doc.ClusterTypes, func(p pipeline.Place) string { return p.ClusterType })
 	})
@@ -25,7 +26,7 @@ func (o *explainOptions) printType(e *env, r *pipeline.Run) error {
 	if err != nil {
 		return failed(ExitFailed, err)
 	}
-	return o.out.write(e.stdout, doc, func(w io.Writer) error {
+	return o.out.Write(e.Stdout, doc, func(w io.Writer) error {
 		fmt.Fprintf(w, "deployment targets of %s on cluster type %s:\n", doc.Environment, doc.ClusterType)
 		return placesText(w, doc.DeploymentTargets, func(p pipeline.Place) string { return p.DeploymentTarget })
 	})
@@ -38,17 +39,17 @@ func placesText(w io.Writer, places []pipeline.Place, name func(pipeline.Place) 
 		_, err := fmt.Fprintln(w, "  (none)")
 		return err
 	}
-	t := newTable(w, "  NAME", "SCHEDULED", "WHY")
+	t := command.NewTable(w, "  NAME", "SCHEDULED", "WHY")
 	for _, p := range places {
 		verdict := "no"
 		if p.Scheduled {
 			verdict = "yes"
 		}
 		why := pipeline.WhyLines(p.Scheduling)
-		t.row("  "+name(p), verdict, why[0])
+		t.Row("  "+name(p), verdict, why[0])
 		for _, more := range why[1:] {
-			t.row("", "", more)
+			t.Row("", "", more)
 		}
 	}
-	return t.flush()
+	return t.Flush()
 }

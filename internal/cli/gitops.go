@@ -54,7 +54,7 @@ type progress struct {
 
 func newProgress(e *env, label string) *progress {
 	p := &progress{e: e, label: label, start: time.Now(), minShow: 500 * time.Millisecond}
-	if f, ok := e.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	if f, ok := e.Stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		p.tty = true
 	}
 	return p
@@ -76,12 +76,12 @@ func (p *progress) update(done, total int) {
 	p.last = now
 	rate := float64(done) / elapsed.Seconds()
 	if !p.tty {
-		p.e.logger.Info(p.label, "done", done, "total", total, "per_second", int(rate))
+		p.e.Logger.Info(p.label, "done", done, "total", total, "per_second", int(rate))
 		return
 	}
 	const width = 30
 	filled := width * done / max(total, 1)
-	fmt.Fprintf(p.e.stderr, "\r%s [%s%s] %d/%d (%.0f/s)", p.label, strings.Repeat("#", filled),
+	fmt.Fprintf(p.e.Stderr, "\r%s [%s%s] %d/%d (%.0f/s)", p.label, strings.Repeat("#", filled),
 		strings.Repeat(".", width-filled), done, total, rate)
 	p.drawn = true
 }
@@ -91,7 +91,7 @@ func (p *progress) finish() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.drawn {
-		fmt.Fprintln(p.e.stderr)
+		fmt.Fprintln(p.e.Stderr)
 	}
 }
 
@@ -99,7 +99,7 @@ func (p *progress) finish() {
 func writerFor(e *env, o *gitopsOptions, creds gitops.Credentials, allowMassDelete bool, prog *progress) *gitops.Writer {
 	opts := gitops.Options{
 		MassDeleteThreshold: o.threshold, AllowMassDelete: allowMassDelete, Diff: o.diff,
-		Logger: e.logger, CacheDir: os.Getenv("FLEETFORM_CACHE_DIR"), Credentials: creds,
+		Logger: e.Logger, CacheDir: os.Getenv("FLEETFORM_CACHE_DIR"), Credentials: creds,
 	}
 	if prog != nil {
 		opts.Progress = prog.update

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/fleetform/fleetform/internal/cli"
-	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/render"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 // applyDoc is the part of `apply -o json` these tests read.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/api"
 	"github.com/fleetform/fleetform/internal/hub/client"
@@ -19,7 +20,7 @@ import (
 
 type historyOptions struct {
 	hub   hubOptions
-	out   outputOption
+	out   command.Output
 	f     hub.HistoryFilter
 	since string
 }
@@ -35,21 +36,21 @@ func newHistoryCmd(e *env) *cobra.Command {
 			"cluster and deployment status transition, registrations, promotions and approvals.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.out.check(); err != nil {
+			if err := o.out.Check(); err != nil {
 				return err
 			}
 			if err := o.parseSince(time.Now()); err != nil {
 				return err
 			}
-			c, err := o.hub.client()
+			c, err := o.hub.Client()
 			if err != nil {
 				return err
 			}
 			return o.run(cmd.Context(), e, c)
 		},
 	}
-	o.hub.bindRequired(cmd)
-	o.out.bind(cmd)
+	o.hub.BindRequired(cmd)
+	o.out.Bind(cmd)
 	f := cmd.Flags()
 	f.StringVar(&o.f.Environment, "env", "", "only this environment")
 	f.StringVar(&o.f.Workload, "workload", "", "only this workload")
@@ -133,12 +134,12 @@ func historyText(w io.Writer, doc api.HistoryList, limit int) error {
 	}
 	if len(doc.Summary) > 0 {
 		fmt.Fprintln(w, "\nPer revision:")
-		t := newTable(w, "ENVIRONMENT", "KIND", "REVISION", "EVENTS", "FROM", "TO", "SUMMARY")
+		t := command.NewTable(w, "ENVIRONMENT", "KIND", "REVISION", "EVENTS", "FROM", "TO", "SUMMARY")
 		for _, s := range doc.Summary {
-			t.row(s.Environment, s.Kind, orDash(shortSHA(s.Revision)), strconv.Itoa(s.Events), s.First.UTC().Format(time.RFC3339),
+			t.Row(s.Environment, s.Kind, orDash(shortSHA(s.Revision)), strconv.Itoa(s.Events), s.First.UTC().Format(time.RFC3339),
 				s.Last.UTC().Format(time.RFC3339), orDash(summaryText(s)))
 		}
-		if err := t.flush(); err != nil {
+		if err := t.Flush(); err != nil {
 			return err
 		}
 	}
@@ -161,7 +162,7 @@ func summaryText(s hub.RevisionSummary) string {
 }
 
 func eventsText(w io.Writer, events []hub.Event) error {
-	t := newTable(w, "TIME", "KIND", "ENVIRONMENT", "WHERE", "REVISION", "CHANGE", "MESSAGE")
+	t := command.NewTable(w, "TIME", "KIND", "ENVIRONMENT", "WHERE", "REVISION", "CHANGE", "MESSAGE")
 	for _, ev := range events {
 		where := ev.Cluster
 		if where == "" {
@@ -174,8 +175,8 @@ func eventsText(w io.Writer, events []hub.Event) error {
 		if ev.From != "" || ev.To != "" {
 			change = orDash(ev.From) + " -> " + orDash(ev.To)
 		}
-		t.row(ev.Time.UTC().Format(time.RFC3339), ev.Kind, ev.Environment, orDash(where), orDash(shortSHA(ev.Revision)),
+		t.Row(ev.Time.UTC().Format(time.RFC3339), ev.Kind, ev.Environment, orDash(where), orDash(shortSHA(ev.Revision)),
 			orDash(change), ev.Message)
 	}
-	return t.flush()
+	return t.Flush()
 }

@@ -27,10 +27,10 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/fleetform/fleetform/internal/cli"
-	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/api"
 	"github.com/fleetform/fleetform/internal/hub/client"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/testutil/pgtest"
 )
 
@@ -374,7 +374,7 @@ func TestHubLoadtest(t *testing.T) {
 		} `json:"steady"`
 	}
 	// 2 s: far more than 20 first reports take, even under the race detector on a busy machine.
-	out := fleetform(t, 0, "hub", "loadtest", "--hub", h.url, "--clusters", "20", "--concurrency", "3", "--duration", "2s",
+	out := fleetformDev(t, 0, "loadtest", "--hub", h.url, "--clusters", "20", "--concurrency", "3", "--duration", "2s",
 		"--change-every", "1", "-o", "json")
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Reports == 0 || doc.Errors != 0 || !doc.Counted {
 		t.Fatalf("loadtest: %+v %v\n%s", doc, err, out)
@@ -384,7 +384,7 @@ func TestHubLoadtest(t *testing.T) {
 		t.Fatalf("loadtest: steady state %+v of %d reports\n%s", st, doc.Reports, out)
 	}
 	// Again on the same clusters: their tokens are rotated, a new desired revision posted.
-	fleetform(t, 0, "hub", "loadtest", "--hub", h.url, "--clusters", "20", "--concurrency", "3", "--duration", "200ms")
+	fleetformDev(t, 0, "loadtest", "--hub", h.url, "--clusters", "20", "--concurrency", "3", "--duration", "200ms")
 
 	// Heartbeats only, on new clusters: after its first report (the new revision, all Ready)
 	// no cluster's state changes, so no deployment is progressing (a cluster yet to report
@@ -394,7 +394,7 @@ func TestHubLoadtest(t *testing.T) {
 		Errors  int64 `json:"errors"`
 		Counted bool  `json:"counted"`
 	}
-	out = fleetform(t, 0, "hub", "loadtest", "--hub", h.url, "--env", "heartbeats", "--clusters", "20", "--concurrency", "3",
+	out = fleetformDev(t, 0, "loadtest", "--hub", h.url, "--env", "heartbeats", "--clusters", "20", "--concurrency", "3",
 		"--duration", "300ms", "--change-every", "0", "-o", "json")
 	if err := json.Unmarshal([]byte(out), &hb); err != nil || hb.Reports == 0 || hb.Errors != 0 || !hb.Counted {
 		t.Fatalf("loadtest --change-every 0: %+v %v\n%s", hb, err, out)
@@ -412,7 +412,7 @@ func TestHubLoadtest(t *testing.T) {
 			t.Fatalf("heartbeats only, yet %+v", tr)
 		}
 	}
-	fleetform(t, 2, "hub", "loadtest", "--hub", h.url, "--change-every", "-1")
+	fleetformDev(t, 2, "loadtest", "--hub", h.url, "--change-every", "-1")
 
 	// In batches, with a relay token: 20 clusters over 2 workers, 4 reports per request
 	// (a worker's 10 clusters wrap around within a batch), every state change counted.
@@ -422,12 +422,12 @@ func TestHubLoadtest(t *testing.T) {
 		Counted bool  `json:"counted"`
 		Batch   int   `json:"batch"`
 	}
-	out = fleetform(t, 0, "hub", "loadtest", "--hub", h.url, "--env", "batches", "--clusters", "20", "--concurrency", "2",
+	out = fleetformDev(t, 0, "loadtest", "--hub", h.url, "--env", "batches", "--clusters", "20", "--concurrency", "2",
 		"--batch", "4", "--duration", "500ms", "--change-every", "1", "-o", "json")
 	if err := json.Unmarshal([]byte(out), &batched); err != nil || batched.Reports < 20 || batched.Errors != 0 || !batched.Counted || batched.Batch != 4 {
 		t.Fatalf("loadtest --batch 4: %+v %v\n%s", batched, err, out)
 	}
-	fleetform(t, 2, "hub", "loadtest", "--hub", h.url, "--batch", "0")
+	fleetformDev(t, 2, "loadtest", "--hub", h.url, "--batch", "0")
 }
 
 // TestHubServeTLS serves HTTPS with --tls-cert and --tls-key; the generated admin token is

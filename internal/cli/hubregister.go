@@ -6,12 +6,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/hub/api"
 )
 
 type hubRegisterOptions struct {
 	hub         hubOptions
-	out         outputOption
+	out         command.Output
 	expires     expiresOption
 	environment string
 	clusterType string
@@ -30,17 +31,17 @@ func newHubRegisterCmd(e *env) *cobra.Command {
 		Long: "register adds a cluster to the hub and prints the token its reporter posts with (shown\n" +
 			"once: the hub keeps only its hash). --rotate issues a new token for a registered cluster;\n" +
 			"the old one stops working. --expires-in makes the token stop working after that long.\n" +
-			"Needs the admin token in " + hubTokenEnv + ".",
+			"Needs the admin token in " + command.HubTokenEnv + ".",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.out.check(); err != nil {
+			if err := o.out.Check(); err != nil {
 				return err
 			}
 			req, err := o.registration(args[0])
 			if err != nil {
 				return err
 			}
-			c, err := o.hub.client()
+			c, err := o.hub.Client()
 			if err != nil {
 				return err
 			}
@@ -51,8 +52,8 @@ func newHubRegisterCmd(e *env) *cobra.Command {
 			return printToken(e, o.out, tok)
 		},
 	}
-	o.hub.bindRequired(cmd)
-	o.out.bind(cmd)
+	o.hub.BindRequired(cmd)
+	o.out.Bind(cmd)
 	o.expires.bind(cmd, "the cluster's token")
 	f := cmd.Flags()
 	f.StringVar(&o.environment, "env", "", "environment of the cluster (required)")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/relay"
 	"github.com/fleetform/fleetform/internal/redact"
@@ -40,7 +41,7 @@ func newHubRelayCmd(e *env) *cobra.Command {
 			"request (POST /api/v1/reports/batch), up to --max-batch reports, with --senders batches in\n" +
 			"flight. Each agent hears what the hub answered for its report: 202 once it is durable, the\n" +
 			"hub's error otherwise, 502 when the batch did not reach the hub (the agent retries). The\n" +
-			"hub authenticates every report by its cluster's token; " + hubTokenEnv + " is a relay\n" +
+			"hub authenticates every report by its cluster's token; " + command.HubTokenEnv + " is a relay\n" +
 			"token (`hub token create NAME --kind relay`), which can do nothing but forward. SIGINT or\n" +
 			"SIGTERM stops accepting reports and answers the ones in flight.",
 		Args: cobra.NoArgs,
@@ -51,7 +52,7 @@ func newHubRelayCmd(e *env) *cobra.Command {
 			return o.run(cmd.Context(), e)
 		},
 	}
-	o.hub.bindRequired(cmd)
+	o.hub.BindRequired(cmd)
 	f := cmd.Flags()
 	f.StringVar(&o.addr, "addr", "127.0.0.1:8081", "address the agents post to, HOST:PORT (port 0: any free port)")
 	f.IntVar(&o.maxBatch, "max-batch", relay.DefaultMaxBatch, fmt.Sprintf("most reports per batch (at most %d)", hub.MaxReportsPerBatch))
@@ -78,12 +79,12 @@ func (o *hubRelayOptions) check() error {
 func (o *hubRelayOptions) run(ctx context.Context, e *env) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	c, err := o.hub.clientWith(&http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment,
+	c, err := o.hub.ClientWith(&http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment,
 		MaxIdleConns: o.senders, MaxIdleConnsPerHost: o.senders, IdleConnTimeout: time.Minute}})
 	if err != nil {
 		return err
 	}
-	rl := relay.New(c, relay.Options{MaxBatch: o.maxBatch, Senders: o.senders, Timeout: o.timeout, Logger: e.logger})
+	rl := relay.New(c, relay.Options{MaxBatch: o.maxBatch, Senders: o.senders, Timeout: o.timeout, Logger: e.Logger})
 	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", o.addr)
 	if err != nil {
 		return failed(ExitFailed, err)
@@ -92,8 +93,8 @@ func (o *hubRelayOptions) run(ctx context.Context, e *env) error {
 	if o.tlsCert != "" {
 		scheme = "https"
 	}
-	fmt.Fprintf(e.stderr, "fleetform hub relay: serving %s://%s (forwarding to %s)\n", scheme, ln.Addr(), redact.URL(o.hub.url))
-	srv := newHTTPServer(rl, e.logger)
+	fmt.Fprintf(e.Stderr, "fleetform hub relay: serving %s://%s (forwarding to %s)\n", scheme, ln.Addr(), redact.URL(o.hub.URL))
+	srv := newHTTPServer(rl, e.Logger)
 	// The senders outlive the server: the reports in flight are answered before they stop.
 	sendCtx, stopSending := context.WithCancel(context.WithoutCancel(ctx))
 	sent := make(chan struct{})
@@ -105,7 +106,7 @@ func (o *hubRelayOptions) run(ctx context.Context, e *env) error {
 	select {
 	case err = <-serveErr:
 	case <-ctx.Done():
-		e.logger.Info("stopping: answering the reports in flight")
+		e.Logger.Info("stopping: answering the reports in flight")
 		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.shutdownTimeout)
 		err = srv.Shutdown(shutdownCtx)
 		cancel()

@@ -150,7 +150,7 @@ type hubServer struct {
 // start opens the store, makes the hub and settles the admin token (printing a generated
 // one once).
 func (o *hubServeOptions) start(ctx context.Context, e *env) (*hubServer, error) {
-	st, err := openHubStore(ctx, o.db, e.logger)
+	st, err := openHubStore(ctx, o.db, e.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -163,22 +163,22 @@ func (o *hubServeOptions) start(ctx context.Context, e *env) (*hubServer, error)
 		ttl = -1 // hub.Options: negative is no cache, zero its default
 	}
 	h := hub.New(st.store, hub.Options{StaleAfter: o.staleAfter, Retention: o.retention, MaxClockSkew: o.maxClockSkew,
-		Writers: st.writers, Logger: e.logger, Observer: metrics, TokenCacheTTL: ttl})
+		Writers: st.writers, Logger: e.Logger, Observer: metrics, TokenCacheTTL: ttl})
 	generated, err := h.Bootstrap(ctx, os.Getenv(hubAdminTokenEnv))
 	if err != nil {
 		_ = st.store.Close()
 		return nil, failed(ExitFailed, fmt.Errorf("%s: %w", hubAdminTokenEnv, err))
 	}
 	if generated != "" {
-		fmt.Fprintf(e.stderr, "fleetform hub: generated the admin token (shown once; set %s to choose it):\n%s\n", hubAdminTokenEnv, generated)
+		fmt.Fprintf(e.Stderr, "fleetform hub: generated the admin token (shown once; set %s to choose it):\n%s\n", hubAdminTokenEnv, generated)
 	}
-	web, err := ui.New(h, ui.Options{Logger: e.logger, SecureCookies: o.tlsCert != "", DriftAfter: o.staleAfter})
+	web, err := ui.New(h, ui.Options{Logger: e.Logger, SecureCookies: o.tlsCert != "", DriftAfter: o.staleAfter})
 	if err != nil {
 		_ = st.store.Close()
 		return nil, failed(ExitFailed, err)
 	}
 	hs := &hubServer{hub: h, store: st.store, metrics: metrics, ui: web,
-		api: api.New(h, api.Options{Logger: e.logger, Metrics: metrics, DriftAfter: o.staleAfter})}
+		api: api.New(h, api.Options{Logger: e.Logger, Metrics: metrics, DriftAfter: o.staleAfter})}
 	return hs, nil
 }
 
@@ -198,8 +198,8 @@ func (o *hubServeOptions) serve(ctx context.Context, e *env, hs *hubServer, hand
 	if o.tlsCert != "" {
 		scheme = "https"
 	}
-	fmt.Fprintf(e.stderr, "fleetform hub: serving %s://%s\n", scheme, ln.Addr())
-	srv := newHTTPServer(handler, e.logger)
+	fmt.Fprintf(e.Stderr, "fleetform hub: serving %s://%s\n", scheme, ln.Addr())
+	srv := newHTTPServer(handler, e.Logger)
 	runCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))
 	hubDone := make(chan struct{})
 	go func() {
@@ -219,7 +219,7 @@ func (o *hubServeOptions) serve(ctx context.Context, e *env, hs *hubServer, hand
 		err = errors.Join(err, srv.Shutdown(shutdownCtx))
 		cancel()
 	case <-ctx.Done():
-		e.logger.Info("stopping: finishing the requests in flight")
+		e.Logger.Info("stopping: finishing the requests in flight")
 		if workErr != nil {
 			err = <-workErr
 		}

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fleetform/fleetform/internal/cli/command"
 )
 
 // The hub's token commands: create, list, revoke and rotate (admin token).
@@ -17,7 +19,7 @@ func newHubTokenCmd(e *env) *cobra.Command {
 		Short: "Issue, list, revoke and rotate hub tokens",
 		Long: "token manages the hub's tokens: admin and read-only ones, and the clusters' (issued by\n" +
 			"hub register). The hub keeps only their hashes; a token is named by its ID in listings.\n" +
-			"Needs the admin token in " + hubTokenEnv + ".",
+			"Needs the admin token in " + command.HubTokenEnv + ".",
 	}
 	cmd.AddCommand(newHubTokenCreateCmd(e), newHubTokenListCmd(e), newHubTokenRevokeCmd(e), newHubTokenRotateCmd(e))
 	return cmd

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/api"
 )
@@ -32,7 +33,7 @@ func newHubTokenCreateCmd(e *env) *cobra.Command {
 			"forward batches of reports, each with its cluster's own token).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.hub.clientFor(o.out)
+			c, err := o.hub.ClientFor(o.out)
 			if err != nil {
 				return err
 			}
@@ -47,16 +48,16 @@ func newHubTokenCreateCmd(e *env) *cobra.Command {
 			return printToken(e, o.out, tok)
 		},
 	}
-	o.hub.bindRequired(cmd)
-	o.out.bind(cmd)
+	o.hub.BindRequired(cmd)
+	o.out.Bind(cmd)
 	o.expires.bind(cmd, "the token")
 	cmd.Flags().StringVar(&o.kind, "kind", hub.TokenRead, "read, admin or relay (relay: may only forward batches of reports, see hub relay)")
 	return cmd
 }
 
 // printToken prints a token alone on a line (text), or {"name","token","id"[,"expiresAt"]}.
-func printToken(e *env, out outputOption, tok api.IssuedToken) error {
-	err := out.write(e.stdout, tok, func(w io.Writer) error {
+func printToken(e *env, out command.Output, tok api.IssuedToken) error {
+	err := out.Write(e.Stdout, tok, func(w io.Writer) error {
 		_, err := fmt.Fprintln(w, tok.Token)
 		return err
 	})

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/api"
 )
@@ -26,7 +27,7 @@ func newHubTokenListCmd(e *env) *cobra.Command {
 			"(active, expired or revoked); never a secret.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := o.hub.clientFor(o.out)
+			c, err := o.hub.ClientFor(o.out)
 			if err != nil {
 				return err
 			}
@@ -37,23 +38,23 @@ func newHubTokenListCmd(e *env) *cobra.Command {
 			return writeOut(e, o.out, api.TokenList{Tokens: ts}, func(w io.Writer) error { return tokensText(w, ts) })
 		},
 	}
-	o.hub.bindRequired(cmd)
-	o.out.bind(cmd)
+	o.hub.BindRequired(cmd)
+	o.out.Bind(cmd)
 	cmd.Flags().StringVar(&o.kind, "kind", "", "only tokens of this kind: admin, read, cluster or relay")
 	cmd.Flags().StringVar(&o.cluster, "cluster", "", "only this cluster's tokens")
 	return cmd
 }
 
 func tokensText(w io.Writer, ts []hub.TokenInfo) error {
-	t := newTable(w, "ID", "KIND", "NAME", "CLUSTER", "CREATED", "EXPIRES", "STATE")
+	t := command.NewTable(w, "ID", "KIND", "NAME", "CLUSTER", "CREATED", "EXPIRES", "STATE")
 	for _, ti := range ts {
 		expires := "never"
 		if ti.ExpiresAt != nil {
 			expires = ti.ExpiresAt.UTC().Format(time.RFC3339)
 		}
-		t.row(ti.ID, ti.Kind, dashIfEmpty(ti.Name), dashIfEmpty(ti.Cluster), ti.CreatedAt.UTC().Format(time.RFC3339), expires, ti.State)
+		t.Row(ti.ID, ti.Kind, dashIfEmpty(ti.Name), dashIfEmpty(ti.Cluster), ti.CreatedAt.UTC().Format(time.RFC3339), expires, ti.State)
 	}
-	return t.flush()
+	return t.Flush()
 }
 
 func dashIfEmpty(s string) string {

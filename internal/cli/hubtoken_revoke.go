@@ -18,7 +18,7 @@ func newHubTokenRevokeCmd(e *env) *cobra.Command {
 			"cannot be revoked: rotate it.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.hub.clientFor(o.out)
+			c, err := o.hub.ClientFor(o.out)
 			if err != nil {
 				return err
 			}
@@ -32,7 +32,7 @@ func newHubTokenRevokeCmd(e *env) *cobra.Command {
 			})
 		},
 	}
-	o.hub.bindRequired(cmd)
-	o.out.bind(cmd)
+	o.hub.BindRequired(cmd)
+	o.out.Bind(cmd)
 	return cmd
 }

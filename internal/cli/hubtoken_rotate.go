@@ -21,7 +21,7 @@ func newHubTokenRotateCmd(e *env) *cobra.Command {
 			"prints it once; the old one is revoked (a cluster's is deleted, as by register --rotate).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.hub.clientFor(o.out)
+			c, err := o.hub.ClientFor(o.out)
 			if err != nil {
 				return err
 			}
@@ -36,8 +36,8 @@ func newHubTokenRotateCmd(e *env) *cobra.Command {
 			return printToken(e, o.out, tok)
 		},
 	}
-	o.hub.bindRequired(cmd)
-	o.out.bind(cmd)
+	o.hub.BindRequired(cmd)
+	o.out.Bind(cmd)
 	o.expires.bind(cmd, "the new token")
 	return cmd
 }

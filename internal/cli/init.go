@@ -11,11 +11,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/authoring"
+	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/platform"
 )
 
 type initOptions struct {
-	out          outputOption
+	out          command.Output
 	layout       string
 	environments []string
 	reconciler   string
@@ -43,7 +44,7 @@ func newInitCmd(e *env) *cobra.Command {
 			return o.run(cmd.Context(), e, args[0])
 		},
 	}
-	o.out.bind(cmd)
+	o.out.Bind(cmd)
 	f := cmd.Flags()
 	f.StringVar(&o.layout, "layout", "folder", "repository layout: folder or kalypso")
 	f.StringSliceVar(&o.environments, "environments", []string{"dev", "stage", "prod"}, "environments, in promotion order")
@@ -54,7 +55,7 @@ func newInitCmd(e *env) *cobra.Command {
 }
 
 func (o *initOptions) validate() error {
-	if err := o.out.check(); err != nil {
+	if err := o.out.Check(); err != nil {
 		return err
 	}
 	if o.layout != string(platform.LayoutFolder) && o.layout != string(platform.LayoutKalypso) {
@@ -73,7 +74,7 @@ func (o *initOptions) run(ctx context.Context, e *env, dir string) error {
 	if err != nil {
 		return failed(ExitFailed, err)
 	}
-	err = o.out.write(e.stdout, res, func(w io.Writer) error {
+	err = o.out.Write(e.Stdout, res, func(w io.Writer) error {
 		fmt.Fprintf(w, "created control plane %s (%s layout): %s\n", res.Dir, res.Layout, strings.Join(res.Environments, " -> "))
 		if res.GitOps != "" {
 			created := ""

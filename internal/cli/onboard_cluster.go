@@ -11,6 +11,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/fleetform/fleetform/internal/authoring"
+	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/hub/api"
 	"github.com/fleetform/fleetform/internal/platform"
 )
@@ -18,7 +19,7 @@ import (
 type onboardClusterOptions struct {
 	cp          controlPlaneOptions
 	hub         hubOptions
-	out         outputOption
+	out         command.Output
 	env         string
 	clusterType string
 	labels      []string
@@ -57,7 +58,7 @@ func newOnboardClusterCmd(e *env) *cobra.Command {
 			"No token is printed to a terminal unless --show-token: when stdout is a terminal, nothing is\n" +
 			"registered and the Secret holds a placeholder (a preview); pipe the output into kubectl (or a\n" +
 			"file) to register the cluster and print its token. --rotate issues a new token for a cluster\n" +
-			"already registered (the old one stops working). Needs the admin token in " + hubTokenEnv + ".",
+			"already registered (the old one stops working). Needs the admin token in " + command.HubTokenEnv + ".",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.check(args[0]); err != nil {
@@ -67,8 +68,8 @@ func newOnboardClusterCmd(e *env) *cobra.Command {
 		},
 	}
 	o.cp.bindRepo(cmd)
-	o.hub.bind(cmd)
-	o.out.bind(cmd)
+	o.hub.Bind(cmd)
+	o.out.Bind(cmd)
 	f := cmd.Flags()
 	f.StringVar(&o.env, "env", "", "environment of the cluster (required)")
 	f.StringVar(&o.clusterType, "cluster-type", "", "cluster type of the cluster (required)")
@@ -84,7 +85,7 @@ func newOnboardClusterCmd(e *env) *cobra.Command {
 }
 
 func (o *onboardClusterOptions) check(name string) error {
-	if err := o.out.check(); err != nil {
+	if err := o.out.Check(); err != nil {
 		return err
 	}
 	switch o.reconciler {
@@ -95,7 +96,7 @@ func (o *onboardClusterOptions) check(name string) error {
 	if err := authoring.CheckName("cluster", name); err != nil {
 		return failed(ExitUsage, err)
 	}
-	if o.hub.url == "" && (o.showToken || o.rotate || len(o.labels) > 0) {
+	if o.hub.URL == "" && (o.showToken || o.rotate || len(o.labels) > 0) {
 		return failed(ExitUsage, errors.New("--show-token, --rotate and --label register the cluster: they need --hub"))
 	}
 	return nil
@@ -122,10 +123,10 @@ func (o *onboardClusterOptions) run(ctx context.Context, e *env, name string) er
 		reconciler = target.Reconciler
 	}
 	opts := authoring.ClusterOptions{Name: name, Environment: o.env, ClusterType: o.clusterType, Reconciler: reconciler,
-		GitOps: target.GitOps, Hub: o.hub.url, AgentImage: o.agentImage}
-	preview := o.hub.url != "" && !o.showToken && stdoutIsTerminal(e.stdout)
-	if o.hub.url != "" && !preview {
-		c, err := o.hub.client()
+		GitOps: target.GitOps, Hub: o.hub.URL, AgentImage: o.agentImage}
+	preview := o.hub.URL != "" && !o.showToken && stdoutIsTerminal(e.Stdout)
+	if o.hub.URL != "" && !preview {
+		c, err := o.hub.Client()
 		if err != nil {
 			return err
 		}
@@ -140,7 +141,7 @@ func (o *onboardClusterOptions) run(ctx context.Context, e *env, name string) er
 		return failed(ExitFailed, err)
 	}
 	o.summary(e, b, preview)
-	if err := o.print(e.stdout, b); err != nil {
+	if err := o.print(e.Stdout, b); err != nil {
 		return failed(ExitFailed, err)
 	}
 	return nil
@@ -150,17 +151,17 @@ func (o *onboardClusterOptions) run(ctx context.Context, e *env, name string) er
 func (o *onboardClusterOptions) summary(e *env, b *authoring.ClusterBootstrap, preview bool) {
 	switch {
 	case preview:
-		fmt.Fprintf(e.stderr, "preview: stdout is a terminal, so %s is not registered and its token is not printed;\n"+
+		fmt.Fprintf(e.Stderr, "preview: stdout is a terminal, so %s is not registered and its token is not printed;\n"+
 			"pipe the output (| kubectl apply -f -, > file) to register it, or pass --show-token\n", b.Cluster)
 	case b.Hub == "":
-		fmt.Fprintf(e.stderr, "no --hub: %s is not registered, and has no reporting agent\n", b.Cluster)
+		fmt.Fprintf(e.Stderr, "no --hub: %s is not registered, and has no reporting agent\n", b.Cluster)
 	default:
-		fmt.Fprintf(e.stderr, "registered %s on %s (environment %s, cluster type %s)\n", b.Cluster, b.Hub, b.Environment, b.ClusterType)
+		fmt.Fprintf(e.Stderr, "registered %s on %s (environment %s, cluster type %s)\n", b.Cluster, b.Hub, b.Environment, b.ClusterType)
 	}
-	fmt.Fprintf(e.stderr, "%s reads %s, branch %s, folder %s\n", b.Reconciler, b.GitOps.Repo, b.GitOps.Branch,
+	fmt.Fprintf(e.Stderr, "%s reads %s, branch %s, folder %s\n", b.Reconciler, b.GitOps.Repo, b.GitOps.Branch,
 		authoring.ClusterFolder(b.GitOps, b.ClusterType))
 	if _, local := platform.LocalPath(b.GitOps.Repo); local {
-		fmt.Fprintf(e.stderr, "warning: the GitOps repository %s is a local path, which a cluster cannot read: "+
+		fmt.Fprintf(e.Stderr, "warning: the GitOps repository %s is a local path, which a cluster cannot read: "+
 			"give the environment's GitOpsRepo the repository's URL (or the config file's gitops)\n", b.GitOps.Repo)
 	}
 }
@@ -169,8 +170,8 @@ func (o *onboardClusterOptions) summary(e *env, b *authoring.ClusterBootstrap, p
 // (text), the whole document with -o json (and -o yaml for a host).
 func (o *onboardClusterOptions) print(w io.Writer, b *authoring.ClusterBootstrap) error {
 	host := b.Reconciler == authoring.ReconcilerHost
-	if o.out.format == "json" || (o.out.format == "yaml" && host) {
-		return o.out.write(w, b, nil)
+	if o.out.Format == "json" || (o.out.Format == "yaml" && host) {
+		return o.out.Write(w, b, nil)
 	}
 	if host {
 		_, err := io.WriteString(w, b.Script())

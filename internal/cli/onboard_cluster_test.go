@@ -15,10 +15,10 @@ import (
 
 	"github.com/fleetform/fleetform/internal/authoring"
 	"github.com/fleetform/fleetform/internal/cli"
-	"github.com/fleetform/fleetform/internal/testutil/crdtest"
-	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/client"
+	"github.com/fleetform/fleetform/internal/testutil/crdtest"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 const onboardGitOps = "https://github.com/contoso/platform-gitops"

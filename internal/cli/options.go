@@ -54,7 +54,7 @@ func (o *controlPlaneOptions) bindRepo(cmd *cobra.Command) {
 
 // platformOptions merges the config file and flags (flags win).
 func (o *controlPlaneOptions) platformOptions(e *env) (platform.Options, error) {
-	opts := platform.Options{RepoMap: platform.RepoMap{}, Ref: o.ref, CommonRef: o.commonRef, Logger: e.logger}
+	opts := platform.Options{RepoMap: platform.RepoMap{}, Ref: o.ref, CommonRef: o.commonRef, Logger: e.Logger}
 	if err := o.resolve(e); err != nil {
 		return opts, err
 	}

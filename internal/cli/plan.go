@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/platform"
@@ -13,7 +14,7 @@ import (
 
 type planOptions struct {
 	cp  controlPlaneOptions
-	out outputOption
+	out command.Output
 	g   gitopsOptions
 }
 
@@ -40,7 +41,7 @@ func newPlanCmd(e *env) *cobra.Command {
 		},
 	}
 	o.cp.bind(cmd, e, true)
-	o.out.bind(cmd)
+	o.out.Bind(cmd)
 	o.g.bind(cmd)
 	cmd.Flags().BoolVar(&o.g.diff, "diff", false, "show the unified diff of every changed file")
 	return cmd
@@ -78,7 +79,7 @@ func gitopsInput(r *pipeline.Run, t gitops.Target) gitops.Input {
 }
 
 func (o *planOptions) validate() error {
-	if err := o.out.check(); err != nil {
+	if err := o.out.Check(); err != nil {
 		return err
 	}
 	return nil
@@ -100,8 +101,8 @@ func (o *planOptions) run(ctx context.Context, e *env) error {
 		return failed(ExitFailed, err)
 	}
 	doc := pipeline.Report(p, r, o.g.diff)
-	printDiagnostics(e.stderr, r.DiagnosticsWith(p.Output))
-	if err := o.out.write(e.stdout, doc, func(w io.Writer) error { return pipeline.WriteMarkdown(w, &doc, o.g.diff) }); err != nil {
+	printDiagnostics(e.Stderr, r.DiagnosticsWith(p.Output))
+	if err := o.out.Write(e.Stdout, doc, func(w io.Writer) error { return pipeline.WriteMarkdown(w, &doc, o.g.diff) }); err != nil {
 		return failed(ExitFailed, err)
 	}
 	if len(doc.Errors) > 0 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/forge"
 	"github.com/fleetform/fleetform/internal/gitauth"
 	"github.com/fleetform/fleetform/internal/gitops"
@@ -21,7 +22,7 @@ import (
 
 type promoteOptions struct {
 	cp       controlPlaneOptions
-	out      outputOption
+	out      command.Output
 	hub      hubOptions
 	to       string
 	commit   string
@@ -76,8 +77,8 @@ func newPromoteCmd(e *env) *cobra.Command {
 		},
 	}
 	o.cp.bindRepo(cmd)
-	o.out.bind(cmd)
-	o.hub.bind(cmd)
+	o.out.Bind(cmd)
+	o.hub.Bind(cmd)
 	f := cmd.Flags()
 	f.StringVar(&o.to, "to", "", "environment to promote into (required unless --watch)")
 	_ = cmd.RegisterFlagCompletionFunc("to", o.cp.completeEnvironments(e))
@@ -105,7 +106,7 @@ func defaultActor() string {
 }
 
 func (o *promoteOptions) check() error {
-	if err := o.out.check(); err != nil {
+	if err := o.out.Check(); err != nil {
 		return err
 	}
 	switch {
@@ -133,9 +134,9 @@ func (o *promoteOptions) promoter(ctx context.Context, e *env) (*promote.Promote
 		return nil, err
 	}
 	o.creds = creds
-	p := &promote.Promoter{Git: gitops.NewWriter(gitops.Options{Logger: e.logger, CacheDir: os.Getenv("FLEETFORM_CACHE_DIR"), Credentials: creds}),
-		Logger: e.logger, Commit: gitops.CommitOptions{AuthorName: addr.Name, AuthorEmail: addr.Address}}
-	if o.hub.url != "" {
+	p := &promote.Promoter{Git: gitops.NewWriter(gitops.Options{Logger: e.Logger, CacheDir: os.Getenv("FLEETFORM_CACHE_DIR"), Credentials: creds}),
+		Logger: e.Logger, Commit: gitops.CommitOptions{AuthorName: addr.Name, AuthorEmail: addr.Address}}
+	if o.hub.URL != "" {
 		if p.Hub, err = o.hub.promoteHub(ctx); err != nil {
 			return nil, err
 		}
@@ -184,7 +185,7 @@ func (o *promoteOptions) promoteOnce(ctx context.Context, e *env, p *promote.Pro
 			return failed(ExitFailed, err)
 		}
 	}
-	if err := o.out.write(e.stdout, doc, func(w io.Writer) error { return promoteText(w, doc) }); err != nil {
+	if err := o.out.Write(e.Stdout, doc, func(w io.Writer) error { return promoteText(w, doc) }); err != nil {
 		return failed(ExitFailed, err)
 	}
 	if !res.Promoted {
@@ -207,7 +208,7 @@ func (o *promoteOptions) pullRequests(ctx context.Context, e *env, cp *platform.
 		if err != nil {
 			return nil, failed(ExitFailed, err)
 		}
-		prs, err := pipeline.NewPullRequests(ctx, o.creds, gitops.Target{Repo: o.cp.controlPlane, Branch: loc.Branch}, o.to, o.forgeURL, e.logger)
+		prs, err := pipeline.NewPullRequests(ctx, o.creds, gitops.Target{Repo: o.cp.controlPlane, Branch: loc.Branch}, o.to, o.forgeURL, e.Logger)
 		if err != nil {
 			return nil, failed(ExitUsage, fmt.Errorf("--pr needs the repository's URL on a forge and a token: %w", err))
 		}
@@ -266,10 +267,10 @@ func promoteText(w io.Writer, doc promoteJSON) error {
 
 // runWatch follows the chain until interrupted.
 func (o *promoteOptions) runWatch(ctx context.Context, e *env, p *promote.Promoter) error {
-	w := &promote.Watcher{Promoter: p, Actor: o.actor, Logger: e.logger,
+	w := &promote.Watcher{Promoter: p, Actor: o.actor, Logger: e.Logger,
 		Open: func(ctx context.Context) (*platform.ControlPlane, error) { return o.cp.open(ctx, e) }}
 	if o.apply {
-		w.Apply = pipeline.AfterPromotion(p.Git, p.Commit, o.hub.poster(), e.logger)
+		w.Apply = pipeline.AfterPromotion(p.Git, p.Commit, o.hub.poster(), e.Logger)
 	}
 	if err := w.Run(ctx, o.interval); err != nil && ctx.Err() == nil {
 		return failed(ExitFailed, err)

@@ -2,63 +2,20 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"os"
 
-	"github.com/spf13/cobra"
-
+	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/client"
 	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/promote"
 )
 
-// hubTokenEnv is the environment variable the hub's token is read from.
-const hubTokenEnv = "FLEETFORM_HUB_TOKEN" //nolint:gosec // the variable's name, not a token
-
-// hubOptions are the flags of the commands that talk to a hub: --hub URL, and the token
-// from FLEETFORM_HUB_TOKEN.
-type hubOptions struct{ url string }
-
-func (o *hubOptions) bind(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&o.url, "hub", "", "hub URL, e.g. https://hub.example.com (token from "+hubTokenEnv+")")
-}
-
-// bindRequired binds --hub for the commands that cannot work without it.
-func (o *hubOptions) bindRequired(cmd *cobra.Command) {
-	o.bind(cmd)
-	_ = cmd.MarkFlagRequired("hub")
-}
-
-// clientFor checks the output format a read command was given, then returns the hub's
-// client (the first steps of every such command).
-func (o *hubOptions) clientFor(out outputOption) (*client.Client, error) {
-	if err := out.check(); err != nil {
-		return nil, err
-	}
-	return o.client()
-}
-
-// client returns a client of the hub with the token from the environment.
-func (o *hubOptions) client() (*client.Client, error) {
-	if o.url == "" {
-		return nil, failed(ExitUsage, errors.New("--hub URL is required"))
-	}
-	token := os.Getenv(hubTokenEnv)
-	if token == "" {
-		return nil, failed(ExitUsage, fmt.Errorf("set %s to a hub token (the admin token, or a read-only one for reading)", hubTokenEnv))
-	}
-	c, err := client.New(o.url, token, nil)
-	if err != nil {
-		return nil, failed(ExitUsage, err)
-	}
-	return c, nil
-}
+// hubOptions are the --hub flag, and what the commands that take it make of the hub.
+type hubOptions struct{ command.Hub }
 
 // promoteHub returns the hub promote checks its gates on and records its decisions in.
 func (o *hubOptions) promoteHub(context.Context) (promote.Hub, error) {
-	c, err := o.client()
+	c, err := o.Client()
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +47,7 @@ func (h httpHub) Record(ctx context.Context, e hub.Event) error { return h.c.Rec
 
 // poster returns the hub the desired state of an apply goes to, or nil without --hub.
 func (o *hubOptions) poster() pipeline.DesiredPoster {
-	if o.url == "" {
+	if o.URL == "" {
 		return nil
 	}
 	return lazyPoster{o: o}
@@ -102,7 +59,7 @@ type lazyPoster struct{ o *hubOptions }
 
 // PostDesired implements pipeline.DesiredPoster.
 func (p lazyPoster) PostDesired(ctx context.Context, d hub.Desired) error {
-	c, err := p.o.client()
+	c, err := p.o.Client()
 	if err != nil {
 		return err
 	}

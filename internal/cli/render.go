@@ -8,12 +8,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/pipeline"
 )
 
 type renderOptions struct {
 	cp  controlPlaneOptions
-	out outputOption
+	out command.Output
 	dir string
 }
 
@@ -58,7 +59,7 @@ func newRenderCmd(e *env) *cobra.Command {
 		},
 	}
 	o.cp.bind(cmd, e, true)
-	o.out.bind(cmd)
+	o.out.Bind(cmd)
 	cmd.Flags().StringVar(&o.dir, "out", "", "folder to write the tree into (stands for the GitOpsRepo path)")
 	return cmd
 }
@@ -70,13 +71,13 @@ func (o *renderOptions) write(e *env, r *pipeline.Run) error {
 	for _, a := range r.Output.Failed() {
 		doc.Failed = append(doc.Failed, failedJSON{ClusterType: a.ClusterType, DeploymentTarget: a.DeploymentTarget, Error: a.Err.Error()})
 	}
-	res, err := pipeline.RenderToDir(r, o.dir, e.stderr)
+	res, err := pipeline.RenderToDir(r, o.dir, e.Stderr)
 	if err != nil {
 		return failed(ExitFailed, err)
 	}
 	doc.Written, doc.Unchanged, doc.Removed = nonNil(res.Written), res.Unchanged, nonNil(res.Removed)
-	printDiagnostics(e.stderr, r.Diagnostics())
-	err = o.out.write(e.stdout, doc, func(w io.Writer) error {
+	printDiagnostics(e.Stderr, r.Diagnostics())
+	err = o.out.Write(e.Stdout, doc, func(w io.Writer) error {
 		fmt.Fprintf(w, "rendered environment %s: %d assignment(s) on %d cluster type(s) into %s\n",
 			doc.Environment, doc.Assignments-len(doc.Failed), doc.ClusterTypes, o.dir)
 		fmt.Fprintf(w, "files: %d written, %d unchanged, %d removed\n", len(doc.Written), doc.Unchanged, len(doc.Removed))
@@ -85,11 +86,11 @@ func (o *renderOptions) write(e *env, r *pipeline.Run) error {
 		}
 		if len(doc.Failed) > 0 {
 			fmt.Fprintf(w, "%d assignment(s) failed and kept their previous files:\n", len(doc.Failed))
-			t := newTable(w, "  CLUSTER TYPE", "DEPLOYMENT TARGET", "ERROR")
+			t := command.NewTable(w, "  CLUSTER TYPE", "DEPLOYMENT TARGET", "ERROR")
 			for _, f := range doc.Failed {
-				t.row("  "+f.ClusterType, f.DeploymentTarget, f.Error)
+				t.Row("  "+f.ClusterType, f.DeploymentTarget, f.Error)
 			}
-			return t.flush()
+			return t.Flush()
 		}
 		return nil
 	})
@@ -117,11 +118,11 @@ func perClusterType(w io.Writer, r *pipeline.Run, written []string) error {
 		writes[ct]++
 	}
 	fmt.Fprintln(w)
-	t := newTable(w, "CLUSTER TYPE", "ASSIGNMENTS", "FAILED", "FILES WRITTEN")
+	t := command.NewTable(w, "CLUSTER TYPE", "ASSIGNMENTS", "FAILED", "FILES WRITTEN")
 	for _, ct := range r.Output.ClusterTypes {
-		t.row(ct, fmt.Sprint(assigned[ct]), fmt.Sprint(failedN[ct]), fmt.Sprint(writes[ct]))
+		t.Row(ct, fmt.Sprint(assigned[ct]), fmt.Sprint(failedN[ct]), fmt.Sprint(writes[ct]))
 	}
-	return t.flush()
+	return t.Flush()
 }
 
 // nonNil keeps JSON lists [] rather than null.
@@ -133,7 +134,7 @@ func nonNil[T any](s []T) []T {
 }
 
 func (o *renderOptions) validate() error {
-	if err := o.out.check(); err != nil {
+	if err := o.out.Check(); err != nil {
 		return err
 	}
 	if o.dir == "" {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/schedule"
@@ -16,7 +17,7 @@ import (
 
 type scheduleOptions struct {
 	cp  controlPlaneOptions
-	out outputOption
+	out command.Output
 }
 
 // scheduleJSON is the contract of `schedule -o json`.
@@ -54,7 +55,7 @@ func newScheduleCmd(e *env) *cobra.Command {
 		},
 	}
 	o.cp.bind(cmd, e, true)
-	o.out.bind(cmd)
+	o.out.Bind(cmd)
 	return cmd
 }
 
@@ -66,7 +67,7 @@ func (o *scheduleOptions) print(e *env, r *pipeline.Run) error {
 			Namespace: a.Namespace, Policies: a.Policies, Pinned: a.Pinned,
 		})
 	}
-	err := o.out.write(e.stdout, doc, func(w io.Writer) error {
+	err := o.out.Write(e.Stdout, doc, func(w io.Writer) error {
 		anyPinned := false
 		for _, a := range doc.Assignments {
 			anyPinned = anyPinned || a.Pinned != nil
@@ -75,36 +76,36 @@ func (o *scheduleOptions) print(e *env, r *pipeline.Run) error {
 		if anyPinned {
 			headers = append(headers, "PINNED")
 		}
-		t := newTable(w, headers...)
+		t := command.NewTable(w, headers...)
 		for _, a := range doc.Assignments {
 			row := []string{a.ClusterType, a.DeploymentTarget, a.Workload, a.Namespace, strings.Join(a.Policies, ",")}
 			if a.Pinned != nil {
 				row = append(row, fmt.Sprintf("spec.pins[%d] %v", a.Pinned.Index, a.Pinned.Manifests))
 			}
-			t.row(row...)
+			t.Row(row...)
 		}
-		return t.flush()
+		return t.Flush()
 	})
 	if err != nil {
 		return failed(ExitFailed, err)
 	}
-	printDiagnostics(e.stderr, r.Diagnostics())
+	printDiagnostics(e.Stderr, r.Diagnostics())
 	if len(doc.Errors) > 0 {
 		return failed(ExitFailed, nil)
 	}
 	return nil
 }
 
-func (o *scheduleOptions) validate() error { return o.out.check() }
+func (o *scheduleOptions) validate() error { return o.out.Check() }
 
 func (o *scheduleOptions) run(ctx context.Context, e *env) error {
 	r, err := o.cp.pipeline(ctx, e, pipeline.UpToSchedule)
 	var ee *pipeline.EnvError
-	if errors.As(err, &ee) && o.out.format != "text" {
+	if errors.As(err, &ee) && o.out.Format != "text" {
 		// The environment could not be read: its document says so, with no assignments.
 		doc := scheduleJSON{Environment: ee.Env, Assignments: []assignmentJSON{},
 			diagnosticsJSON: splitDiagnostics(platform.AsDiagnostics(ee.Err))}
-		if werr := o.out.write(e.stdout, doc, nil); werr != nil {
+		if werr := o.out.Write(e.Stdout, doc, nil); werr != nil {
 			return failed(ExitFailed, werr)
 		}
 	}

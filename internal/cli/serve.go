@@ -159,7 +159,7 @@ func (o *serveOptions) run(ctx context.Context, e *env) error {
 	hs.ui.SetChain(svc.Chain)
 	hs.ui.SetScheduler(svc)
 	hs.ui.SetPromotions(svc.Promotions(promoter))
-	webhooks := serve.NewWebhooks(os.Getenv(serve.WebhookSecretEnv), svc, e.logger)
+	webhooks := serve.NewWebhooks(os.Getenv(serve.WebhookSecretEnv), svc, e.Logger)
 	changes := o.changes(e, hs, svc, popts, creds)
 	hs.ui.SetChanges(changes)
 	return o.srv.serve(ctx, e, hs, serve.Handler(hs.handler(), hs.hub, svc, webhooks, changes.Handler()), svc.Run)
@@ -170,7 +170,7 @@ func (o *serveOptions) run(ctx context.Context, e *env) error {
 func (o *serveOptions) changes(e *env, hs *hubServer, svc *serve.Service, popts platform.Options, creds *gitauth.Store) *serve.ControlPlaneChanges {
 	addr, _ := mail.ParseAddress(o.author) // validated
 	opts := serve.ChangesOptions{ControlPlane: o.cp.controlPlane, Platform: popts, Credentials: creds, Hub: hs.hub,
-		Author: object.Signature{Name: addr.Name, Email: addr.Address}, Logger: e.logger,
+		Author: object.Signature{Name: addr.Name, Email: addr.Address}, Logger: e.Logger,
 		Applied: func() { svc.Trigger(o.cp.controlPlane) }}
 	if o.pr {
 		opts.OpenPR = prOpener(creds, o.forgeURL)
@@ -180,7 +180,7 @@ func (o *serveOptions) changes(e *env, hs *hubServer, svc *serve.Service, popts 
 
 // promoter promotes through the gates of `fleetform promote`, recording in the hub.
 func (o *serveOptions) promoter(e *env, hs *hubServer, w *gitops.Writer, co gitops.CommitOptions) *promote.Promoter {
-	return &promote.Promoter{Git: w, Hub: promote.LocalHub{Hub: hs.hub}, Logger: e.logger, Commit: co}
+	return &promote.Promoter{Git: w, Hub: promote.LocalHub{Hub: hs.hub}, Logger: e.Logger, Commit: co}
 }
 
 // service builds the service around the hub, and the promoter of its promotions (automatic
@@ -192,9 +192,9 @@ func (o *serveOptions) service(e *env, hs *hubServer, popts platform.Options, cr
 	if cache == "" {
 		cache = filepath.Join(o.dataDir, "cache")
 	}
-	w := gitops.NewWriter(gitops.Options{Logger: e.logger, CacheDir: cache, Credentials: creds})
+	w := gitops.NewWriter(gitops.Options{Logger: e.Logger, CacheDir: cache, Credentials: creds})
 	opts := serve.Options{ControlPlane: o.cp.controlPlane, Platform: popts, Environments: o.envs, Interval: o.interval,
-		Writer: w, Commit: co, Hub: hs.hub, Metrics: serve.NewMetrics(hs.metrics.Registry()), Logger: e.logger}
+		Writer: w, Commit: co, Hub: hs.hub, Metrics: serve.NewMetrics(hs.metrics.Registry()), Logger: e.Logger}
 	if l, ok := hs.store.(hub.Leadership); ok {
 		opts.Leadership = l
 	}
@@ -204,7 +204,7 @@ func (o *serveOptions) service(e *env, hs *hubServer, popts platform.Options, cr
 	}
 	if o.pr {
 		opts.PullRequests = func(ctx context.Context, t gitops.Target, env string) (*pipeline.PullRequests, error) {
-			return pipeline.NewPullRequests(ctx, creds, t, env, o.forgeURL, e.logger)
+			return pipeline.NewPullRequests(ctx, creds, t, env, o.forgeURL, e.Logger)
 		}
 	}
 	return serve.New(opts), p

@@ -19,10 +19,10 @@ import (
 	"time"
 
 	"github.com/fleetform/fleetform/internal/cli"
-	"github.com/fleetform/fleetform/internal/fleetgen"
-	"github.com/fleetform/fleetform/internal/testutil/gittest"
+	"github.com/fleetform/fleetform/internal/dev/fleetgen"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/client"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 // serveWait bounds how long the test waits for serve to do what it was asked (it answers

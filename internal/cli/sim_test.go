@@ -1,12 +1,15 @@
 package cli_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/fleetform/fleetform/internal/cli"
-	"github.com/fleetform/fleetform/internal/testutil/gittest"
+	"github.com/fleetform/fleetform/internal/dev"
 	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 // TestSimCommand applies Kalypso's dev environment with --hub, simulates its fleet once,
@@ -18,8 +21,8 @@ func TestSimCommand(t *testing.T) {
 	h := serveHub(t, t.TempDir()+"/hub.db")
 	k, gitops := gittest.NewKalypso(t), gittest.NewBare(t)
 
-	fleetform(t, cli.ExitFailed, "sim", "--hub", h.url, "--gitops", gitops.Dir, "--env", "dev", "--once") // nothing applied yet
-	fleetform(t, cli.ExitUsage, "sim", "--hub", h.url, "--gitops", gitops.Dir, "--env", "dev", "--fail-rate", "2")
+	fleetformDev(t, cli.ExitFailed, "sim", "--hub", h.url, "--gitops", gitops.Dir, "--env", "dev", "--once") // nothing applied yet
+	fleetformDev(t, cli.ExitUsage, "sim", "--hub", h.url, "--gitops", gitops.Dir, "--env", "dev", "--fail-rate", "2")
 	fleetform(t, 0, "apply", "--control-plane", k.ControlPlane.Dir, "--env", "dev", "--repo-map", gittest.SvcSrcURL+"="+k.SvcSrc.Dir,
 		"--gitops", gitops.Dir, "--hub", h.url)
 
@@ -28,7 +31,7 @@ func TestSimCommand(t *testing.T) {
 		Clusters, ClusterTypes int
 		Reports, Errors        int64
 	}
-	out := fleetform(t, 0, "sim", "--hub", h.url, "--gitops", gitops.Dir, "--env", "dev", "--clusters-per-type", "7", "--once", "-o", "json")
+	out := fleetformDev(t, 0, "sim", "--hub", h.url, "--gitops", gitops.Dir, "--env", "dev", "--clusters-per-type", "7", "--once", "-o", "json")
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Revision != gitops.Tip(t, "dev").String() || doc.Errors != 0 ||
 		doc.Clusters != 7*doc.ClusterTypes || doc.Reports != int64(doc.Clusters) {
 		t.Fatalf("sim: %+v %v\n%s", doc, err, out)
@@ -46,7 +49,7 @@ func TestSimCommand(t *testing.T) {
 		}
 	}
 	// Again, all failing: the same clusters (tokens rotated) now count as failed.
-	fleetform(t, 0, "sim", "--hub", h.url, "--gitops", gitops.Dir, "--env", "dev", "--clusters-per-type", "7", "--once", "--fail-rate", "1")
+	fleetformDev(t, 0, "sim", "--hub", h.url, "--gitops", gitops.Dir, "--env", "dev", "--clusters-per-type", "7", "--once", "--fail-rate", "1")
 	if err := json.Unmarshal([]byte(fleetform(t, 0, "status", "--hub", h.url, "--env", "dev", "-o", "json")), &ro); err != nil {
 		t.Fatal(err)
 	}
@@ -55,4 +58,14 @@ func TestSimCommand(t *testing.T) {
 			t.Errorf("fail rate 1: %s on %s: %d of %d failed", tr.DeploymentTarget, tr.ClusterType, tr.Failed, tr.Clusters)
 		}
 	}
+}
+
+// fleetformDev runs a command of fleetform-dev and returns its stdout; the exit code must be want.
+func fleetformDev(t *testing.T, want int, args ...string) string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if code := dev.Main(t.Context(), args, nil, &stdout, &stderr); code != want {
+		t.Fatalf("fleetform-dev %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, want, stdout.String(), stderr.String())
+	}
+	return stdout.String()
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/hub"
 )
 
@@ -18,7 +19,7 @@ func newSourcesCmd(e *env) *cobra.Command {
 		Short:   "Show the sources fleetform serve polls, and how each fares",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := o.hub.clientFor(o.out)
+			c, err := o.hub.ClientFor(o.out)
 			if err != nil {
 				return err
 			}
@@ -30,19 +31,19 @@ func newSourcesCmd(e *env) *cobra.Command {
 				Sources []hub.SourceState `json:"sources"`
 			}{ss}
 			return writeOut(e, o.out, doc, func(w io.Writer) error {
-				t := newTable(w, "KIND", "URL", "BRANCH", "COMMIT", "LAST SYNC", "FAILURES", "ERROR")
+				t := command.NewTable(w, "KIND", "URL", "BRANCH", "COMMIT", "LAST SYNC", "FAILURES", "ERROR")
 				for _, s := range ss {
 					last := "-"
 					if !s.LastSync.IsZero() {
 						last = s.LastSync.UTC().Format(time.RFC3339)
 					}
-					t.row(s.Kind, s.URL, orDash(s.Branch), orDash(shortSHA(s.LastCommit)), last, strconv.Itoa(s.Failures), orDash(s.LastError))
+					t.Row(s.Kind, s.URL, orDash(s.Branch), orDash(shortSHA(s.LastCommit)), last, strconv.Itoa(s.Failures), orDash(s.LastError))
 				}
-				return t.flush()
+				return t.Flush()
 			})
 		},
 	}
-	o.hub.bindRequired(cmd)
-	o.out.bind(cmd)
+	o.hub.BindRequired(cmd)
+	o.out.Bind(cmd)
 	return cmd
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/client"
 )
@@ -20,7 +21,7 @@ import (
 
 type statusOptions struct {
 	hub         hubOptions
-	out         outputOption
+	out         command.Output
 	environment string
 	workload    string
 }
@@ -38,18 +39,18 @@ func newStatusCmd(e *env) *cobra.Command {
 			"every deployment target of that environment: how many clusters of its cluster type are\n" +
 			"compliant, failed, progressing (or at another revision) and unknown (silent); -o json then\n" +
 			"prints that environment's rollout, and without --env {\"workloads\": [...]} with every\n" +
-			"environment's counts. Reads the hub (token in " + hubTokenEnv + ").",
+			"environment's counts. Reads the hub (token in " + command.HubTokenEnv + ").",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := o.hub.clientFor(o.out)
+			c, err := o.hub.ClientFor(o.out)
 			if err != nil {
 				return err
 			}
 			return o.run(cmd.Context(), e, c)
 		},
 	}
-	o.hub.bindRequired(cmd)
-	o.out.bind(cmd)
+	o.hub.BindRequired(cmd)
+	o.out.Bind(cmd)
 	cmd.Flags().StringVar(&o.environment, "env", "", "only this environment (default: every environment)")
 	cmd.Flags().StringVar(&o.workload, "workload", "", "only this workload (an error when no environment schedules it)")
 	return cmd
@@ -103,17 +104,17 @@ func (o *statusOptions) run(ctx context.Context, e *env, c *client.Client) error
 // reachText prints, per workload and environment, how many clusters should run it and how
 // many run its latest desired revision.
 func reachText(w io.Writer, reach []hub.WorkloadReach) error {
-	t := newTable(w, "WORKLOAD", "ENVIRONMENT", "SHOULD REACH", "HAS", "FAILED", "PROGRESSING", "UNKNOWN")
+	t := command.NewTable(w, "WORKLOAD", "ENVIRONMENT", "SHOULD REACH", "HAS", "FAILED", "PROGRESSING", "UNKNOWN")
 	for _, r := range reach {
-		t.row(r.Workload, r.Environment, strconv.Itoa(r.ShouldReach), strconv.Itoa(r.Has), strconv.Itoa(r.Failed),
+		t.Row(r.Workload, r.Environment, strconv.Itoa(r.ShouldReach), strconv.Itoa(r.Has), strconv.Itoa(r.Failed),
 			strconv.Itoa(r.Progressing), strconv.Itoa(r.Unknown))
 	}
-	return t.flush()
+	return t.Flush()
 }
 
 // writeOut prints v in the chosen format and maps a failure to ExitFailed.
-func writeOut(e *env, out outputOption, v any, text func(io.Writer) error) error {
-	if err := out.write(e.stdout, v, text); err != nil {
+func writeOut(e *env, out command.Output, v any, text func(io.Writer) error) error {
+	if err := out.Write(e.Stdout, v, text); err != nil {
 		return failed(ExitFailed, err)
 	}
 	return nil
@@ -121,12 +122,12 @@ func writeOut(e *env, out outputOption, v any, text func(io.Writer) error) error
 
 func rolloutText(w io.Writer, ro hub.Rollout) error {
 	fmt.Fprintf(w, "%s at revision %s\n", ro.Environment, shortSHA(ro.Revision))
-	t := newTable(w, "WORKLOAD", "DEPLOYMENT TARGET", "CLUSTER TYPE", "CLUSTERS", "COMPLIANT", "FAILED", "PROGRESSING", "UNKNOWN")
+	t := command.NewTable(w, "WORKLOAD", "DEPLOYMENT TARGET", "CLUSTER TYPE", "CLUSTERS", "COMPLIANT", "FAILED", "PROGRESSING", "UNKNOWN")
 	for _, r := range ro.Targets {
-		t.row(r.Workload, r.DeploymentTarget, r.ClusterType, strconv.Itoa(r.Clusters), strconv.Itoa(r.Compliant),
+		t.Row(r.Workload, r.DeploymentTarget, r.ClusterType, strconv.Itoa(r.Clusters), strconv.Itoa(r.Compliant),
 			strconv.Itoa(r.Failed), strconv.Itoa(r.Progressing), strconv.Itoa(r.Unknown))
 	}
-	if err := t.flush(); err != nil {
+	if err := t.Flush(); err != nil {
 		return err
 	}
 	for _, r := range ro.Targets { // the application versions CI posted (fleetform app apply --hub)
@@ -140,7 +141,7 @@ func rolloutText(w io.Writer, ro hub.Rollout) error {
 // hubOutputOptions are the flags of a command that asks the hub something and prints it.
 type hubOutputOptions struct {
 	hub hubOptions
-	out outputOption
+	out command.Output
 }
 
 func orDash(s string) string {

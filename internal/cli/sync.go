@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/hub"
 )
 
@@ -24,10 +25,10 @@ func newSyncCmd(e *env) *cobra.Command {
 		Short: "Show the last sync of an environment by fleetform serve",
 		Long: "sync prints what `fleetform serve` did last for the environment: when and why (start, poll,\n" +
 			"webhook, promotion), the control-plane commit, the GitOps commit or pull request, the files\n" +
-			"changed, the assignments that failed and the error. Reads the hub (token in " + hubTokenEnv + ").",
+			"changed, the assignments that failed and the error. Reads the hub (token in " + command.HubTokenEnv + ").",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := o.hub.clientFor(o.out)
+			c, err := o.hub.ClientFor(o.out)
 			if err != nil {
 				return err
 			}
@@ -41,8 +42,8 @@ func newSyncCmd(e *env) *cobra.Command {
 			return failed(ExitFailed, nil)
 		},
 	}
-	o.hub.bindRequired(cmd)
-	o.out.bind(cmd)
+	o.hub.BindRequired(cmd)
+	o.out.Bind(cmd)
 	cmd.Flags().StringVar(&o.environment, "env", "", "environment (required)")
 	_ = cmd.MarkFlagRequired("env")
 	return cmd

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/promote"
@@ -14,7 +15,7 @@ import (
 
 type validateOptions struct {
 	cp  controlPlaneOptions
-	out outputOption
+	out command.Output
 }
 
 type validateJSON struct {
@@ -48,7 +49,7 @@ func newValidateCmd(e *env) *cobra.Command {
 		},
 	}
 	o.cp.bind(cmd, e, false)
-	o.out.bind(cmd)
+	o.out.Bind(cmd)
 	return cmd
 }
 
@@ -66,7 +67,7 @@ func dedupe(ds []platform.Diagnostic) []platform.Diagnostic {
 	return out
 }
 
-func (o *validateOptions) validate() error { return o.out.check() }
+func (o *validateOptions) validate() error { return o.out.Check() }
 
 func (o *validateOptions) run(ctx context.Context, e *env) error {
 	cp, err := o.cp.open(ctx, e)
@@ -90,7 +91,7 @@ func (o *validateOptions) run(ctx context.Context, e *env) error {
 				return err
 			}
 			// One environment that cannot be read does not stop the others.
-			ds := failureDoc(err).Errors
+			ds := pipeline.ErrorDiagnostics(err)
 			all = append(all, ds...)
 			doc.Valid = false
 			doc.Environments = append(doc.Environments, validateEnvJSON{Environment: name, diagnosticsJSON: splitDiagnostics(ds)})
@@ -107,13 +108,13 @@ func (o *validateOptions) run(ctx context.Context, e *env) error {
 	if platform.HasErrors(all) {
 		doc.Valid = false
 	}
-	printDiagnostics(e.stderr, all)
-	err = o.out.write(e.stdout, doc, func(w io.Writer) error {
-		t := newTable(w, "ENVIRONMENT", "ASSIGNMENTS", "RENDERED", "ERRORS", "WARNINGS")
+	printDiagnostics(e.Stderr, all)
+	err = o.out.Write(e.Stdout, doc, func(w io.Writer) error {
+		t := command.NewTable(w, "ENVIRONMENT", "ASSIGNMENTS", "RENDERED", "ERRORS", "WARNINGS")
 		for _, ej := range doc.Environments {
-			t.row(ej.Environment, fmt.Sprint(ej.Assignments), fmt.Sprint(ej.Rendered), fmt.Sprint(len(ej.Errors)), fmt.Sprint(len(ej.Warnings)))
+			t.Row(ej.Environment, fmt.Sprint(ej.Assignments), fmt.Sprint(ej.Rendered), fmt.Sprint(len(ej.Errors)), fmt.Sprint(len(ej.Warnings)))
 		}
-		return t.flush()
+		return t.Flush()
 	})
 	if err != nil {
 		return failed(ExitFailed, err)

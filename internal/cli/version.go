@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fleetform/fleetform/internal/cli/command"
 )
 
 // version is set at build time with -ldflags "-X github.com/fleetform/fleetform/internal/cli.version=v1.2.3".
@@ -49,7 +51,7 @@ func buildVersion() versionJSON {
 }
 
 func newVersionCmd(e *env) *cobra.Command {
-	var out outputOption
+	var out command.Output
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
@@ -57,16 +59,16 @@ func newVersionCmd(e *env) *cobra.Command {
 			"  fleetform version -o json",
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			if err := out.check(); err != nil {
+			if err := out.Check(); err != nil {
 				return err
 			}
 			v := buildVersion()
-			return out.write(e.stdout, v, func(w io.Writer) error {
+			return out.Write(e.Stdout, v, func(w io.Writer) error {
 				_, err := fmt.Fprintln(w, "fleetform", v.Version)
 				return err
 			})
 		},
 	}
-	out.bind(cmd)
+	out.Bind(cmd)
 	return cmd
 }

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/fleetform/fleetform/internal/platform"
@@ -40,6 +41,26 @@ func (e *EnvError) Error() string { return fmt.Sprintf("load environment %s: %v"
 
 // Unwrap returns the cause.
 func (e *EnvError) Unwrap() error { return e.Err }
+
+// ErrorDiagnostics are the diagnostics of a failure: located where err says where (a
+// platform.Diagnostic, or several joined), else one error without a place. The environment
+// of an EnvError is left out: ErrorEnvironment says it.
+func ErrorDiagnostics(err error) []platform.Diagnostic {
+	var ee *EnvError
+	if errors.As(err, &ee) {
+		err = ee.Err
+	}
+	return platform.AsDiagnostics(err)
+}
+
+// ErrorEnvironment is the environment of an EnvError in err ("" when there is none).
+func ErrorEnvironment(err error) string {
+	var ee *EnvError
+	if errors.As(err, &ee) {
+		return ee.Env
+	}
+	return ""
+}
 
 // Load loads env and runs the pipeline up to the given stage. Rendering stops when ctx
 // ends (the run is then an error: its output would be incomplete).

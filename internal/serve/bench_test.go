@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleetform/fleetform/internal/fleetgen"
+	"github.com/fleetform/fleetform/internal/dev/fleetgen"
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/hub"

@@ -5,11 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetform/fleetform/internal/dev/sim"
 	"github.com/fleetform/fleetform/internal/gitops"
-	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/testutil/storetest"
-	"github.com/fleetform/fleetform/internal/sim"
 )
 
 // inProcess adapts a hub.Hub to sim.Hub, authenticating reports with their tokens.

@@ -1,4 +1,4 @@
-package cli
+package dev
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -14,14 +13,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/api"
 	"github.com/fleetform/fleetform/internal/hub/client"
 )
 
-type hubLoadtestOptions struct {
-	hub         hubOptions
-	out         outputOption
+type loadtestOptions struct {
+	hub         command.Hub
+	out         command.Output
 	clusters    int
 	duration    time.Duration
 	concurrency int
@@ -79,11 +79,11 @@ type loadSample struct {
 	first    bool
 }
 
-func newHubLoadtestCmd(e *env) *cobra.Command {
-	var o hubLoadtestOptions
+func newLoadtestCmd(e *env) *cobra.Command {
+	var o loadtestOptions
 	cmd := &cobra.Command{
 		Use:     "loadtest",
-		Example: "  FLEETFORM_HUB_TOKEN=... fleetform hub loadtest --hub http://127.0.0.1:8080 --clusters 10000 --duration 30s --concurrency 64",
+		Example: "  FLEETFORM_HUB_TOKEN=... fleetform-dev loadtest --hub http://127.0.0.1:8080 --clusters 10000 --duration 30s --concurrency 64",
 		Short:   "Load a hub with cluster reports and check that every acknowledged one is counted",
 		Long: "loadtest registers --clusters clusters in --env (rotating the tokens of those already\n" +
 			"registered), posts a desired state, then posts reports from --concurrency workers as fast as\n" +
@@ -101,26 +101,26 @@ func newHubLoadtestCmd(e *env) *cobra.Command {
 			if err := o.check(); err != nil {
 				return err
 			}
-			c, err := o.hub.clientWith(&http.Client{Timeout: time.Minute, Transport: &http.Transport{
+			c, err := o.hub.ClientWith(&http.Client{Timeout: time.Minute, Transport: &http.Transport{
 				MaxIdleConns: o.concurrency, MaxIdleConnsPerHost: o.concurrency, IdleConnTimeout: time.Minute}})
 			if err != nil {
 				return err
 			}
 			doc, err := o.run(cmd.Context(), e, c)
 			if err != nil {
-				return failed(ExitFailed, err)
+				return err
 			}
 			if err := writeOut(e, o.out, doc, func(w io.Writer) error { return loadtestText(w, doc) }); err != nil {
 				return err
 			}
 			if !doc.Counted || doc.Errors > 0 {
-				return failed(ExitFailed, nil)
+				return command.Reported(nil)
 			}
 			return nil
 		},
 	}
-	o.hub.bindRequired(cmd)
-	o.out.bind(cmd)
+	o.hub.BindRequired(cmd)
+	o.out.Bind(cmd)
 	f := cmd.Flags()
 	f.IntVar(&o.clusters, "clusters", 10000, "clusters to register and report for")
 	f.DurationVar(&o.duration, "duration", 30*time.Second, "how long to post reports")
@@ -133,34 +133,23 @@ func newHubLoadtestCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-func (o *hubLoadtestOptions) check() error {
-	if err := o.out.check(); err != nil {
+func (o *loadtestOptions) check() error {
+	if err := o.out.Check(); err != nil {
 		return err
 	}
 	if o.clusters < 1 || o.concurrency < 1 || o.duration <= 0 || o.targets < 1 {
-		return failed(ExitUsage, errors.New("--clusters, --concurrency, --duration and --targets must be positive"))
+		return command.Usage(errors.New("--clusters, --concurrency, --duration and --targets must be positive"))
 	}
 	if o.changeEvery < 0 {
-		return failed(ExitUsage, errors.New("--change-every must not be negative"))
+		return command.Usage(errors.New("--change-every must not be negative"))
 	}
 	if o.batch < 1 || o.batch > hub.MaxReportsPerBatch {
-		return failed(ExitUsage, fmt.Errorf("--batch must be 1 to %d", hub.MaxReportsPerBatch))
+		return command.Usage(fmt.Errorf("--batch must be 1 to %d", hub.MaxReportsPerBatch))
 	}
 	return nil
 }
 
 // clientWith is client with an injected *http.Client.
-func (o *hubOptions) clientWith(hc *http.Client) (*client.Client, error) {
-	if _, err := o.client(); err != nil {
-		return nil, err
-	}
-	c, err := client.New(o.url, os.Getenv(hubTokenEnv), hc)
-	if err != nil {
-		return nil, failed(ExitUsage, err)
-	}
-	return c, nil
-}
-
 // loadCluster is one simulated cluster: its token and the state of its last acknowledged
 // report. A cluster is only ever driven by one worker.
 type loadCluster struct {
@@ -177,7 +166,7 @@ type loadCluster struct {
 	progressing int
 }
 
-func (o *hubLoadtestOptions) run(ctx context.Context, e *env, admin *client.Client) (loadtestJSON, error) {
+func (o *loadtestOptions) run(ctx context.Context, e *env, admin *client.Client) (loadtestJSON, error) {
 	doc := loadtestJSON{Clusters: o.clusters, Concurrency: o.concurrency, Batch: o.batch}
 	registering := time.Now()
 	clusters, err := o.register(ctx, e, admin)
@@ -198,7 +187,7 @@ func (o *hubLoadtestOptions) run(ctx context.Context, e *env, admin *client.Clie
 	if err != nil {
 		return doc, err
 	}
-	e.logger.Info("posting reports", "clusters", o.clusters, "concurrency", o.concurrency, "batch", o.batch, "duration", o.duration)
+	e.Logger.Info("posting reports", "clusters", o.clusters, "concurrency", o.concurrency, "batch", o.batch, "duration", o.duration)
 
 	var failures atomic.Int64
 	workers := min(o.concurrency, len(clusters))
@@ -229,7 +218,7 @@ func (o *hubLoadtestOptions) run(ctx context.Context, e *env, admin *client.Clie
 					c := batch[k]
 					if err != nil {
 						failures.Add(1)
-						e.logger.Warn("report failed", "cluster", c.name, "error", err.Error())
+						e.Logger.Warn("report failed", "cluster", c.name, "error", err.Error())
 						continue
 					}
 					samples[w] = append(samples[w], loadSample{at: t0.Sub(start), took: time.Since(t0), first: c.reports == 1})
@@ -253,13 +242,13 @@ func (o *hubLoadtestOptions) run(ctx context.Context, e *env, admin *client.Clie
 	return doc, o.verify(ctx, admin, clusters, revision, &doc)
 }
 
-func (o *hubLoadtestOptions) target(i int) string {
+func (o *loadtestOptions) target(i int) string {
 	return fmt.Sprintf("%s-target-%d", o.clusterType, i)
 }
 
 // sender returns the function that sends the next report of each of a batch's clusters and
 // records each acknowledged one: one request per report, or batches with a relay token.
-func (o *hubLoadtestOptions) sender(ctx context.Context, admin *client.Client, revision string) (func([]*loadCluster) []error, error) {
+func (o *loadtestOptions) sender(ctx context.Context, admin *client.Client, revision string) (func([]*loadCluster) []error, error) {
 	if o.batch == 1 {
 		return func(cs []*loadCluster) []error {
 			c := cs[0]
@@ -302,7 +291,7 @@ func (o *hubLoadtestOptions) sender(ctx context.Context, admin *client.Client, r
 
 // next is c's next report (deterministic from its count) and the deployment target it
 // reports Progressing (-1: none).
-func (o *hubLoadtestOptions) next(c *loadCluster, revision string) (hub.Report, int) {
+func (o *loadtestOptions) next(c *loadCluster, revision string) (hub.Report, int) {
 	progressing := -1
 	if o.changeEvery > 0 && c.reports%o.changeEvery == 0 && (c.reports/o.changeEvery)%2 == 0 {
 		progressing = (c.reports / o.changeEvery / 2) % o.targets
@@ -330,8 +319,8 @@ func (c *loadCluster) acknowledged(progressing int) {
 }
 
 // register registers the clusters (rotating existing ones' tokens) with a few workers.
-func (o *hubLoadtestOptions) register(ctx context.Context, e *env, admin *client.Client) ([]*loadCluster, error) {
-	e.logger.Info("registering clusters", "clusters", o.clusters, "environment", o.environment)
+func (o *loadtestOptions) register(ctx context.Context, e *env, admin *client.Client) ([]*loadCluster, error) {
+	e.Logger.Info("registering clusters", "clusters", o.clusters, "environment", o.environment)
 	regs := make([]api.ClusterRegistration, o.clusters)
 	for i := range regs {
 		regs[i] = api.ClusterRegistration{Name: fmt.Sprintf("%s-%06d", o.environment, i), Environment: o.environment, ClusterType: o.clusterType}
@@ -353,7 +342,7 @@ func (o *hubLoadtestOptions) register(ctx context.Context, e *env, admin *client
 const registrationBatch = 5000
 
 // verify checks the rollout against the last acknowledged report of every cluster.
-func (o *hubLoadtestOptions) verify(ctx context.Context, admin *client.Client, clusters []*loadCluster, revision string, doc *loadtestJSON) error {
+func (o *loadtestOptions) verify(ctx context.Context, admin *client.Client, clusters []*loadCluster, revision string, doc *loadtestJSON) error {
 	t0 := time.Now()
 	ro, err := admin.Rollout(ctx, o.environment)
 	doc.RolloutMs = float64(time.Since(t0).Microseconds()) / 1000

@@ -1,33 +1,52 @@
-package cli
+package dev
 
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fleetform/fleetform/internal/cli"
+	"github.com/fleetform/fleetform/internal/cli/command"
+	"github.com/fleetform/fleetform/internal/testutil/clitest"
 )
 
+// runDev runs fleetform-dev, or fleetform for a first word "fleetform".
 func runDev(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code = Main(t.Context(), args, strings.NewReader(""), &out, &errOut)
+	main := Main
+	if args[0] == "fleetform" {
+		main, args = cli.Main, args[1:]
+	}
+	code = main(t.Context(), args, strings.NewReader(""), &out, &errOut)
 	return code, out.String(), errOut.String()
+}
+
+// validateJSON is the part of fleetform validate -o json the tests read.
+type validateJSON struct {
+	Valid        bool `json:"valid"`
+	Environments []struct {
+		Rendered int   `json:"rendered"`
+		Warnings []any `json:"warnings"`
+	} `json:"environments"`
 }
 
 func TestGenFleet(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "fleet")
-	code, out, stderr := runDev(t, "dev", "gen-fleet", "--targets", "20", "--cluster-types", "5", "--out", dir)
-	if code != ExitOK {
+	code, out, stderr := runDev(t, "gen-fleet", "--targets", "20", "--cluster-types", "5", "--out", dir)
+	if code != command.ExitOK {
 		t.Fatalf("gen-fleet: exit %d\n%s", code, stderr)
 	}
 	if !strings.Contains(out, "assignments: 100 (20 deployment targets x 5 cluster types)") {
 		t.Errorf("gen-fleet output:\n%s", out)
 	}
 
-	code, out, stderr = runDev(t, "validate", "--control-plane", dir, "--env", "dev", "-o", "json")
-	if code != ExitOK {
+	code, out, stderr = runDev(t, "fleetform", "validate", "--control-plane", dir, "--env", "dev", "-o", "json")
+	if code != command.ExitOK {
 		t.Fatalf("validate: exit %d\n%s%s", code, out, stderr)
 	}
 	var v validateJSON
@@ -40,7 +59,7 @@ func TestGenFleet(t *testing.T) {
 
 	// The same flags write the same bytes.
 	again := filepath.Join(t.TempDir(), "fleet")
-	if code, _, stderr := runDev(t, "dev", "gen-fleet", "--targets", "20", "--cluster-types", "5", "--out", again); code != ExitOK {
+	if code, _, stderr := runDev(t, "gen-fleet", "--targets", "20", "--cluster-types", "5", "--out", again); code != command.ExitOK {
 		t.Fatalf("second gen-fleet: exit %d\n%s", code, stderr)
 	}
 	if a, b := readTree(t, dir), readTree(t, again); a != b {
@@ -68,8 +87,8 @@ func readTree(t *testing.T, dir string) string {
 
 func TestGenFleetJSON(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "fleet")
-	code, out, stderr := runDev(t, "dev", "gen-fleet", "--targets", "3", "--cluster-types", "2", "--env", "qa", "--seed", "9", "--out", dir, "-o", "json")
-	if code != ExitOK {
+	code, out, stderr := runDev(t, "gen-fleet", "--targets", "3", "--cluster-types", "2", "--env", "qa", "--seed", "9", "--out", dir, "-o", "json")
+	if code != command.ExitOK {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 	var doc genFleetJSON
@@ -94,13 +113,12 @@ func TestGenFleetErrors(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"dev"}, ExitUsage, "subcommand"},
-		{[]string{"dev", "gen-fleet"}, ExitUsage, "--out is required"},
-		{[]string{"dev", "gen-fleet", "--out", t.TempDir(), "--targets", "0"}, ExitUsage, "at least 1"},
-		{[]string{"dev", "gen-fleet", "--out", t.TempDir(), "--cluster-types", "-2"}, ExitUsage, "at least 1"},
-		{[]string{"dev", "gen-fleet", "--out", t.TempDir(), "--env", "Prod"}, ExitUsage, "DNS label"},
-		{[]string{"dev", "gen-fleet", "--out", t.TempDir(), "-o", "xml"}, ExitUsage, "-o"},
-		{[]string{"dev", "gen-fleet", "--out", full}, ExitFailed, "not empty"},
+		{[]string{"gen-fleet"}, command.ExitUsage, "--out is required"},
+		{[]string{"gen-fleet", "--out", t.TempDir(), "--targets", "0"}, command.ExitUsage, "at least 1"},
+		{[]string{"gen-fleet", "--out", t.TempDir(), "--cluster-types", "-2"}, command.ExitUsage, "at least 1"},
+		{[]string{"gen-fleet", "--out", t.TempDir(), "--env", "Prod"}, command.ExitUsage, "DNS label"},
+		{[]string{"gen-fleet", "--out", t.TempDir(), "-o", "xml"}, command.ExitUsage, "-o"},
+		{[]string{"gen-fleet", "--out", full}, command.ExitFailed, "not empty"},
 	} {
 		code, _, stderr := runDev(t, tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.msg) {
@@ -110,4 +128,9 @@ func TestGenFleetErrors(t *testing.T) {
 	if entries, _ := os.ReadDir(full); len(entries) != 1 {
 		t.Errorf("gen-fleet wrote into a non-empty folder: %d entries", len(entries))
 	}
+}
+
+// TestEveryCommandHasExamples: every command's --help shows examples that parse.
+func TestEveryCommandHasExamples(t *testing.T) {
+	clitest.CheckExamples(t, newRoot(&env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}))
 }

@@ -1,4 +1,4 @@
-package cli
+package dev
 
 import (
 	"context"
@@ -11,16 +11,18 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/cli/command"
+	"github.com/fleetform/fleetform/internal/dev/sim"
+	"github.com/fleetform/fleetform/internal/gitauth"
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/api"
 	"github.com/fleetform/fleetform/internal/hub/client"
-	"github.com/fleetform/fleetform/internal/sim"
 )
 
 type simOptions struct {
-	hub             hubOptions
-	out             outputOption
+	hub             command.Hub
+	out             command.Output
 	gitops, branch  string
 	path, env       string
 	prefix          string
@@ -54,7 +56,7 @@ func newSimCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "sim",
 		Example: "  # 25 simulated clusters per cluster type report what dev's GitOps branch holds, 10% failing\n" +
-			"  FLEETFORM_HUB_TOKEN=... fleetform sim --hub http://127.0.0.1:8080 --gitops ./gitops.git --env dev --clusters-per-type 25 --fail-rate 0.1 --once",
+			"  FLEETFORM_HUB_TOKEN=... fleetform-dev sim --hub http://127.0.0.1:8080 --gitops ./gitops.git --env dev --clusters-per-type 25 --fail-rate 0.1 --once",
 		Short: "Simulate a fleet reporting an environment's GitOps revision to the hub",
 		Long: "sim registers --clusters-per-type clusters for every cluster type folder of the environment's\n" +
 			"GitOps branch (named sim-<clusterType>-<i>, see --name-prefix; the tokens of those already registered are\n" +
@@ -62,7 +64,7 @@ func newSimCmd(e *env) *cobra.Command {
 			"found under its cluster type's folder: Ready, or Failed with probability --fail-rate (stable\n" +
 			"per cluster, target and revision), each within --lag. --once reports once and exits;\n" +
 			"otherwise it follows the branch (read every --poll) and re-sends every --heartbeat.\n" +
-			"Needs the admin token in " + hubTokenEnv + ".",
+			"Needs the admin token in " + command.HubTokenEnv + ".",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.check(); err != nil {
@@ -71,8 +73,8 @@ func newSimCmd(e *env) *cobra.Command {
 			return o.run(cmd.Context(), e)
 		},
 	}
-	o.hub.bindRequired(cmd)
-	o.out.bind(cmd)
+	o.hub.BindRequired(cmd)
+	o.out.Bind(cmd)
 	f := cmd.Flags()
 	f.StringVar(&o.gitops, "gitops", "", "GitOps repository (path or URL; required)")
 	f.StringVar(&o.env, "env", "", "environment (required)")
@@ -95,17 +97,17 @@ func newSimCmd(e *env) *cobra.Command {
 func (o *simOptions) check() error {
 	switch {
 	case o.perType < 1:
-		return failed(ExitUsage, errors.New("--clusters-per-type must be at least 1"))
+		return command.Usage(errors.New("--clusters-per-type must be at least 1"))
 	case o.failRate < 0 || o.failRate > 1:
-		return failed(ExitUsage, errors.New("--fail-rate is a probability, from 0 to 1"))
+		return command.Usage(errors.New("--fail-rate is a probability, from 0 to 1"))
 	case o.workers < 1:
-		return failed(ExitUsage, errors.New("--workers must be at least 1"))
+		return command.Usage(errors.New("--workers must be at least 1"))
 	}
-	return o.out.check()
+	return o.out.Check()
 }
 
 func (o *simOptions) run(ctx context.Context, e *env) error {
-	admin, err := o.hub.clientWith(&http.Client{Timeout: time.Minute, Transport: &http.Transport{
+	admin, err := o.hub.ClientWith(&http.Client{Timeout: time.Minute, Transport: &http.Transport{
 		MaxIdleConns: o.workers, MaxIdleConnsPerHost: o.workers, IdleConnTimeout: time.Minute}})
 	if err != nil {
 		return err
@@ -114,17 +116,17 @@ func (o *simOptions) run(ctx context.Context, e *env) error {
 	if branch == "" {
 		branch = o.env
 	}
-	creds, err := commandLineCredentials(e, o.gitops)
+	creds, err := gitauth.New(gitauth.Config{Logger: e.Logger, Trusted: []string{o.gitops}})
 	if err != nil {
-		return err
+		return command.Usage(fmt.Errorf("credentials: %w", err))
 	}
-	src := sim.GitSource{Writer: gitops.NewWriter(gitops.Options{Logger: e.logger, CacheDir: os.Getenv("FLEETFORM_CACHE_DIR"), Credentials: creds}),
+	src := sim.GitSource{Writer: gitops.NewWriter(gitops.Options{Logger: e.Logger, CacheDir: os.Getenv("FLEETFORM_CACHE_DIR"), Credentials: creds}),
 		Location: o.gitops, Branch: branch, Path: o.path}
 	s := sim.New(simHub{admin}, src, sim.Options{Environment: o.env, Prefix: o.prefix, ClustersPerType: o.perType, FailRate: o.failRate,
-		Lag: o.lag, Poll: o.poll, Heartbeat: o.heartbeat, Workers: o.workers, Seed: o.seed, Logger: e.logger})
+		Lag: o.lag, Poll: o.poll, Heartbeat: o.heartbeat, Workers: o.workers, Seed: o.seed, Logger: e.Logger})
 	start := time.Now()
 	if err := s.Run(ctx, o.once); err != nil {
-		return failed(ExitFailed, err)
+		return err
 	}
 	if !o.once {
 		return nil
@@ -138,7 +140,7 @@ func (o *simOptions) run(ctx context.Context, e *env) error {
 		return err
 	}
 	if doc.Errors > 0 {
-		return failed(ExitFailed, fmt.Errorf("%d report(s) failed", doc.Errors))
+		return fmt.Errorf("%d report(s) failed", doc.Errors)
 	}
 	return nil
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleetform/fleetform/internal/fleetgen"
+	"github.com/fleetform/fleetform/internal/dev/fleetgen"
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/render"
 	"github.com/fleetform/fleetform/internal/schedule"

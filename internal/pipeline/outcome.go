@@ -1,0 +1,65 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// The outcomes a use case ends in other than success. Its callers choose what each means to
+// their user from these alone: the CLI an exit code (usage 2, refused 3, any other error 1),
+// the HTTP API a status (400, 409, 409, 422, 500).
+
+// UsageError is a request that is wrong in itself: a missing or contradictory option, a
+// name the control plane does not declare where one must be given.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Usage marks err as a wrong request (nil stays nil).
+func Usage(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &UsageError{Err: err}
+}
+
+// Usagef is Usage of a formatted error.
+func Usagef(format string, args ...any) error { return Usage(fmt.Errorf(format, args...)) }
+
+// RefusedError is an operation a gate or a safety rule refused: nothing was written. Reasons
+// are the unmet conditions, one sentence each.
+type RefusedError struct {
+	Reasons []string
+	// Err is the refusal's cause when it is an error of a lower layer (a safety rule).
+	Err error
+}
+
+func (e *RefusedError) Error() string {
+	if e.Err != nil {
+		return e.Err.Error()
+	}
+	return "refused: " + strings.Join(e.Reasons, "; ")
+}
+
+// Unwrap returns the cause.
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// ErrConflict is a write that lost a race with another writer too many times: nothing was
+// written, and the request can be made again.
+var ErrConflict = errors.New("conflict")
+
+// IsUsage reports whether err is a wrong request.
+func IsUsage(err error) bool {
+	var u *UsageError
+	return errors.As(err, &u)
+}
+
+// IsRefused reports whether err is a refusal.
+func IsRefused(err error) bool {
+	var r *RefusedError
+	return errors.As(err, &r)
+}
