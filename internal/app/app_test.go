@@ -14,8 +14,8 @@ import (
 
 	"github.com/fleetform/fleetform/internal/app"
 	"github.com/fleetform/fleetform/internal/gitops/gitrepo"
-	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 // example is the hello-world example as three real git repositories.

@@ -12,8 +12,8 @@ import (
 
 	"github.com/fleetform/fleetform/internal/app"
 	"github.com/fleetform/fleetform/internal/gitops/gitrepo"
-	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 var benchEnvs = []string{"dev", "stage", "prod"}

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 const kustomizeWorkload = `apiVersion: scheduler.kalypso.io/v1alpha1

@@ -8,8 +8,8 @@ import (
 
 	"github.com/fleetform/fleetform/internal/dev/fleetgen"
 	"github.com/fleetform/fleetform/internal/gitops"
-	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/schedule"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 // applyOnce loads the fleet and applies it to the bare repository at repo.

@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/fleetform/fleetform/internal/compose"
+	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/testutil/golden"
-	"github.com/fleetform/fleetform/internal/platform"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite golden files")

@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/fleetform/fleetform/internal/gitops"
-	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/schedule"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 // loadKalypso loads environment dev of Kalypso's sample control plane.

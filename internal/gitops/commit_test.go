@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/fleetform/fleetform/internal/gitops"
-	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/render"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 // TestCommitDefaults: one commit, by fleetform, whose message names the control-plane

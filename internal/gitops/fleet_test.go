@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/fleetform/fleetform/internal/gitops"
-	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/schedule"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 // fleet is a small control plane in the folder layout, kept as branch main of a git

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/fleetform/fleetform/internal/gitops"
-	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/render"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 // humanFiles are files people keep in the GitOps repository, outside the folders

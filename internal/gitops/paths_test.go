@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/fleetform/fleetform/internal/gitops"
-	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 // TestApplyRefusesPathsGitRefuses: a GitOps path that names .git, leaves the repository or

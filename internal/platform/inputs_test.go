@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 // TestSameInputs: a load records every tree it read (the control-plane directory once, a

@@ -3,8 +3,8 @@ package platform_test
 import (
 	"testing"
 
-	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 func TestLoadKalypsoFixture(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 // TestStrictDecodingInEnvironmentFolder: a broken file in the environment's own folder is

@@ -7,8 +7,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 func TestKalypsoFixtureEnvironments(t *testing.T) {

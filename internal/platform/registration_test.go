@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 func TestRepoMapLookup(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
-	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 // TestSourceIgnore checks Flux's .sourceignore semantics on a directory and on a git commit

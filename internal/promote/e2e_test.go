@@ -13,13 +13,13 @@ import (
 
 	"github.com/fleetform/fleetform/internal/forge"
 	"github.com/fleetform/fleetform/internal/gitops"
-	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/hub"
-	"github.com/fleetform/fleetform/internal/testutil/storetest"
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/promote"
 	"github.com/fleetform/fleetform/internal/render"
 	"github.com/fleetform/fleetform/internal/schedule"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
+	"github.com/fleetform/fleetform/internal/testutil/storetest"
 )
 
 // fleet is a control plane (folder layout, in git), a GitOps repository, and a hub.

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/fleetform/fleetform/internal/hub"
-	"github.com/fleetform/fleetform/internal/testutil/storetest"
 	"github.com/fleetform/fleetform/internal/promote"
+	"github.com/fleetform/fleetform/internal/testutil/storetest"
 )
 
 // checkGates is what `fleetform promote` does against the hub for a source environment.

@@ -11,10 +11,10 @@ import (
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
 	"github.com/fleetform/fleetform/internal/compose"
-	"github.com/fleetform/fleetform/internal/testutil/golden"
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/render"
 	"github.com/fleetform/fleetform/internal/schedule"
+	"github.com/fleetform/fleetform/internal/testutil/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

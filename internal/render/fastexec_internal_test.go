@@ -5,9 +5,9 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/schedule"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 // TestFastDataHasNoMethods: the fast executor reads the template data's fields without

@@ -5,11 +5,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/fleetform/fleetform/internal/testutil/gittest"
-	"github.com/fleetform/fleetform/internal/testutil/golden"
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/render"
 	"github.com/fleetform/fleetform/internal/schedule"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
+	"github.com/fleetform/fleetform/internal/testutil/golden"
 )
 
 func renderKalypso(t *testing.T, env string, opts render.Options) (*render.Output, *gittest.Kalypso) {

@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
-	"github.com/fleetform/fleetform/internal/testutil/golden"
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/render"
 	"github.com/fleetform/fleetform/internal/schedule"
+	"github.com/fleetform/fleetform/internal/testutil/golden"
 )
 
 // missingConfig is the config of the missing-key tests: "missing" is never a key.

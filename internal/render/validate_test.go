@@ -15,10 +15,10 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/fleetform/fleetform/internal/testutil/crdtest"
-	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/render"
+	"github.com/fleetform/fleetform/internal/testutil/crdtest"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 // coreKinds are the other objects the built-in templates may emit; they are checked

@@ -9,9 +9,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
-	"github.com/fleetform/fleetform/internal/testutil/golden"
 	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/schedule"
+	"github.com/fleetform/fleetform/internal/testutil/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

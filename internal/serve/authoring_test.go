@@ -17,10 +17,10 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/fleetform/fleetform/internal/authoring"
-	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/api"
 	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 // changesServer is serve's handler, with the authoring API, over the fixture's bare control

@@ -17,10 +17,10 @@ import (
 
 	"github.com/fleetform/fleetform/internal/dev/fleetgen"
 	"github.com/fleetform/fleetform/internal/gitops"
-	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/hub"
-	"github.com/fleetform/fleetform/internal/testutil/storetest"
 	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
+	"github.com/fleetform/fleetform/internal/testutil/storetest"
 )
 
 // BenchmarkWebhookToCommit is the time from a push's webhook to the GitOps commit, for a

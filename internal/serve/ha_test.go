@@ -12,8 +12,8 @@ import (
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/postgres"
-	"github.com/fleetform/fleetform/internal/testutil/pgtest"
 	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/testutil/pgtest"
 )
 
 // replica is one serve process on a shared PostgreSQL database.

@@ -9,10 +9,10 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/fleetform/fleetform/internal/gitops"
-	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/hub"
-	"github.com/fleetform/fleetform/internal/testutil/storetest"
 	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
+	"github.com/fleetform/fleetform/internal/testutil/storetest"
 )
 
 // clock is a test clock.

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 // requireAnsible skips the test when ansible-playbook is missing, unless

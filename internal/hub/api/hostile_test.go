@@ -22,8 +22,8 @@ import (
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/api"
 	"github.com/fleetform/fleetform/internal/hub/postgres"
-	"github.com/fleetform/fleetform/internal/testutil/pgtest"
 	"github.com/fleetform/fleetform/internal/hub/sqlite"
+	"github.com/fleetform/fleetform/internal/testutil/pgtest"
 	"github.com/fleetform/fleetform/internal/testutil/storetest"
 )
 
