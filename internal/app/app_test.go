@@ -13,8 +13,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/fleetform/fleetform/internal/app"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitops/gitrepo"
-	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
@@ -60,7 +60,7 @@ func (ex *example) commitConfig(t *testing.T, branchShape bool) {
 // run composes an environment of the example.
 func (ex *example) run(t *testing.T, env, version string) *app.Run {
 	t.Helper()
-	repos := platform.NewRepos(nil, nil, nil)
+	repos := controlplane.NewRepos(nil, nil, nil)
 	a := loadApp(t, repos, ex.source.Dir)
 	cfgRepo := openRepo(t, repos, ex.config.Dir)
 	ref := ""
@@ -71,7 +71,7 @@ func (ex *example) run(t *testing.T, env, version string) *app.Run {
 }
 
 // openRepo opens the git repository in dir.
-func openRepo(tb testing.TB, repos *platform.Repos, dir string) *platform.Repo {
+func openRepo(tb testing.TB, repos *controlplane.Repos, dir string) *controlplane.Repo {
 	tb.Helper()
 	r, err := repos.Open(tb.Context(), dir)
 	if err != nil {
@@ -81,7 +81,7 @@ func openRepo(tb testing.TB, repos *platform.Repos, dir string) *platform.Repo {
 }
 
 // loadApp loads the application on the main branch of the source repository in dir.
-func loadApp(tb testing.TB, repos *platform.Repos, dir string) *app.App {
+func loadApp(tb testing.TB, repos *controlplane.Repos, dir string) *app.App {
 	tb.Helper()
 	tree, err := openRepo(tb, repos, dir).Tree("main")
 	if err != nil {
@@ -96,7 +96,7 @@ func loadApp(tb testing.TB, repos *platform.Repos, dir string) *app.App {
 
 // newRun composes env of a with the values of cfgRepo at ref (env's own branch when "")
 // and the variables appVars, at version (also the image tag).
-func newRun(tb testing.TB, a *app.App, cfgRepo *platform.Repo, env, ref string, appVars map[string]string, version string) *app.Run {
+func newRun(tb testing.TB, a *app.App, cfgRepo *controlplane.Repo, env, ref string, appVars map[string]string, version string) *app.Run {
 	tb.Helper()
 	cfg, err := app.LoadConfig(cfgRepo, env, ref)
 	if err != nil {

@@ -11,8 +11,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/fleetform/fleetform/internal/app"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitops/gitrepo"
-	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
@@ -59,7 +59,7 @@ func writeFile(b *testing.B, p, content string) {
 // apply runs app apply for every environment (or only env) into the GitOps repository.
 func (f *benchFleet) apply(b *testing.B, gitops, only string) int {
 	b.Helper()
-	repos := platform.NewRepos(nil, nil, nil)
+	repos := controlplane.NewRepos(nil, nil, nil)
 	a := loadApp(b, repos, f.source.Dir)
 	cfgRepo := openRepo(b, repos, f.config)
 	repo, err := gitrepo.Open(b.Context(), gitops, "", nil, slog.New(slog.DiscardHandler))

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/textdist"
 )
 
@@ -45,7 +45,7 @@ type EnvConfig struct {
 
 // LoadConfig reads environment env of a config repository in either shape: a branch named
 // env or env-configs means Kalypso's shape; else the folder env/ at ref (default HEAD).
-func LoadConfig(repo *platform.Repo, env, ref string) (*EnvConfig, error) {
+func LoadConfig(repo *controlplane.Repo, env, ref string) (*EnvConfig, error) {
 	c := &EnvConfig{Environment: env, Shape: ShapeFolder, Branch: ref, Root: env}
 	for _, b := range []string{env, env + "-configs"} {
 		if ref == "" && repo.HasBranch(b) {

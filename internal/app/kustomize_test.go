@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
@@ -31,7 +31,7 @@ func TestKustomizeBase(t *testing.T) {
 	})
 	cfgRepo := gittest.New(t)
 	cfgRepo.Commit(t, "main", map[string]string{"dev/edge/values.yaml": "logging:\n  level: Info\nfeatures: [a, b]\n"})
-	repos := platform.NewRepos(nil, nil, nil)
+	repos := controlplane.NewRepos(nil, nil, nil)
 	a := loadApp(t, repos, src.Dir)
 	run := newRun(t, a, openRepo(t, repos, cfgRepo.Dir), "dev", "main", nil, "2.0.0")
 	files, err := run.Render(run.Targets[0])

@@ -10,7 +10,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
 // SettingsFile is the optional settings file at the root of an application's source
@@ -65,7 +65,7 @@ func (g PromotionGates) SoakDuration() (time.Duration, error) {
 // App is an application's source repository, read at one commit.
 type App struct {
 	Settings Settings
-	Workload *platform.Workload
+	Workload *controlplane.Workload
 	// Commit is the source commit ("" for a directory).
 	Commit string
 	// Repo names the source repository in messages.
@@ -82,7 +82,7 @@ type App struct {
 }
 
 // LoadSource reads an application's source repository.
-func LoadSource(tree platform.Tree, repo string) (*App, error) {
+func LoadSource(tree controlplane.Tree, repo string) (*App, error) {
 	a := &App{Commit: tree.Revision(), Repo: repo}
 	files, err := tree.Files()
 	if err != nil {
@@ -110,7 +110,7 @@ func LoadSource(tree platform.Tree, repo string) (*App, error) {
 	return a, a.loadSchema(tree, has)
 }
 
-func (a *App) loadWorkload(tree platform.Tree, has map[string]bool) error {
+func (a *App) loadWorkload(tree controlplane.Tree, has map[string]bool) error {
 	file := a.Settings.Workload
 	switch {
 	case file != "":
@@ -125,8 +125,8 @@ func (a *App) loadWorkload(tree platform.Tree, has map[string]bool) error {
 	if err != nil {
 		return fmt.Errorf("source %s: %w", a.Repo, err)
 	}
-	ws, diags := platform.DecodeWorkloads(data, platform.Source{File: file, Commit: a.Commit})
-	if platform.HasErrors(diags) {
+	ws, diags := controlplane.DecodeWorkloads(data, controlplane.Source{File: file, Commit: a.Commit})
+	if controlplane.HasErrors(diags) {
 		return diagError(diags)
 	}
 	if len(ws) != 1 {
@@ -136,7 +136,7 @@ func (a *App) loadWorkload(tree platform.Tree, has map[string]bool) error {
 	return nil
 }
 
-func (a *App) loadRendered(tree platform.Tree, files []string, has map[string]bool) error {
+func (a *App) loadRendered(tree controlplane.Tree, files []string, has map[string]bool) error {
 	dir := a.Settings.Chart
 	if a.Settings.Kustomize != "" {
 		if dir != "" {
@@ -180,7 +180,7 @@ func (a *App) loadRendered(tree platform.Tree, files []string, has map[string]bo
 	return nil
 }
 
-func (a *App) loadSchema(tree platform.Tree, has map[string]bool) error {
+func (a *App) loadSchema(tree controlplane.Tree, has map[string]bool) error {
 	file := a.Settings.Schema
 	if file == "" && a.ChartDir != "" && has[a.ChartDir+"/values.schema.json"] {
 		file = a.ChartDir + "/values.schema.json"
@@ -233,10 +233,10 @@ func cleanDir(p string) string {
 }
 
 // diagError joins the error diagnostics into one error.
-func diagError(diags []platform.Diagnostic) error {
+func diagError(diags []controlplane.Diagnostic) error {
 	var msgs []string
 	for _, d := range diags {
-		if d.Severity == platform.SeverityError {
+		if d.Severity == controlplane.SeverityError {
 			msgs = append(msgs, d.Error())
 		}
 	}

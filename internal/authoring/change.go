@@ -10,9 +10,9 @@ import (
 	"github.com/aymanbagabas/go-udiff"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/forge"
 	"github.com/fleetform/fleetform/internal/pipeline"
-	"github.com/fleetform/fleetform/internal/platform"
 )
 
 // Mode says what is done with a valid change.
@@ -58,7 +58,7 @@ type PROpener func(ctx context.Context, repoURL string, req forge.NewChangeReque
 type Request struct {
 	// ControlPlane is a directory or a local git repository.
 	ControlPlane string
-	Platform     platform.Options
+	Platform     controlplane.Options
 	Operations   []Operation
 	Mode         Mode
 	// Author signs commits (name and email).
@@ -135,11 +135,11 @@ func applyOnce(ctx context.Context, req Request) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Files: []FileChange{}, Plan: []EnvironmentPlan{}, Commits: []CommitRef{},
-		DiagnosticReport: pipeline.DiagnosticReport{Errors: []platform.Diagnostic{}}}
+		DiagnosticReport: pipeline.DiagnosticReport{Errors: []controlplane.Diagnostic{}}}
 	for _, op := range req.Operations {
 		res.Operations = append(res.Operations, op.Describe())
 		if err := ws.apply(op); err != nil {
-			res.Errors = append(res.Errors, platform.Diagnostic{Severity: platform.SeverityError, Kind: op.Kind, Name: op.Name,
+			res.Errors = append(res.Errors, controlplane.Diagnostic{Severity: controlplane.SeverityError, Kind: op.Kind, Name: op.Name,
 				Message: err.Error()})
 			return res, &OperationError{Op: op, Err: err}
 		}
@@ -162,7 +162,7 @@ func applyOnce(ctx context.Context, req Request) (*Result, error) {
 }
 
 // validate loads the control plane before and after, refuses new errors and plans.
-func (ws *workspace) validate(ctx context.Context, cp *platform.ControlPlane, res *Result, changed []fileKey) error {
+func (ws *workspace) validate(ctx context.Context, cp *controlplane.ControlPlane, res *Result, changed []fileKey) error {
 	before := cp
 	if ws.g == nil {
 		c, cleanup, err := ws.open(ctx, false)
@@ -185,7 +185,7 @@ func (ws *workspace) validate(ctx context.Context, cp *platform.ControlPlane, re
 	if err != nil {
 		return fmt.Errorf("load the changed control plane: %w", err)
 	}
-	all := func(fs map[string]*fleet, ds []platform.Diagnostic) []platform.Diagnostic {
+	all := func(fs map[string]*fleet, ds []controlplane.Diagnostic) []controlplane.Diagnostic {
 		for _, f := range fs {
 			ds = append(ds, f.diags...)
 		}
@@ -205,9 +205,9 @@ func (ws *workspace) validate(ctx context.Context, cp *platform.ControlPlane, re
 func (ws *workspace) touchesCommon(changed []fileKey) bool {
 	for _, k := range changed {
 		switch {
-		case ws.layout == platform.LayoutKalypso && k.branch == ws.commonBranch() && !strings.HasPrefix(k.path, ".environments/"):
+		case ws.layout == controlplane.LayoutKalypso && k.branch == ws.commonBranch() && !strings.HasPrefix(k.path, ".environments/"):
 			return true
-		case ws.layout != platform.LayoutKalypso && !strings.HasPrefix(k.path, "environments/"):
+		case ws.layout != controlplane.LayoutKalypso && !strings.HasPrefix(k.path, "environments/"):
 			return true
 		}
 	}

@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	agentmanifests "github.com/fleetform/fleetform/deploy/agent"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitops"
-	"github.com/fleetform/fleetform/internal/platform"
 )
 
 // Reconcilers a cluster is onboarded with.
@@ -60,8 +60,8 @@ type ClusterTarget struct {
 // ResolveCluster reads environment env of the control plane and returns what a cluster of
 // clusterType needs. The GitOps repository is the environment's GitOpsRepo (or the
 // operator's override in popts.GitOps) as the cluster reaches it: never a RepoMap path.
-func ResolveCluster(ctx context.Context, location string, popts platform.Options, env, clusterType string) (ClusterTarget, error) {
-	cp, err := platform.Open(ctx, location, popts)
+func ResolveCluster(ctx context.Context, location string, popts controlplane.Options, env, clusterType string) (ClusterTarget, error) {
+	cp, err := controlplane.Open(ctx, location, popts)
 	if err != nil {
 		return ClusterTarget{}, err
 	}

@@ -15,14 +15,14 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
 // InitOptions describe a new control plane.
 type InitOptions struct {
 	// Dir is created (it must not exist, or be empty).
 	Dir    string
-	Layout platform.Layout
+	Layout controlplane.Layout
 	// Environments are chained in this order (each promotes from the one before).
 	Environments []string
 	// Reconciler is the template new cluster types use by default.
@@ -47,10 +47,10 @@ type InitResult struct {
 // in the Kalypso layout), the environments chained, the built-in templates referenced by
 // name and a README saying what goes where.
 func Init(ctx context.Context, o InitOptions) (*InitResult, error) {
-	if o.Layout == platform.LayoutAuto {
-		o.Layout = platform.LayoutFolder
+	if o.Layout == controlplane.LayoutAuto {
+		o.Layout = controlplane.LayoutFolder
 	}
-	if o.Layout != platform.LayoutFolder && o.Layout != platform.LayoutKalypso {
+	if o.Layout != controlplane.LayoutFolder && o.Layout != controlplane.LayoutKalypso {
 		return nil, fmt.Errorf("layout %q: want folder or kalypso", o.Layout)
 	}
 	if len(o.Environments) == 0 {
@@ -90,7 +90,7 @@ func Init(ctx context.Context, o InitOptions) (*InitResult, error) {
 		if err := ws.addEnvironment(Operation{Op: OpAdd, Kind: v1alpha1.KindEnvironment, Name: e, Spec: spec}, gitopsRepo, annotations); err != nil {
 			return nil, err
 		}
-		ws.envs = append(ws.envs, platform.EnvironmentInfo{Name: e})
+		ws.envs = append(ws.envs, controlplane.EnvironmentInfo{Name: e})
 	}
 	ws.write(fileKey{"main", "README.md"}, []byte(readme(o)))
 	if err := ws.commitInit(ctx, o, res); err != nil {
@@ -105,7 +105,7 @@ func (o InitOptions) gitops(res *InitResult) (string, error) {
 	if o.GitOps == "" {
 		return "", nil
 	}
-	p, local := platform.LocalPath(o.GitOps)
+	p, local := controlplane.LocalPath(o.GitOps)
 	if !local {
 		res.GitOps = o.GitOps
 		return o.GitOps, nil
@@ -163,7 +163,7 @@ func readme(o InitOptions) string {
 		o.Layout, strings.Join(o.Environments, " → "))
 	b.WriteString("Edit it with `fleetform add`, `set config`, `unset config` and `remove` (they validate the\n" +
 		"whole control plane and show what a change does to the fleet before writing it), or by hand.\n\n## What goes where\n\n")
-	if o.Layout == platform.LayoutKalypso {
+	if o.Layout == controlplane.LayoutKalypso {
 		b.WriteString("Branch `main` holds the common (promotable) content:\n\n" +
 			"- `.environments/<env>.yaml`: the `Environment` objects\n" +
 			"- `workloads/<name>.yaml`: `Workload`s written here (with their deployment targets)\n" +

@@ -9,7 +9,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
 // Annotations fleetform writes on Environments: the templates `add cluster-type` uses
@@ -248,7 +248,7 @@ func (ws *workspace) addEnvironment(op Operation, gitopsRepo string, annotations
 	}
 	envBranch, envDir := op.Name, ""
 	envFile := fileKey{ws.commonBranch(), ".environments/" + op.Name + ".yaml"}
-	if ws.layout == platform.LayoutKalypso {
+	if ws.layout == controlplane.LayoutKalypso {
 		spec["controlPlane"] = map[string]any{"repo": "", "branch": op.Name, "path": "."}
 		if ws.g != nil && ws.g.Storer != nil {
 			if _, err := ws.tree(envBranch); err != nil {
@@ -295,7 +295,7 @@ func (ws *workspace) addEnvironment(op Operation, gitopsRepo string, annotations
 	if err != nil {
 		return err
 	}
-	return ws.appendDoc(fileKey{envBranch, envDir + platform.BaseRepoFile}, base)
+	return ws.appendDoc(fileKey{envBranch, envDir + controlplane.BaseRepoFile}, base)
 }
 
 func cmpOr(a, b string) string {
@@ -345,7 +345,7 @@ func (ws *workspace) removeEnvironment(op Operation) error {
 			return err
 		}
 	}
-	if ws.layout == platform.LayoutKalypso {
+	if ws.layout == controlplane.LayoutKalypso {
 		return nil
 	}
 	branch, dir := ws.envRoot(op.Name)

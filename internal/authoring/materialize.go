@@ -11,7 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
 // snapshotDirs copies a directory's files (without .git) into a temporary folder, with
@@ -82,15 +82,15 @@ func applyToDir(dir string, changes map[fileKey][]byte) error {
 }
 
 // open loads the control plane as it is (withChanges false) or with the changes.
-func (ws *workspace) open(ctx context.Context, withChanges bool) (*platform.ControlPlane, func(), error) {
+func (ws *workspace) open(ctx context.Context, withChanges bool) (*controlplane.ControlPlane, func(), error) {
 	if ws.g == nil {
 		dir, cleanup, err := ws.copyDir(withChanges)
 		if err != nil {
 			return nil, nil, err
 		}
 		opts := ws.popts
-		opts.Layout = platform.LayoutFolder
-		cp, err := platform.Open(ctx, dir, opts)
+		opts.Layout = controlplane.LayoutFolder
+		cp, err := controlplane.Open(ctx, dir, opts)
 		if err != nil {
 			cleanup()
 			return nil, nil, err
@@ -117,7 +117,7 @@ func (ws *workspace) open(ctx context.Context, withChanges bool) (*platform.Cont
 	}
 	opts := ws.popts
 	opts.Layout = ws.layout
-	cp, err := platform.OpenGit(ctx, g, ws.location, opts)
+	cp, err := controlplane.OpenGit(ctx, g, ws.location, opts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open the edited control plane: %w", err)
 	}

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
 // Operations.
@@ -138,7 +138,7 @@ func (ws *workspace) scopeRoot(kind, env string) (branch, dir string, exclude []
 		branch, dir = ws.envRoot(env)
 		return branch, dir, nil, nil
 	}
-	if ws.layout == platform.LayoutKalypso {
+	if ws.layout == controlplane.LayoutKalypso {
 		return ws.commonBranch(), "", []string{".environments/"}, nil
 	}
 	return ws.commonBranch(), "", []string{"environments/"}, nil
@@ -151,7 +151,7 @@ func (ws *workspace) find(kind, name, env string) (*located, error) {
 	var err error
 	if kind == v1alpha1.KindEnvironment {
 		branch, dir = ws.commonBranch(), ".environments/"
-		if ws.layout != platform.LayoutKalypso {
+		if ws.layout != controlplane.LayoutKalypso {
 			dir, exclude = "", []string{}
 		}
 	} else if branch, dir, exclude, err = ws.scopeRoot(kind, env); err != nil {

@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"github.com/fleetform/fleetform/internal/compose"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/pipeline"
-	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/promote"
 	"github.com/fleetform/fleetform/internal/render"
 	"github.com/fleetform/fleetform/internal/schedule"
@@ -43,11 +43,11 @@ type ConfigChange struct {
 type fleet struct {
 	run   *pipeline.Run
 	err   error
-	diags []platform.Diagnostic
+	diags []controlplane.Diagnostic
 }
 
 // loadFleet loads every environment of cp up to rendering (for validation) and its chain.
-func loadFleet(ctx context.Context, cp *platform.ControlPlane) (map[string]*fleet, []platform.Diagnostic, error) {
+func loadFleet(ctx context.Context, cp *controlplane.ControlPlane) (map[string]*fleet, []controlplane.Diagnostic, error) {
 	infos, envDiags, err := cp.Environments(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -61,7 +61,7 @@ func loadFleet(ctx context.Context, cp *platform.ControlPlane) (map[string]*flee
 		}
 		f := &fleet{run: r, err: err}
 		if err != nil {
-			f.diags = platform.AsDiagnostics(err)
+			f.diags = controlplane.AsDiagnostics(err)
 		} else {
 			f.diags = r.Diagnostics()
 			f.diags = append(f.diags, templateDiagnostics(r.Snapshot)...)
@@ -73,9 +73,9 @@ func loadFleet(ctx context.Context, cp *platform.ControlPlane) (map[string]*flee
 
 // templateDiagnostics reports cluster types whose templates do not exist, even when nothing
 // is scheduled on them yet (render only sees them through assignments).
-func templateDiagnostics(s *platform.Snapshot) []platform.Diagnostic {
+func templateDiagnostics(s *controlplane.Snapshot) []controlplane.Diagnostic {
 	e := render.NewEngine(s)
-	var out []platform.Diagnostic
+	var out []controlplane.Diagnostic
 	for _, ct := range s.ClusterTypes {
 		_, problems := e.TemplatesFor(ct.Spec)
 		for _, p := range problems {
@@ -89,21 +89,21 @@ func templateDiagnostics(s *platform.Snapshot) []platform.Diagnostic {
 }
 
 // diagKey identifies a diagnostic across edits (lines move).
-func diagKey(d platform.Diagnostic) string {
+func diagKey(d controlplane.Diagnostic) string {
 	return strings.Join([]string{string(d.Severity), d.Repo, d.File, d.Kind, d.Name, d.Path, d.Message}, "\x00")
 }
 
 // newProblems are the errors of after that before did not have.
-func newProblems(before, after []platform.Diagnostic) []platform.Diagnostic {
+func newProblems(before, after []controlplane.Diagnostic) []controlplane.Diagnostic {
 	had := map[string]bool{}
 	for _, d := range before {
 		had[diagKey(d)] = true
 	}
-	var out []platform.Diagnostic
+	var out []controlplane.Diagnostic
 	seen := map[string]bool{}
 	for _, d := range after {
 		k := diagKey(d)
-		if d.Severity == platform.SeverityError && !had[k] && !seen[k] {
+		if d.Severity == controlplane.SeverityError && !had[k] && !seen[k] {
 			seen[k] = true
 			out = append(out, d)
 		}

@@ -17,7 +17,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
 // fileKey names a file of the control plane: its branch (empty for a directory) and path.
@@ -35,8 +35,8 @@ func (k fileKey) String() string {
 // changes made so far in memory.
 type workspace struct {
 	location string
-	popts    platform.Options
-	layout   platform.Layout
+	popts    controlplane.Options
+	layout   controlplane.Layout
 	dir      string          // directory mode: the files are read from and written to dir
 	g        *git.Repository // git mode
 	workTree string          // git mode: the work tree ("" for a bare repository)
@@ -44,7 +44,7 @@ type workspace struct {
 	tip      string          // the folder layout's tip branch (git mode)
 	main     string          // the Kalypso layout's main branch
 	tips     map[string]plumbing.Hash
-	envs     []platform.EnvironmentInfo
+	envs     []controlplane.EnvironmentInfo
 	changes  map[fileKey][]byte // nil content: removed
 }
 
@@ -54,15 +54,15 @@ var ErrNotLocal = errors.New("authoring needs a local control plane: a directory
 
 // openWorkspace opens the control plane at location. git is true when the change is to be
 // committed (or pushed): a folder-layout work tree is then edited through its branch.
-func openWorkspace(ctx context.Context, location string, popts platform.Options, gitMode bool) (*workspace, *platform.ControlPlane, error) {
-	p, ok := platform.LocalPath(location)
+func openWorkspace(ctx context.Context, location string, popts controlplane.Options, gitMode bool) (*workspace, *controlplane.ControlPlane, error) {
+	p, ok := controlplane.LocalPath(location)
 	if !ok {
 		return nil, nil, fmt.Errorf("%s: %w", location, ErrNotLocal)
 	}
 	if p == "" {
 		p = "."
 	}
-	cp, err := platform.Open(ctx, p, popts)
+	cp, err := controlplane.Open(ctx, p, popts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -82,7 +82,7 @@ func openWorkspace(ctx context.Context, location string, popts platform.Options,
 	if h, err := ws.g.Storer.Reference(plumbing.HEAD); err == nil && h.Type() == plumbing.SymbolicReference {
 		ws.head = h.Target().Short()
 	}
-	if ws.layout == platform.LayoutFolder && ws.workTree != "" && !gitMode {
+	if ws.layout == controlplane.LayoutFolder && ws.workTree != "" && !gitMode {
 		// Edited in place, as files; read as a directory too.
 		ws.dir, ws.g = ws.workTree, nil
 		return ws, cp, nil
@@ -92,7 +92,7 @@ func openWorkspace(ctx context.Context, location string, popts platform.Options,
 	if ws.tip == "" {
 		ws.tip = ws.head
 	}
-	if ws.layout == platform.LayoutFolder && (ws.tip == "" || !cp.Repo().HasBranch(ws.tip)) {
+	if ws.layout == controlplane.LayoutFolder && (ws.tip == "" || !cp.Repo().HasBranch(ws.tip)) {
 		return nil, nil, fmt.Errorf("%s: the folder layout's tip is not a branch: pass --ref BRANCH", location)
 	}
 	return ws, cp, nil
@@ -103,14 +103,14 @@ func (ws *workspace) commonBranch() string {
 	switch {
 	case ws.g == nil:
 		return ""
-	case ws.layout == platform.LayoutKalypso:
+	case ws.layout == controlplane.LayoutKalypso:
 		return ws.main
 	}
 	return ws.tip
 }
 
 // envInfo returns the declared environment env.
-func (ws *workspace) envInfo(env string) (platform.EnvironmentInfo, error) {
+func (ws *workspace) envInfo(env string) (controlplane.EnvironmentInfo, error) {
 	names := make([]string, 0, len(ws.envs))
 	for _, e := range ws.envs {
 		if e.Name == env {
@@ -119,14 +119,14 @@ func (ws *workspace) envInfo(env string) (platform.EnvironmentInfo, error) {
 		names = append(names, e.Name)
 	}
 	if env == "" {
-		return platform.EnvironmentInfo{}, fmt.Errorf("--env is required: the control plane declares %s", strings.Join(names, ", "))
+		return controlplane.EnvironmentInfo{}, fmt.Errorf("--env is required: the control plane declares %s", strings.Join(names, ", "))
 	}
-	return platform.EnvironmentInfo{}, fmt.Errorf("environment %q is not declared; declared: %s", env, strings.Join(names, ", "))
+	return controlplane.EnvironmentInfo{}, fmt.Errorf("environment %q is not declared; declared: %s", env, strings.Join(names, ", "))
 }
 
 // envRoot is where environment env's own content is: its branch and folder.
 func (ws *workspace) envRoot(env string) (branch, dir string) {
-	if ws.layout != platform.LayoutKalypso {
+	if ws.layout != controlplane.LayoutKalypso {
 		return ws.commonBranch(), "environments/" + env + "/"
 	}
 	branch, dir = env, ""

@@ -16,8 +16,8 @@ import (
 
 	"github.com/fleetform/fleetform/internal/cli"
 	"github.com/fleetform/fleetform/internal/compose"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/dev/fleetgen"
-	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/render"
 	"github.com/fleetform/fleetform/internal/schedule"
 )
@@ -57,9 +57,9 @@ func writeFleet(b *testing.B) (dir string, spec fleetgen.Spec) {
 	return dir, spec
 }
 
-func load(ctx context.Context, b *testing.B, dir, env string) *platform.Snapshot {
+func load(ctx context.Context, b *testing.B, dir, env string) *controlplane.Snapshot {
 	b.Helper()
-	cp, err := platform.Open(ctx, dir, platform.Options{})
+	cp, err := controlplane.Open(ctx, dir, controlplane.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func load(ctx context.Context, b *testing.B, dir, env string) *platform.Snapshot
 		b.Fatal(err)
 	}
 	for _, d := range snap.Diagnostics {
-		if d.Severity == platform.SeverityError {
+		if d.Severity == controlplane.SeverityError {
 			b.Fatalf("load: %v", d)
 		}
 	}

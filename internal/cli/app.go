@@ -13,7 +13,7 @@ import (
 
 	"github.com/fleetform/fleetform/internal/app"
 	"github.com/fleetform/fleetform/internal/cli/command"
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
 func newAppCmd(e *env) *cobra.Command {
@@ -92,7 +92,7 @@ func (o *appOptions) validate(needEnv bool) error {
 }
 
 // repos opens repositories through the repo map, with the config file's credentials.
-func (o *appOptions) repos(e *env) (*platform.Repos, error) {
+func (o *appOptions) repos(e *env) (*controlplane.Repos, error) {
 	opts, err := o.cp.platformOptions(e)
 	if err != nil {
 		return nil, err
@@ -102,7 +102,7 @@ func (o *appOptions) repos(e *env) (*platform.Repos, error) {
 	if err != nil {
 		return nil, err
 	}
-	return platform.NewRepos(maps.Clone(opts.RepoMap), creds, e.Logger), nil
+	return controlplane.NewRepos(maps.Clone(opts.RepoMap), creds, e.Logger), nil
 }
 
 // load reads the source and the environment's config and composes every target.
@@ -118,7 +118,7 @@ func (o *appOptions) load(ctx context.Context, e *env, envName string) (*app.Run
 	return o.compose(ctx, repos, a, envName, o.varMap, o.version, o.imageTag)
 }
 
-func (o *appOptions) loadSource(ctx context.Context, repos *platform.Repos, ref string) (*app.App, error) {
+func (o *appOptions) loadSource(ctx context.Context, repos *controlplane.Repos, ref string) (*app.App, error) {
 	src, err := repos.Open(ctx, o.source)
 	if err != nil {
 		return nil, failed(ExitFailed, fmt.Errorf("source: %w", err))
@@ -134,7 +134,7 @@ func (o *appOptions) loadSource(ctx context.Context, repos *platform.Repos, ref 
 	return a, nil
 }
 
-func (o *appOptions) compose(ctx context.Context, repos *platform.Repos, a *app.App, envName string, vars map[string]string, version, imageTag string) (*app.Run, error) {
+func (o *appOptions) compose(ctx context.Context, repos *controlplane.Repos, a *app.App, envName string, vars map[string]string, version, imageTag string) (*app.Run, error) {
 	cfgRepo, err := repos.Open(ctx, o.configRepo)
 	if err != nil {
 		return nil, failed(ExitFailed, fmt.Errorf("config repository: %w", err))

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
 // Shell completion: cobra's `completion` command prints the script for bash, zsh, fish or
@@ -36,7 +36,7 @@ func (o *controlPlaneOptions) completeEnvironments(e *env) cobra.CompletionFunc 
 }
 
 // completeFromSnapshot completes names listed by names from the environment's snapshot.
-func (o *controlPlaneOptions) completeFromSnapshot(e *env, names func(*platform.Snapshot) []string) cobra.CompletionFunc {
+func (o *controlPlaneOptions) completeFromSnapshot(e *env, names func(*controlplane.Snapshot) []string) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		ctx := completionContext(cmd)
 		cp, err := o.open(ctx, e)
@@ -58,7 +58,7 @@ func (o *controlPlaneOptions) completeFromSnapshot(e *env, names func(*platform.
 }
 
 // clusterTypeNames lists the environment's cluster types.
-func clusterTypeNames(s *platform.Snapshot) []string {
+func clusterTypeNames(s *controlplane.Snapshot) []string {
 	out := make([]string, 0, len(s.ClusterTypes))
 	for _, ct := range s.ClusterTypes {
 		out = append(out, ct.Metadata.Name)
@@ -67,7 +67,7 @@ func clusterTypeNames(s *platform.Snapshot) []string {
 }
 
 // targetNames lists the environment's deployment targets.
-func targetNames(s *platform.Snapshot) []string {
+func targetNames(s *controlplane.Snapshot) []string {
 	var out []string
 	for _, dt := range s.DeploymentTargets {
 		if dt.Environment == s.Environment {

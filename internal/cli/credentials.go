@@ -9,8 +9,8 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"sigs.k8s.io/yaml"
 
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitauth"
-	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/redact"
 )
 
@@ -90,7 +90,7 @@ func readCredentials(path string) ([]gitauth.Entry, error) {
 // its origin remote (what it was cloned from: not something a change to its content can
 // set); nothing for a directory that is not a clone.
 func controlPlaneHosts(location string) []string {
-	p, local := platform.LocalPath(location)
+	p, local := controlplane.LocalPath(location)
 	if !local {
 		return []string{location}
 	}

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetform/fleetform/internal/cli"
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/render"
 	"github.com/fleetform/fleetform/internal/schedule"
 	"github.com/fleetform/fleetform/internal/testutil/gittest"
@@ -26,7 +26,7 @@ func TestExampleControlPlane(t *testing.T) {
 	dir := filepath.Join(root, "examples", "platform")
 	config := filepath.Join(root, "examples", "fleetform.yaml")
 
-	cp, err := platform.Open(t.Context(), dir, platform.Options{RepoMap: exampleRepoMap(t, config)})
+	cp, err := controlplane.Open(t.Context(), dir, controlplane.Options{RepoMap: exampleRepoMap(t, config)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func runCLI(t *testing.T, args ...string) string {
 	return stdout.String()
 }
 
-func noDiagnostics(t *testing.T, stage string, ds []platform.Diagnostic) {
+func noDiagnostics(t *testing.T, stage string, ds []controlplane.Diagnostic) {
 	t.Helper()
 	for _, d := range ds {
 		t.Errorf("%s: %s: %s", stage, d.Severity, d.Error())
@@ -123,7 +123,7 @@ func noDiagnostics(t *testing.T, stage string, ds []platform.Diagnostic) {
 
 // exampleRepoMap reads the repoMap of examples/fleetform.yaml, resolved against the file's
 // folder as the --config flag resolves it.
-func exampleRepoMap(t *testing.T, config string) platform.RepoMap {
+func exampleRepoMap(t *testing.T, config string) controlplane.RepoMap {
 	t.Helper()
 	data, err := os.ReadFile(config)
 	if err != nil {
@@ -135,7 +135,7 @@ func exampleRepoMap(t *testing.T, config string) platform.RepoMap {
 	if err := yaml.UnmarshalStrict(data, &fc); err != nil {
 		t.Fatalf("%s: %v", config, err)
 	}
-	m := platform.RepoMap{}
+	m := controlplane.RepoMap{}
 	for url, p := range fc.RepoMap {
 		m[url] = filepath.Join(filepath.Dir(config), p)
 	}

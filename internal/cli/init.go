@@ -12,7 +12,7 @@ import (
 
 	"github.com/fleetform/fleetform/internal/authoring"
 	"github.com/fleetform/fleetform/internal/cli/command"
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
 type initOptions struct {
@@ -58,7 +58,7 @@ func (o *initOptions) validate() error {
 	if err := o.out.Check(); err != nil {
 		return err
 	}
-	if o.layout != string(platform.LayoutFolder) && o.layout != string(platform.LayoutKalypso) {
+	if o.layout != string(controlplane.LayoutFolder) && o.layout != string(controlplane.LayoutKalypso) {
 		return failed(ExitUsage, fmt.Errorf("--layout %q: want folder or kalypso", o.layout))
 	}
 	if _, err := mail.ParseAddress(o.author); err != nil {
@@ -69,7 +69,7 @@ func (o *initOptions) validate() error {
 
 func (o *initOptions) run(ctx context.Context, e *env, dir string) error {
 	addr, _ := mail.ParseAddress(o.author) // checked in validate
-	res, err := authoring.Init(ctx, authoring.InitOptions{Dir: dir, Layout: platform.Layout(o.layout), Environments: o.environments,
+	res, err := authoring.Init(ctx, authoring.InitOptions{Dir: dir, Layout: controlplane.Layout(o.layout), Environments: o.environments,
 		Reconciler: o.reconciler, GitOps: o.gitops, Author: object.Signature{Name: addr.Name, Email: addr.Address}})
 	if err != nil {
 		return failed(ExitFailed, err)

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/pipeline"
-	"github.com/fleetform/fleetform/internal/platform"
 )
 
 // controlPlaneOptions are the flags every command that reads a control plane takes.
@@ -53,14 +53,14 @@ func (o *controlPlaneOptions) bindRepo(cmd *cobra.Command) {
 }
 
 // platformOptions merges the config file and flags (flags win).
-func (o *controlPlaneOptions) platformOptions(e *env) (platform.Options, error) {
-	opts := platform.Options{RepoMap: platform.RepoMap{}, Ref: o.ref, CommonRef: o.commonRef, Logger: e.Logger}
+func (o *controlPlaneOptions) platformOptions(e *env) (controlplane.Options, error) {
+	opts := controlplane.Options{RepoMap: controlplane.RepoMap{}, Ref: o.ref, CommonRef: o.commonRef, Logger: e.Logger}
 	if err := o.resolve(e); err != nil {
 		return opts, err
 	}
 	maps.Copy(opts.RepoMap, o.file.RepoMap)
 	opts.GitOps = o.file.GitOps
-	opts.Layout = platform.Layout(o.file.Layout)
+	opts.Layout = controlplane.Layout(o.file.Layout)
 	for _, m := range o.repoMap {
 		url, p, ok := strings.Cut(m, "=")
 		if !ok || url == "" || p == "" {
@@ -69,10 +69,10 @@ func (o *controlPlaneOptions) platformOptions(e *env) (platform.Options, error) 
 		opts.RepoMap[url] = p
 	}
 	if o.layout != "" {
-		opts.Layout = platform.Layout(o.layout)
+		opts.Layout = controlplane.Layout(o.layout)
 	}
 	switch opts.Layout {
-	case platform.LayoutAuto, platform.LayoutKalypso, platform.LayoutFolder:
+	case controlplane.LayoutAuto, controlplane.LayoutKalypso, controlplane.LayoutFolder:
 	default:
 		return opts, failed(ExitUsage, fmt.Errorf("--layout %q: want kalypso or folder", opts.Layout))
 	}
@@ -80,7 +80,7 @@ func (o *controlPlaneOptions) platformOptions(e *env) (platform.Options, error) 
 }
 
 // open opens the control plane.
-func (o *controlPlaneOptions) open(ctx context.Context, e *env) (*platform.ControlPlane, error) {
+func (o *controlPlaneOptions) open(ctx context.Context, e *env) (*controlplane.ControlPlane, error) {
 	opts, err := o.platformOptions(e)
 	if err != nil {
 		return nil, err
@@ -88,7 +88,7 @@ func (o *controlPlaneOptions) open(ctx context.Context, e *env) (*platform.Contr
 	if opts.Credentials, err = o.credentials(e); err != nil {
 		return nil, err
 	}
-	cp, err := platform.Open(ctx, o.controlPlane, opts)
+	cp, err := controlplane.Open(ctx, o.controlPlane, opts)
 	if err != nil {
 		return nil, failed(ExitFailed, err)
 	}
@@ -111,7 +111,7 @@ func (o *controlPlaneOptions) pipeline(ctx context.Context, e *env, upTo pipelin
 
 // environments returns the environments to work on: --env, or every one (all=true), or the
 // only one there is.
-func (o *controlPlaneOptions) environments(ctx context.Context, cp *platform.ControlPlane, all bool) ([]string, error) {
+func (o *controlPlaneOptions) environments(ctx context.Context, cp *controlplane.ControlPlane, all bool) ([]string, error) {
 	if o.env != "" {
 		return []string{o.env}, nil
 	}

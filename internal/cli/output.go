@@ -4,17 +4,19 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/pipeline"
-	"github.com/fleetform/fleetform/internal/platform"
 )
 
 // diagnosticsJSON are the errors and warnings of a result, split by severity.
 type diagnosticsJSON = pipeline.DiagnosticReport
 
-func splitDiagnostics(ds []platform.Diagnostic) diagnosticsJSON { return pipeline.SplitDiagnostics(ds) }
+func splitDiagnostics(ds []controlplane.Diagnostic) diagnosticsJSON {
+	return pipeline.SplitDiagnostics(ds)
+}
 
 // printDiagnostics writes one line per diagnostic: "error: file:line: Kind/name: ...".
-func printDiagnostics(w io.Writer, ds []platform.Diagnostic) {
+func printDiagnostics(w io.Writer, ds []controlplane.Diagnostic) {
 	for _, d := range ds {
 		fmt.Fprintf(w, "%s: %s\n", d.Severity, d.Error())
 	}

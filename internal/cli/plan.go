@@ -7,9 +7,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/cli/command"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/pipeline"
-	"github.com/fleetform/fleetform/internal/platform"
 )
 
 type planOptions struct {
@@ -58,7 +58,7 @@ func loadForGitops(ctx context.Context, e *env, cp *controlPlaneOptions, g *gito
 }
 
 // loadOpened is loadForGitops on a control plane already opened.
-func loadOpened(ctx context.Context, ctl *platform.ControlPlane, cp *controlPlaneOptions, g *gitopsOptions) (*pipeline.Run, gitops.Target, error) {
+func loadOpened(ctx context.Context, ctl *controlplane.ControlPlane, cp *controlPlaneOptions, g *gitopsOptions) (*pipeline.Run, gitops.Target, error) {
 	envs, err := cp.environments(ctx, ctl, false)
 	if err != nil {
 		return nil, gitops.Target{}, err

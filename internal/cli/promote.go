@@ -12,11 +12,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/cli/command"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/forge"
 	"github.com/fleetform/fleetform/internal/gitauth"
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/pipeline"
-	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/promote"
 )
 
@@ -195,7 +195,7 @@ func (o *promoteOptions) promoteOnce(ctx context.Context, e *env, p *promote.Pro
 }
 
 // pullRequests opens the pin's pull request into the branch the pin is written on.
-func (o *promoteOptions) pullRequests(ctx context.Context, e *env, cp *platform.ControlPlane) (*pipeline.PullRequests, error) {
+func (o *promoteOptions) pullRequests(ctx context.Context, e *env, cp *controlplane.ControlPlane) (*pipeline.PullRequests, error) {
 	envs, _, err := cp.Environments(ctx)
 	if err != nil {
 		return nil, failed(ExitFailed, err)
@@ -268,7 +268,7 @@ func promoteText(w io.Writer, doc promoteJSON) error {
 // runWatch follows the chain until interrupted.
 func (o *promoteOptions) runWatch(ctx context.Context, e *env, p *promote.Promoter) error {
 	w := &promote.Watcher{Promoter: p, Actor: o.actor, Logger: e.Logger,
-		Open: func(ctx context.Context) (*platform.ControlPlane, error) { return o.cp.open(ctx, e) }}
+		Open: func(ctx context.Context) (*controlplane.ControlPlane, error) { return o.cp.open(ctx, e) }}
 	if o.apply {
 		w.Apply = pipeline.AfterPromotion(p.Git, p.Commit, o.hub.poster(), e.Logger)
 	}

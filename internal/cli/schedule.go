@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/cli/command"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/pipeline"
-	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/schedule"
 )
 
@@ -104,7 +104,7 @@ func (o *scheduleOptions) run(ctx context.Context, e *env) error {
 	if errors.As(err, &ee) && o.out.Format != "text" {
 		// The environment could not be read: its document says so, with no assignments.
 		doc := scheduleJSON{Environment: ee.Env, Assignments: []assignmentJSON{},
-			diagnosticsJSON: splitDiagnostics(platform.AsDiagnostics(ee.Err))}
+			diagnosticsJSON: splitDiagnostics(controlplane.AsDiagnostics(ee.Err))}
 		if werr := o.out.Write(e.Stdout, doc, nil); werr != nil {
 			return failed(ExitFailed, werr)
 		}

@@ -12,11 +12,11 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitauth"
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/pipeline"
-	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/promote"
 	"github.com/fleetform/fleetform/internal/serve"
 )
@@ -149,7 +149,7 @@ func (o *serveOptions) run(ctx context.Context, e *env) error {
 	}
 	popts.Credentials = creds
 	if o.gitops != "" {
-		popts.GitOps = map[string]string{platform.EveryEnvironment: o.gitops}
+		popts.GitOps = map[string]string{controlplane.EveryEnvironment: o.gitops}
 	}
 	hs, err := o.srv.start(ctx, e)
 	if err != nil {
@@ -167,7 +167,7 @@ func (o *serveOptions) run(ctx context.Context, e *env) error {
 
 // changes is the authoring API: changes committed to the control plane (pull requests with
 // --pr), recorded in the hub's history, and applied at once.
-func (o *serveOptions) changes(e *env, hs *hubServer, svc *serve.Service, popts platform.Options, creds *gitauth.Store) *serve.ControlPlaneChanges {
+func (o *serveOptions) changes(e *env, hs *hubServer, svc *serve.Service, popts controlplane.Options, creds *gitauth.Store) *serve.ControlPlaneChanges {
 	addr, _ := mail.ParseAddress(o.author) // validated
 	opts := serve.ChangesOptions{ControlPlane: o.cp.controlPlane, Platform: popts, Credentials: creds, Hub: hs.hub,
 		Author: object.Signature{Name: addr.Name, Email: addr.Address}, Logger: e.Logger,
@@ -185,7 +185,7 @@ func (o *serveOptions) promoter(e *env, hs *hubServer, w *gitops.Writer, co gito
 
 // service builds the service around the hub, and the promoter of its promotions (automatic
 // with --promote, and asked for on the web UI).
-func (o *serveOptions) service(e *env, hs *hubServer, popts platform.Options, creds *gitauth.Store) (*serve.Service, *promote.Promoter) {
+func (o *serveOptions) service(e *env, hs *hubServer, popts controlplane.Options, creds *gitauth.Store) (*serve.Service, *promote.Promoter) {
 	addr, _ := mail.ParseAddress(o.author) // validated
 	co := gitops.CommitOptions{AuthorName: addr.Name, AuthorEmail: addr.Address}
 	cache := os.Getenv("FLEETFORM_CACHE_DIR")

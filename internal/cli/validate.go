@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/cli/command"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/pipeline"
-	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/promote"
 )
 
@@ -54,7 +54,7 @@ func newValidateCmd(e *env) *cobra.Command {
 }
 
 // dedupe drops repeated diagnostics (common content is read once per environment).
-func dedupe(ds []platform.Diagnostic) []platform.Diagnostic {
+func dedupe(ds []controlplane.Diagnostic) []controlplane.Diagnostic {
 	seen := map[string]bool{}
 	out := ds[:0:0]
 	for _, d := range ds {
@@ -79,7 +79,7 @@ func (o *validateOptions) run(ctx context.Context, e *env) error {
 		return err
 	}
 	doc := validateJSON{Environments: []validateEnvJSON{}, Valid: true}
-	var all []platform.Diagnostic
+	var all []controlplane.Diagnostic
 	if infos, envDiags, err := cp.Environments(ctx); err == nil && o.cp.env == "" {
 		_, chainDiags := promote.NewChain(infos)
 		all = append(append(all, envDiags...), chainDiags...)
@@ -105,7 +105,7 @@ func (o *validateOptions) run(ctx context.Context, e *env) error {
 		doc.Environments = append(doc.Environments, ej)
 	}
 	all = dedupe(all)
-	if platform.HasErrors(all) {
+	if controlplane.HasErrors(all) {
 		doc.Valid = false
 	}
 	printDiagnostics(e.Stderr, all)

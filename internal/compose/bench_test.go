@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
 // Fleet shape of the benchmarks: 100 cluster types x 1,000 deployment targets (100,000
@@ -21,25 +21,25 @@ const (
 )
 
 type benchFleet struct {
-	snap    *platform.Snapshot
-	types   []*platform.ClusterType
-	targets []*platform.DeploymentTarget
+	snap    *controlplane.Snapshot
+	types   []*controlplane.ClusterType
+	targets []*controlplane.DeploymentTarget
 }
 
 // newBenchFleet generates the fleet in memory: 5 environment-wide ConfigMaps, 10 region
 // ConfigMaps, one per cluster type, 50 per workload and 35 per deployment target, 8 keys
 // each (one structured), overlapping so that every level overrides some keys.
 func newBenchFleet() *benchFleet {
-	f := &benchFleet{snap: &platform.Snapshot{Environment: "dev"}}
+	f := &benchFleet{snap: &controlplane.Snapshot{Environment: "dev"}}
 	for i := range benchTypes {
-		f.types = append(f.types, &platform.ClusterType{ClusterType: &v1alpha1.ClusterType{Metadata: v1alpha1.ObjectMeta{
+		f.types = append(f.types, &controlplane.ClusterType{ClusterType: &v1alpha1.ClusterType{Metadata: v1alpha1.ObjectMeta{
 			Name:   fmt.Sprintf("ct-%03d", i),
 			Labels: map[string]string{"region": fmt.Sprintf("region-%d", i%benchRegions), "size": []string{"small", "medium", "large"}[i%3]},
 		}}})
 	}
 	for i := range benchTargets {
 		w := fmt.Sprintf("wl-%03d", i%benchWorkloads)
-		f.targets = append(f.targets, &platform.DeploymentTarget{
+		f.targets = append(f.targets, &controlplane.DeploymentTarget{
 			Name:        fmt.Sprintf("%s-t%03d", w, i/benchWorkloads),
 			Labels:      map[string]string{"workload": w, "workspace": fmt.Sprintf("team-%d", i%7), "stack": "svc"},
 			Environment: "dev", Workload: w, Workspace: fmt.Sprintf("team-%d", i%7),
@@ -51,9 +51,9 @@ func newBenchFleet() *benchFleet {
 			data[fmt.Sprintf("KEY_%d", k)] = name
 		}
 		labels["platform-config"] = "true"
-		f.snap.ConfigMaps = append(f.snap.ConfigMaps, &platform.ConfigMap{
+		f.snap.ConfigMaps = append(f.snap.ConfigMaps, &controlplane.ConfigMap{
 			ConfigMap: &v1alpha1.ConfigMap{Metadata: v1alpha1.ObjectMeta{Name: name, Labels: labels}, Data: data},
-			Source:    platform.Source{File: "configs/" + name + ".yaml", Line: 1},
+			Source:    controlplane.Source{File: "configs/" + name + ".yaml", Line: 1},
 		})
 	}
 	for i := range benchEnvCMs {

@@ -16,7 +16,7 @@ import (
 	"sync"
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
 // Source says which object, file and line set a value.
@@ -94,7 +94,7 @@ type Composer struct {
 
 // New prepares composition for a snapshot: it parses every ConfigMap value once and orders
 // the sources by the environment's precedence mode.
-func New(s *platform.Snapshot) *Composer {
+func New(s *controlplane.Snapshot) *Composer {
 	c := &Composer{cache: map[string]*Config{}}
 	c.contribs = contributions(s.ConfigMaps, s.Precedence())
 	labels := make([]map[string]string, len(c.contribs))
@@ -110,7 +110,7 @@ func New(s *platform.Snapshot) *Composer {
 // contributions turns ConfigMaps into sources in precedence order. Layered: by level, then
 // platform ConfigMaps by name, then Azure keys by length. Name mode (Kalypso): platform
 // ConfigMaps by name, then Azure keys.
-func contributions(cms []*platform.ConfigMap, precedence string) []contribution {
+func contributions(cms []*controlplane.ConfigMap, precedence string) []contribution {
 	var platformCMs, azure []contribution
 	for _, cm := range cms {
 		switch {
@@ -134,7 +134,7 @@ func contributions(cms []*platform.ConfigMap, precedence string) []contribution 
 	return all
 }
 
-func fromConfigMap(cm *platform.ConfigMap) contribution {
+func fromConfigMap(cm *controlplane.ConfigMap) contribution {
 	c := contribution{
 		labels: matchLabels(cm.Metadata.Labels), name: cm.Metadata.Name,
 		values: make(map[string]any, len(cm.Data)), lines: make(map[string]int, len(cm.Data)),
@@ -154,7 +154,7 @@ func fromConfigMap(cm *platform.ConfigMap) contribution {
 
 // fromAzureConfigMap splits an azure-app-config ConfigMap into one source per key: a key
 // l1.v1.l2.v2.KEY applies where labels {l1: v1, l2: v2} match; odd leftovers are dropped.
-func fromAzureConfigMap(cm *platform.ConfigMap) []contribution {
+func fromAzureConfigMap(cm *controlplane.ConfigMap) []contribution {
 	var out []contribution
 	for _, full := range slices.Sorted(maps.Keys(cm.Data)) {
 		parts := strings.Split(full, ".")
@@ -187,7 +187,7 @@ func matchLabels(ls map[string]string) map[string]string {
 }
 
 // Compose returns the config of deployment target dt on cluster type ct.
-func (c *Composer) Compose(ct *platform.ClusterType, dt *platform.DeploymentTarget) *Config {
+func (c *Composer) Compose(ct *controlplane.ClusterType, dt *controlplane.DeploymentTarget) *Config {
 	var buf [32]int
 	matched := c.ix.matches(buf[:0], ct, dt)
 	key := signature(matched)

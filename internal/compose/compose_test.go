@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fleetform/fleetform/internal/compose"
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
@@ -342,7 +342,7 @@ func lineAfter(t *testing.T, text, anchor, prefix string) int {
 func TestComposeKalypsoRepositories(t *testing.T) {
 	t.Parallel()
 	k := gittest.NewKalypso(t)
-	cp, err := platform.Open(t.Context(), k.ControlPlane.Dir, platform.Options{RepoMap: k.RepoMap})
+	cp, err := controlplane.Open(t.Context(), k.ControlPlane.Dir, controlplane.Options{RepoMap: k.RepoMap})
 	if err != nil {
 		t.Fatal(err)
 	}

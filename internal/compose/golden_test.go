@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/fleetform/fleetform/internal/compose"
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/testutil/golden"
 )
@@ -20,15 +20,15 @@ func TestGoldenComposition(t *testing.T) {
 	k := gittest.NewKalypso(t)
 	cases := []struct {
 		name, location, env string
-		opts                platform.Options
+		opts                controlplane.Options
 	}{
-		{"kalypso-dev", k.ControlPlane.Dir, "dev", platform.Options{RepoMap: k.RepoMap}},
+		{"kalypso-dev", k.ControlPlane.Dir, "dev", controlplane.Options{RepoMap: k.RepoMap}},
 		{"example-dev", filepath.Join("..", "..", "examples", "platform"), "dev", exampleOptions()},
 		{"example-prod", filepath.Join("..", "..", "examples", "platform"), "prod", exampleOptions()},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cp, err := platform.Open(t.Context(), tc.location, tc.opts)
+			cp, err := controlplane.Open(t.Context(), tc.location, tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -36,7 +36,7 @@ func TestGoldenComposition(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if platform.HasErrors(snap.Diagnostics) {
+			if controlplane.HasErrors(snap.Diagnostics) {
 				t.Fatalf("diagnostics: %v", snap.Diagnostics)
 			}
 			c := compose.New(snap)
@@ -53,9 +53,9 @@ func TestGoldenComposition(t *testing.T) {
 	}
 }
 
-func exampleOptions() platform.Options {
+func exampleOptions() controlplane.Options {
 	base := filepath.Join("..", "..", "examples")
-	return platform.Options{RepoMap: platform.RepoMap{
+	return controlplane.Options{RepoMap: controlplane.RepoMap{
 		"https://github.com/example-org/payments-workloads": filepath.Join(base, "apps", "payments"),
 		"https://github.com/example-org/factory-workloads":  filepath.Join(base, "apps", "factory"),
 	}}

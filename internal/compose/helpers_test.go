@@ -6,13 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
 // loadDev writes files (path -> content) into a temporary folder-layout control plane and
 // loads environment dev from it. Paths under environments/dev/ are dev's own content; the
 // others are common. Any load diagnostic fails the test.
-func loadDev(t *testing.T, files map[string]string) *platform.Snapshot {
+func loadDev(t *testing.T, files map[string]string) *controlplane.Snapshot {
 	t.Helper()
 	dir := t.TempDir()
 	for name, content := range files {
@@ -24,7 +24,7 @@ func loadDev(t *testing.T, files map[string]string) *platform.Snapshot {
 			t.Fatal(err)
 		}
 	}
-	cp, err := platform.Open(t.Context(), dir, platform.Options{})
+	cp, err := controlplane.Open(t.Context(), dir, controlplane.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,10 +61,10 @@ func lineOf(t *testing.T, text, prefix string) int {
 }
 
 // pair finds a cluster type and a deployment target of a snapshot by name.
-func pair(t *testing.T, s *platform.Snapshot, ct, dt string) (*platform.ClusterType, *platform.DeploymentTarget) {
+func pair(t *testing.T, s *controlplane.Snapshot, ct, dt string) (*controlplane.ClusterType, *controlplane.DeploymentTarget) {
 	t.Helper()
-	var c *platform.ClusterType
-	var d *platform.DeploymentTarget
+	var c *controlplane.ClusterType
+	var d *controlplane.DeploymentTarget
 	for _, x := range s.ClusterTypes {
 		if x.Metadata.Name == ct {
 			c = x

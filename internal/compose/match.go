@@ -2,7 +2,7 @@ package compose
 
 import (
 	"github.com/fleetform/fleetform/api/v1alpha1"
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
 // ignoredLabels never take part in matching (Kalypso's rule).
@@ -17,7 +17,7 @@ var ignoredLabels = map[string]bool{
 // type, deployment-target names the target, workload names the target's workload, and any
 // other key=value must be a label of the cluster type or of the target (a missing label
 // reads as "").
-func Applies(labels map[string]string, ct *platform.ClusterType, dt *platform.DeploymentTarget) bool {
+func Applies(labels map[string]string, ct *controlplane.ClusterType, dt *controlplane.DeploymentTarget) bool {
 	for k, v := range labels {
 		if !labelHolds(k, v, ct, dt) {
 			return false
@@ -27,7 +27,7 @@ func Applies(labels map[string]string, ct *platform.ClusterType, dt *platform.De
 }
 
 // appliesPairs is Applies over an index's list of labels.
-func appliesPairs(pairs []labelPair, ct *platform.ClusterType, dt *platform.DeploymentTarget) bool {
+func appliesPairs(pairs []labelPair, ct *controlplane.ClusterType, dt *controlplane.DeploymentTarget) bool {
 	for _, p := range pairs {
 		if !labelHolds(p.k, p.v, ct, dt) {
 			return false
@@ -36,7 +36,7 @@ func appliesPairs(pairs []labelPair, ct *platform.ClusterType, dt *platform.Depl
 	return true
 }
 
-func labelHolds(k, v string, ct *platform.ClusterType, dt *platform.DeploymentTarget) bool {
+func labelHolds(k, v string, ct *controlplane.ClusterType, dt *controlplane.DeploymentTarget) bool {
 	switch {
 	case ignoredLabels[k]:
 		return true
@@ -126,7 +126,7 @@ func newIndex(labels []map[string]string) *index {
 }
 
 // matches appends to dst the indexes of the items that apply to (ct, dt), ascending.
-func (ix *index) matches(dst []int, ct *platform.ClusterType, dt *platform.DeploymentTarget) []int {
+func (ix *index) matches(dst []int, ct *controlplane.ClusterType, dt *controlplane.DeploymentTarget) []int {
 	dst = dst[:0]
 	for _, bucket := range [][]int{ix.byType[ct.Metadata.Name], ix.byTarget[dt.Name], ix.byWorkload[dt.Labels[v1alpha1.LabelWorkload]], ix.generic} {
 		for _, i := range bucket {

@@ -5,24 +5,24 @@ import (
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
 	"github.com/fleetform/fleetform/internal/compose"
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
 // clusterType builds a cluster type in memory.
-func clusterType(name string, labels map[string]string) *platform.ClusterType {
-	return &platform.ClusterType{ClusterType: &v1alpha1.ClusterType{
+func clusterType(name string, labels map[string]string) *controlplane.ClusterType {
+	return &controlplane.ClusterType{ClusterType: &v1alpha1.ClusterType{
 		TypeMeta: v1alpha1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.KindClusterType},
 		Metadata: v1alpha1.ObjectMeta{Name: name, Labels: labels},
 	}}
 }
 
 // large and prometheus are the pair of reference section 3.2.
-func large() *platform.ClusterType {
+func large() *controlplane.ClusterType {
 	return clusterType("large", map[string]string{"region": "west-us", "size": "large"})
 }
 
-func prometheus() *platform.DeploymentTarget {
-	return &platform.DeploymentTarget{
+func prometheus() *controlplane.DeploymentTarget {
+	return &controlplane.DeploymentTarget{
 		Name:        "observability-prometheus",
 		Labels:      map[string]string{"workload": "observability", "workspace": "platform-team", "stack": "observability"},
 		Environment: "dev", Workload: "observability", Workspace: "platform-team",

@@ -13,7 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/schemacheck"
 	"github.com/fleetform/fleetform/internal/yamlnode"
 )
@@ -24,7 +24,7 @@ const maxCoercionPasses = 8
 // schemaRef is one schema that applies to an assignment, and where it was written.
 type schemaRef struct {
 	text   string
-	source platform.Source
+	source controlplane.Source
 	path   string
 	kind   string
 	name   string
@@ -52,9 +52,9 @@ type resultKey struct {
 	schema string
 }
 
-func newSchemaSet(cs []*platform.ConfigSchema) *schemaSet {
+func newSchemaSet(cs []*controlplane.ConfigSchema) *schemaSet {
 	s := &schemaSet{compiled: map[string]compiled{}, results: map[resultKey][]violation{}}
-	sorted := append([]*platform.ConfigSchema(nil), cs...)
+	sorted := append([]*controlplane.ConfigSchema(nil), cs...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Metadata.Name < sorted[j].Metadata.Name })
 	labels := make([]map[string]string, len(sorted))
 	for i, c := range sorted {
@@ -67,7 +67,7 @@ func newSchemaSet(cs []*platform.ConfigSchema) *schemaSet {
 
 // SchemaDigest identifies the schemas that apply to (ct, dt): equal digests mean the same
 // schema texts in the same order.
-func (c *Composer) SchemaDigest(ct *platform.ClusterType, dt *platform.DeploymentTarget) uint64 {
+func (c *Composer) SchemaDigest(ct *controlplane.ClusterType, dt *controlplane.DeploymentTarget) uint64 {
 	var buf [8]int
 	matched := c.schemas.ix.matches(buf[:0], ct, dt)
 	if len(dt.ConfigSchemas) > 0 {
@@ -83,7 +83,7 @@ func (c *Composer) SchemaDigest(ct *platform.ClusterType, dt *platform.Deploymen
 }
 
 // schemaDigest hashes the text of the schemas matched and of dt's own schemas.
-func (c *Composer) schemaDigest(matched []int, dt *platform.DeploymentTarget) uint64 {
+func (c *Composer) schemaDigest(matched []int, dt *controlplane.DeploymentTarget) uint64 {
 	h := fnv.New64a()
 	for _, i := range matched {
 		h.Write([]byte(c.schemas.schemas[i].text))
@@ -98,7 +98,7 @@ func (c *Composer) schemaDigest(matched []int, dt *platform.DeploymentTarget) ui
 
 // Validate checks cfg against every ConfigSchema that applies to (ct, dt) and every schema
 // of dt. It returns one diagnostic per violation, located at the schema.
-func (c *Composer) Validate(cfg *Config, ct *platform.ClusterType, dt *platform.DeploymentTarget) []platform.Diagnostic {
+func (c *Composer) Validate(cfg *Config, ct *controlplane.ClusterType, dt *controlplane.DeploymentTarget) []controlplane.Diagnostic {
 	var refs []schemaRef
 	var buf [8]int
 	for _, i := range c.schemas.ix.matches(buf[:0], ct, dt) {
@@ -111,7 +111,7 @@ func (c *Composer) Validate(cfg *Config, ct *platform.ClusterType, dt *platform.
 	for _, s := range dt.ConfigSchemas {
 		refs = append(refs, schemaRef{text: s.Text, source: s.Source, path: s.Path, kind: kind, name: name})
 	}
-	var diags []platform.Diagnostic
+	var diags []controlplane.Diagnostic
 	for _, ref := range refs {
 		for _, msg := range describe(cfg, c.schemas.check(cfg, ref.text)) {
 			hint := "fix the value where it is set, or the schema"

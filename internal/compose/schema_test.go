@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fleetform/fleetform/internal/compose"
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
 // kalypsoSchema is the draft-07 schema of Kalypso's TestValidateValues (reference 8).
@@ -90,7 +90,7 @@ func validateFiles(extra map[string]string) map[string]string {
 }
 
 // validate loads files, composes large/observability-prometheus and validates it.
-func validate(t *testing.T, files map[string]string) (*compose.Config, []platform.Diagnostic) {
+func validate(t *testing.T, files map[string]string) (*compose.Config, []controlplane.Diagnostic) {
 	t.Helper()
 	snap := loadDev(t, files)
 	ct, dt := pair(t, snap, "large", "observability-prometheus")
@@ -194,7 +194,7 @@ func TestValidate(t *testing.T) {
 					t.Errorf("message %q does not contain %q", d.Message, w)
 				}
 			}
-			if d.Severity != platform.SeverityError || d.Kind != "ConfigSchema" || d.Name != "kalypso" || d.File != schemasFile || d.Path != "spec.schema" {
+			if d.Severity != controlplane.SeverityError || d.Kind != "ConfigSchema" || d.Name != "kalypso" || d.File != schemasFile || d.Path != "spec.schema" {
 				t.Errorf("diagnostic not located at the schema: %+v", d)
 			}
 			// Coercion works on a copy: the composed config keeps its strings.

@@ -8,7 +8,7 @@ import (
 	"slices"
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
 // typeDigests is what TypeDigest needs: the digest of the sources every cluster type shares
@@ -26,7 +26,7 @@ type typeDigests struct {
 // and ct's name and labels. Equal digests mean that Compose and SchemaDigest give the same
 // results for (ct, dt), for every deployment target dt (whose own inputs the caller
 // identifies). A source naming another cluster type changes no other type's digest.
-func (c *Composer) TypeDigest(ct *platform.ClusterType) [32]byte {
+func (c *Composer) TypeDigest(ct *controlplane.ClusterType) [32]byte {
 	c.typesOnce.Do(c.prepareTypeDigests)
 	h := sha256.New()
 	h.Write([]byte("compose-type/1"))

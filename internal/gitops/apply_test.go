@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitops"
-	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/schedule"
 	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
@@ -15,7 +15,7 @@ import (
 func loadKalypso(t *testing.T) gitops.Input {
 	t.Helper()
 	k := gittest.NewKalypso(t)
-	cp, err := platform.Open(t.Context(), k.ControlPlane.Dir, platform.Options{RepoMap: k.RepoMap})
+	cp, err := controlplane.Open(t.Context(), k.ControlPlane.Dir, controlplane.Options{RepoMap: k.RepoMap})
 	if err != nil {
 		t.Fatal(err)
 	}

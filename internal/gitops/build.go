@@ -10,9 +10,9 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitops/gitrepo"
 	"github.com/fleetform/fleetform/internal/parallel"
-	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/render"
 )
 
@@ -71,7 +71,7 @@ func (pl *planner) build(in Input) error {
 	}
 	next := newIndex(p.Environment)
 	next.common = out.CommonCommit
-	hasErrors := platform.HasErrors(in.Snapshot.Diagnostics) || len(in.Schedule.FailedPolicies) > 0
+	hasErrors := controlplane.HasErrors(in.Snapshot.Diagnostics) || len(in.Schedule.FailedPolicies) > 0
 	affected := map[string]bool{}
 	previousTargets := 0 // the deployment-target folders owned before this apply
 	pl.reserve(out.ClusterTypes, types)

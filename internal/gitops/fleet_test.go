@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitops"
-	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/schedule"
 	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
@@ -120,7 +120,7 @@ func (f *fleet) input(target gitops.Target) gitops.Input {
 		f.repo.Commit(f.t, "main", f.files)
 		f.committed = maps.Clone(f.files)
 	}
-	cp, err := platform.Open(f.t.Context(), f.repo.Dir, platform.Options{Ref: "main"})
+	cp, err := controlplane.Open(f.t.Context(), f.repo.Dir, controlplane.Options{Ref: "main"})
 	if err != nil {
 		f.t.Fatal(err)
 	}

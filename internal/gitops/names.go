@@ -3,7 +3,7 @@ package gitops
 import (
 	"fmt"
 
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
 // checkTarget refuses a GitOps path git cannot check out, or that leaves the repository:
@@ -11,10 +11,10 @@ import (
 func checkTarget(in Input) error {
 	if g := in.Snapshot.GitOpsRepo; g != nil && in.Target.Path == g.Spec.Path {
 		if d := g.CheckPath(); d != nil {
-			return *d // a platform.Diagnostic: the CLI reports it with its location
+			return *d // a controlplane.Diagnostic: the CLI reports it with its location
 		}
 	}
-	if err := platform.CheckGitOpsPath(in.Target.Path); err != nil {
+	if err := controlplane.CheckGitOpsPath(in.Target.Path); err != nil {
 		return fmt.Errorf("GitOps %w", err)
 	}
 	return nil

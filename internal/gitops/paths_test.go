@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitops"
-	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
@@ -32,7 +32,7 @@ spec: {repo: "https://github.com/org/gitops", branch: dev, path: .git}
 `
 		defer delete(f.files, "environments/dev/gitops-repo.yaml")
 		in := f.input(gitops.Target{})
-		if !platform.HasErrors(in.Snapshot.Diagnostics) {
+		if !controlplane.HasErrors(in.Snapshot.Diagnostics) {
 			t.Errorf("the GitOpsRepo's path is not reported: %v", in.Snapshot.Diagnostics)
 		}
 		in.Target = gitops.TargetFor(in.Snapshot, gitops.Target{}, func(string) string { return repo.Dir })
@@ -75,7 +75,7 @@ func TestWriterRefusesEntriesGitRefuses(t *testing.T) {
 	for p, gitDir := range map[string]bool{".git/config": true, "x/.GIT/hooks/post-checkout": true, "x/.git./y": true,
 		"git~1/HEAD": true, ".g\u200cit/x": true, "x/.git": true, "../escape": false, "x/../y": false, "a//b": false} {
 		commit, err := w.WriteFiles(t.Context(), repo.Dir, "dev", map[string][]byte{p: []byte("x\n")}, "bad", gitops.CommitOptions{})
-		if err == nil || !strings.Contains(err.Error(), "refusing to write") || errors.Is(err, platform.ErrGitDir) != gitDir {
+		if err == nil || !strings.Contains(err.Error(), "refusing to write") || errors.Is(err, controlplane.ErrGitDir) != gitDir {
 			t.Errorf("%s: commit %s, err %v; want it refused", p, commit, err)
 		}
 	}

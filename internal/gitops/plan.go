@@ -17,8 +17,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitops/gitrepo"
-	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/render"
 	"github.com/fleetform/fleetform/internal/schedule"
 )
@@ -35,7 +35,7 @@ type Target struct {
 
 // Input is what to write: a loaded environment and its schedule.
 type Input struct {
-	Snapshot *platform.Snapshot
+	Snapshot *controlplane.Snapshot
 	Schedule *schedule.Result
 	Target   Target
 }

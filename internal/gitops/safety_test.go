@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitops"
-	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/schedule"
 	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
@@ -114,7 +114,7 @@ func TestNothingRemovedWhileInputHasErrors(t *testing.T) {
 	f.setTargets("api", "web")
 	f.removeClusterType("south")
 	in := f.input(target)
-	if !platform.HasErrors(in.Snapshot.Diagnostics) {
+	if !controlplane.HasErrors(in.Snapshot.Diagnostics) {
 		t.Fatal("the broken file is not an error")
 	}
 	res := apply(t, newWriter(t, gitops.Options{}), in, gitops.CommitOptions{})
@@ -157,7 +157,7 @@ func TestUnreachableWorkloadSourceKeepsTheFleet(t *testing.T) {
 	k := gittest.NewKalypso(t)
 	repo := gittest.NewBare(t).Checked(t)
 	load := func(repoMap map[string]string) gitops.Input {
-		cp, err := platform.Open(t.Context(), k.ControlPlane.Dir, platform.Options{RepoMap: repoMap})
+		cp, err := controlplane.Open(t.Context(), k.ControlPlane.Dir, controlplane.Options{RepoMap: repoMap})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitops"
-	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/render"
 )
 
@@ -64,8 +64,8 @@ func Apply(ctx context.Context, w *gitops.Writer, r *Run, o ApplyOptions) (*Appl
 // AfterPromotion returns what the promotion watcher calls after promoting an environment:
 // apply it to its GitOps repository (the config's override, else its GitOpsRepo) and post
 // its desired state to h (when not nil).
-func AfterPromotion(w *gitops.Writer, co gitops.CommitOptions, h DesiredPoster, logger *slog.Logger) func(context.Context, *platform.ControlPlane, string) error {
-	return func(ctx context.Context, cp *platform.ControlPlane, env string) error {
+func AfterPromotion(w *gitops.Writer, co gitops.CommitOptions, h DesiredPoster, logger *slog.Logger) func(context.Context, *controlplane.ControlPlane, string) error {
+	return func(ctx context.Context, cp *controlplane.ControlPlane, env string) error {
 		r, err := Load(ctx, cp, env, UpToSchedule, render.Options{})
 		if err != nil {
 			return err

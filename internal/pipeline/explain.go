@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/fleetform/fleetform/internal/compose"
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/schedule"
 )
 
@@ -59,9 +59,9 @@ func Explain(r *Run, ct, dt, key string) (*Explanation, error) {
 }
 
 // findPair finds the cluster type and the deployment target (of this environment).
-func findPair(s *platform.Snapshot, ctName, dtName string) (*platform.ClusterType, *platform.DeploymentTarget) {
-	var ct *platform.ClusterType
-	var dt *platform.DeploymentTarget
+func findPair(s *controlplane.Snapshot, ctName, dtName string) (*controlplane.ClusterType, *controlplane.DeploymentTarget) {
+	var ct *controlplane.ClusterType
+	var dt *controlplane.DeploymentTarget
 	for _, c := range s.ClusterTypes {
 		if c.Metadata.Name == ctName {
 			ct = c

@@ -7,8 +7,8 @@ import (
 
 	"github.com/aymanbagabas/go-udiff"
 
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitops"
-	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/redact"
 	"github.com/fleetform/fleetform/internal/render"
 )
@@ -16,15 +16,15 @@ import (
 // DiagnosticReport are the errors and warnings of a run, split by severity (the "errors"
 // and "warnings" of every -o json document).
 type DiagnosticReport struct {
-	Errors   []platform.Diagnostic `json:"errors"`
-	Warnings []platform.Diagnostic `json:"warnings,omitempty"`
+	Errors   []controlplane.Diagnostic `json:"errors"`
+	Warnings []controlplane.Diagnostic `json:"warnings,omitempty"`
 }
 
 // SplitDiagnostics sorts diagnostics into errors and warnings.
-func SplitDiagnostics(ds []platform.Diagnostic) DiagnosticReport {
-	out := DiagnosticReport{Errors: []platform.Diagnostic{}}
+func SplitDiagnostics(ds []controlplane.Diagnostic) DiagnosticReport {
+	out := DiagnosticReport{Errors: []controlplane.Diagnostic{}}
 	for _, d := range ds {
-		if d.Severity == platform.SeverityError {
+		if d.Severity == controlplane.SeverityError {
 			out.Errors = append(out.Errors, d)
 		} else {
 			out.Warnings = append(out.Warnings, d)

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/render"
 	"github.com/fleetform/fleetform/internal/schedule"
 )
@@ -23,8 +23,8 @@ const (
 
 // Run is one environment loaded, scheduled and, up to UpToRender, rendered.
 type Run struct {
-	ControlPlane *platform.ControlPlane
-	Snapshot     *platform.Snapshot
+	ControlPlane *controlplane.ControlPlane
+	Snapshot     *controlplane.Snapshot
 	Schedule     *schedule.Result
 	// Output is nil when only scheduling was asked for.
 	Output *render.Output
@@ -43,14 +43,14 @@ func (e *EnvError) Error() string { return fmt.Sprintf("load environment %s: %v"
 func (e *EnvError) Unwrap() error { return e.Err }
 
 // ErrorDiagnostics are the diagnostics of a failure: located where err says where (a
-// platform.Diagnostic, or several joined), else one error without a place. The environment
+// controlplane.Diagnostic, or several joined), else one error without a place. The environment
 // of an EnvError is left out: ErrorEnvironment says it.
-func ErrorDiagnostics(err error) []platform.Diagnostic {
+func ErrorDiagnostics(err error) []controlplane.Diagnostic {
 	var ee *EnvError
 	if errors.As(err, &ee) {
 		err = ee.Err
 	}
-	return platform.AsDiagnostics(err)
+	return controlplane.AsDiagnostics(err)
 }
 
 // ErrorEnvironment is the environment of an EnvError in err ("" when there is none).
@@ -64,7 +64,7 @@ func ErrorEnvironment(err error) string {
 
 // Load loads env and runs the pipeline up to the given stage. Rendering stops when ctx
 // ends (the run is then an error: its output would be incomplete).
-func Load(ctx context.Context, cp *platform.ControlPlane, env string, upTo Stage, opts render.Options) (*Run, error) {
+func Load(ctx context.Context, cp *controlplane.ControlPlane, env string, upTo Stage, opts render.Options) (*Run, error) {
 	snap, err := cp.Load(ctx, env)
 	if err != nil {
 		return nil, &EnvError{Env: env, Err: err}
@@ -82,8 +82,8 @@ func Load(ctx context.Context, cp *platform.ControlPlane, env string, upTo Stage
 }
 
 // Diagnostics gathers every stage's diagnostics.
-func (r *Run) Diagnostics() []platform.Diagnostic {
-	ds := append([]platform.Diagnostic(nil), r.Snapshot.Diagnostics...)
+func (r *Run) Diagnostics() []controlplane.Diagnostic {
+	ds := append([]controlplane.Diagnostic(nil), r.Snapshot.Diagnostics...)
 	ds = append(ds, r.Schedule.Diagnostics...)
 	if r.Output != nil {
 		ds = append(ds, r.Output.Diagnostics...)
@@ -93,7 +93,7 @@ func (r *Run) Diagnostics() []platform.Diagnostic {
 
 // DiagnosticsWith gathers the load and scheduling diagnostics and those of a render made
 // elsewhere (by plan or apply).
-func (r *Run) DiagnosticsWith(out *render.Output) []platform.Diagnostic {
+func (r *Run) DiagnosticsWith(out *render.Output) []controlplane.Diagnostic {
 	ds := r.Diagnostics()
 	if out != nil && r.Output == nil {
 		ds = append(ds, out.Diagnostics...)
@@ -104,5 +104,5 @@ func (r *Run) DiagnosticsWith(out *render.Output) []platform.Diagnostic {
 // HasInputErrors reports whether the environment's input has errors that may hide what it
 // schedules (a broken file, an invalid policy): then nothing may be removed on their account.
 func (r *Run) HasInputErrors() bool {
-	return platform.HasErrors(r.Snapshot.Diagnostics) || len(r.Schedule.FailedPolicies) > 0
+	return controlplane.HasErrors(r.Snapshot.Diagnostics) || len(r.Schedule.FailedPolicies) > 0
 }

@@ -14,8 +14,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitops"
-	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/redact"
 	"github.com/fleetform/fleetform/internal/render"
 )
@@ -59,19 +59,19 @@ const memoFormat = "fleetform-unchanged 1"
 
 // memo is one memo's file.
 type memo struct {
-	Format  string               `json:"format"`
-	Build   string               `json:"build"`
-	Context string               `json:"context"`
-	Inputs  []platform.InputTree `json:"inputs"`
-	Target  gitops.Target        `json:"target"`
-	Tip     string               `json:"tip"`
-	Report  PlanReport           `json:"report"`
+	Format  string                   `json:"format"`
+	Build   string                   `json:"build"`
+	Context string                   `json:"context"`
+	Inputs  []controlplane.InputTree `json:"inputs"`
+	Target  gitops.Target            `json:"target"`
+	Tip     string                   `json:"tip"`
+	Report  PlanReport               `json:"report"`
 }
 
 // Unchanged returns what an apply with nothing changed reports, when the memo under key
 // still holds for cp (freshly opened) and the GitOps branch. Any doubt (no memo, another
 // build, a tree or the tip moved, an error) answers false: the caller applies in full.
-func (m *Memos) Unchanged(ctx context.Context, key string, cp *platform.ControlPlane, tips TipReader) (*PlanReport, bool) {
+func (m *Memos) Unchanged(ctx context.Context, key string, cp *controlplane.ControlPlane, tips TipReader) (*PlanReport, bool) {
 	data, err := os.ReadFile(m.file(key))
 	if err != nil {
 		return nil, false
@@ -146,7 +146,7 @@ func clean(doc PlanReport) bool {
 
 // canRemember refuses a memo that would write a credential to disk (a URL with a user or
 // a password in it).
-func canRemember(inputs []platform.InputTree, t gitops.Target) bool {
+func canRemember(inputs []controlplane.InputTree, t gitops.Target) bool {
 	if redact.URL(t.Repo) != t.Repo {
 		return false
 	}

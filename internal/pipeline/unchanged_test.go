@@ -8,15 +8,15 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitops"
-	"github.com/fleetform/fleetform/internal/platform"
 )
 
 // TestMemoOf: only a clean apply published to its target branch is remembered, never one
 // whose URLs carry credentials; the report remembered is the one of an apply with nothing
 // to do at the tip the apply left.
 func TestMemoOf(t *testing.T) {
-	cp, err := platform.Open(context.Background(), t.TempDir(), platform.Options{})
+	cp, err := controlplane.Open(context.Background(), t.TempDir(), controlplane.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,13 +26,13 @@ func TestMemoOf(t *testing.T) {
 	applied := func(t gitops.Target, branch string) *Applied {
 		return &Applied{Result: &gitops.Result{Plan: &gitops.Plan{Target: t, Base: base}, Commit: commit, Branch: branch}}
 	}
-	run := func(inputs ...platform.InputTree) *Run {
-		return &Run{ControlPlane: cp, Snapshot: &platform.Snapshot{Inputs: inputs}}
+	run := func(inputs ...controlplane.InputTree) *Run {
+		return &Run{ControlPlane: cp, Snapshot: &controlplane.Snapshot{Inputs: inputs}}
 	}
 	doc := PlanReport{Environment: "dev", Base: base.String(), Changes: []ChangeReport{{Path: "a/b/c.yaml", Action: "add"}},
 		Rendered: 3, Skipped: 7, ClusterTypesAffected: []string{"a"}}
 
-	m, ok := memoOf(run(platform.InputTree{Repo: "https://example.com/apps", Ref: "main", Identity: "c0ffee"}), applied(target, "dev"), doc)
+	m, ok := memoOf(run(controlplane.InputTree{Repo: "https://example.com/apps", Ref: "main", Identity: "c0ffee"}), applied(target, "dev"), doc)
 	if !ok {
 		t.Fatal("a clean apply is not remembered")
 	}
@@ -42,7 +42,7 @@ func TestMemoOf(t *testing.T) {
 	}
 
 	withWarning := doc
-	withWarning.Warnings = []platform.Diagnostic{{Severity: platform.SeverityWarning, Message: "lands nowhere"}}
+	withWarning.Warnings = []controlplane.Diagnostic{{Severity: controlplane.SeverityWarning, Message: "lands nowhere"}}
 	for name, c := range map[string]struct {
 		r   *Run
 		a   *Applied
@@ -52,7 +52,7 @@ func TestMemoOf(t *testing.T) {
 		"published to another branch": {run(), applied(target, "fleetform/dev/x"), doc},
 		"a pull request":              {run(), &Applied{Result: applied(target, "dev").Result, PullRequest: &PullRequest{Number: 1}}, doc},
 		"a token in the GitOps URL":   {run(), applied(gitops.Target{Repo: "https://x:secret@example.com/gitops.git", Branch: "dev"}, "dev"), doc},
-		"a token in a workload URL":   {run(platform.InputTree{Repo: "https://x:secret@example.com/apps", Ref: "main"}), applied(target, "dev"), doc},
+		"a token in a workload URL":   {run(controlplane.InputTree{Repo: "https://x:secret@example.com/apps", Ref: "main"}), applied(target, "dev"), doc},
 		"nothing applied":             {run(), &Applied{}, doc},
 	} {
 		if _, ok := memoOf(c.r, c.a, c.doc); ok {
@@ -70,14 +70,14 @@ func TestMemosForget(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, key), []byte(`{"format":"something else"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cp, err := platform.Open(context.Background(), t.TempDir(), platform.Options{})
+	cp, err := controlplane.Open(context.Background(), t.TempDir(), controlplane.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := m.Unchanged(context.Background(), key, cp, nil); ok {
 		t.Fatal("a record of another format answered")
 	}
-	m.Remember(key, &Run{ControlPlane: cp, Snapshot: &platform.Snapshot{}}, &Applied{}, PlanReport{})
+	m.Remember(key, &Run{ControlPlane: cp, Snapshot: &controlplane.Snapshot{}}, &Applied{}, PlanReport{})
 	if _, err := os.Stat(filepath.Join(dir, key)); !os.IsNotExist(err) {
 		t.Errorf("the record of the apply before is still there after an apply that is not clean (%v)", err)
 	}

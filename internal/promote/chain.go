@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
 // Gates are an environment's promotion requirements.
@@ -34,9 +34,9 @@ type Chain struct {
 
 // NewChain reads the promotion settings of every environment and checks the chain: sources
 // exist and there is no cycle.
-func NewChain(envs []platform.EnvironmentInfo) (*Chain, []platform.Diagnostic) {
+func NewChain(envs []controlplane.EnvironmentInfo) (*Chain, []controlplane.Diagnostic) {
 	c := &Chain{Gates: map[string]Gates{}}
-	var diags []platform.Diagnostic
+	var diags []controlplane.Diagnostic
 	for _, e := range envs {
 		g, ds := gatesOf(e)
 		diags = append(diags, ds...)
@@ -75,12 +75,12 @@ func (c *Chain) Next(env string) []string {
 	return out
 }
 
-func gatesOf(e platform.EnvironmentInfo) (Gates, []platform.Diagnostic) {
+func gatesOf(e controlplane.EnvironmentInfo) (Gates, []controlplane.Diagnostic) {
 	g := Gates{Environment: e.Name, MinCompliantPercent: 100}
 	if e.Object == nil {
 		return g, nil
 	}
-	var diags []platform.Diagnostic
+	var diags []controlplane.Diagnostic
 	src := e.Object.Source
 	if p := e.Object.Spec.Promotion; p != nil {
 		g.From, g.Approval, g.Automatic = p.From, p.Approval, p.Automatic

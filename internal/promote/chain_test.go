@@ -7,19 +7,19 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
-func envInfo(name, from string) platform.EnvironmentInfo {
+func envInfo(name, from string) controlplane.EnvironmentInfo {
 	e := &v1alpha1.Environment{Metadata: v1alpha1.ObjectMeta{Name: name}}
 	if from != "" {
 		e.Spec.Promotion = &v1alpha1.Promotion{From: from, Soak: "30m"}
 	}
-	return platform.EnvironmentInfo{Name: name, Object: &platform.Environment{Environment: e}}
+	return controlplane.EnvironmentInfo{Name: name, Object: &controlplane.Environment{Environment: e}}
 }
 
 func TestChain(t *testing.T) {
-	c, diags := NewChain([]platform.EnvironmentInfo{envInfo("prod-ring-1", "prod-ring-0"), envInfo("dev", ""),
+	c, diags := NewChain([]controlplane.EnvironmentInfo{envInfo("prod-ring-1", "prod-ring-0"), envInfo("dev", ""),
 		envInfo("prod-ring-0", "stage"), envInfo("stage", "dev"), envInfo("canary", "dev")})
 	if len(diags) > 0 {
 		t.Fatal(diags)
@@ -43,7 +43,7 @@ func TestChain(t *testing.T) {
 		t.Errorf("defaults: %+v", g)
 	}
 
-	_, diags = NewChain([]platform.EnvironmentInfo{envInfo("a", "b"), envInfo("b", "a"), envInfo("c", "nope"), envInfo("d", "d")})
+	_, diags = NewChain([]controlplane.EnvironmentInfo{envInfo("a", "b"), envInfo("b", "a"), envInfo("c", "nope"), envInfo("d", "d")})
 	var msgs []string
 	for _, d := range diags {
 		msgs = append(msgs, d.Message)

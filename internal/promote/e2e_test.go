@@ -11,10 +11,10 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/forge"
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/hub"
-	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/promote"
 	"github.com/fleetform/fleetform/internal/render"
 	"github.com/fleetform/fleetform/internal/schedule"
@@ -33,7 +33,7 @@ type fleet struct {
 	p      *promote.Promoter
 	status *statuses
 	files  map[string]string
-	opts   platform.Options
+	opts   controlplane.Options
 }
 
 type testClock struct {
@@ -121,9 +121,9 @@ func (f *fleet) sync() {
 	f.files = f.cp.Files(f.t, "main")
 }
 
-func (f *fleet) open() *platform.ControlPlane {
+func (f *fleet) open() *controlplane.ControlPlane {
 	f.t.Helper()
-	cp, err := platform.Open(f.t.Context(), f.cp.Dir, f.opts)
+	cp, err := controlplane.Open(f.t.Context(), f.cp.Dir, f.opts)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -302,7 +302,7 @@ func TestPromotionEndToEnd(t *testing.T) {
 func TestPromotionKalypsoLayout(t *testing.T) {
 	k := gittest.NewKalypso(t)
 	f := newHubFleet(t, k.ControlPlane)
-	f.opts = platform.Options{RepoMap: platform.RepoMap{"https://github.com/microsoft/kalypso-gitops": f.gitops.Dir}}
+	f.opts = controlplane.Options{RepoMap: controlplane.RepoMap{"https://github.com/microsoft/kalypso-gitops": f.gitops.Dir}}
 	for u, p := range k.RepoMap {
 		f.opts.RepoMap[u] = p
 	}
@@ -359,8 +359,8 @@ func TestWatcherPromotesAutomatically(t *testing.T) {
 	f.apply("dev")
 	var applied []string
 	w := &promote.Watcher{Promoter: f.p, Now: f.clock.Now, Actor: "watch",
-		Open: func(context.Context) (*platform.ControlPlane, error) { return f.open(), nil }, //nolint:contextcheck // the test's own context
-		Apply: func(_ context.Context, _ *platform.ControlPlane, env string) error {
+		Open: func(context.Context) (*controlplane.ControlPlane, error) { return f.open(), nil }, //nolint:contextcheck // the test's own context
+		Apply: func(_ context.Context, _ *controlplane.ControlPlane, env string) error {
 			applied = append(applied, env)
 			f.apply(env) //nolint:contextcheck // the test's own context
 			return nil

@@ -12,10 +12,10 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/forge"
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/hub"
-	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/render"
 )
 
@@ -42,7 +42,7 @@ type SourceState struct {
 
 // Request is one promotion.
 type Request struct {
-	ControlPlane *platform.ControlPlane
+	ControlPlane *controlplane.ControlPlane
 	To           string
 	// Commit is the control-plane commit (or ref) to promote; empty: the source's pin, or
 	// for a first environment the tip of the common content.
@@ -187,7 +187,7 @@ func (p *Promoter) evidence(ctx context.Context, round *Round, g Gates, req Requ
 // gitopsCommit reads the control-plane commit an environment's GitOps branch was rendered
 // from: its Promoted_Commit_Id when the environment is pinned, else what fleetform's state
 // records (an unpinned environment has no Promoted_Commit_Id, as in Kalypso).
-func (p *Promoter) gitopsCommit(ctx context.Context, cp *platform.ControlPlane, s *platform.Snapshot) (string, error) {
+func (p *Promoter) gitopsCommit(ctx context.Context, cp *controlplane.ControlPlane, s *controlplane.Snapshot) (string, error) {
 	t := gitops.TargetFor(s, gitops.Target{Repo: cp.GitOpsOverride(s.Environment)}, cp.Locate)
 	if t.Repo == "" {
 		return "", nil
@@ -204,8 +204,8 @@ func (p *Promoter) gitopsCommit(ctx context.Context, cp *platform.ControlPlane, 
 }
 
 // pin writes the commit into the environment's base-repo.yaml.
-func (p *Promoter) pin(ctx context.Context, cp *platform.ControlPlane, envs []platform.EnvironmentInfo, req Request, commit string, skipped []string) (string, error) {
-	var info platform.EnvironmentInfo
+func (p *Promoter) pin(ctx context.Context, cp *controlplane.ControlPlane, envs []controlplane.EnvironmentInfo, req Request, commit string, skipped []string) (string, error) {
+	var info controlplane.EnvironmentInfo
 	for _, e := range envs {
 		if e.Name == req.To {
 			info = e

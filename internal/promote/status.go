@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
 // Status is where an environment stands in the chain: its gates and, checked now, the
@@ -21,7 +21,7 @@ type Status struct {
 
 // Review checks the gates of every environment of cp's chain, in the chain's order,
 // without promoting or recording anything.
-func (p *Promoter) Review(ctx context.Context, cp *platform.ControlPlane, now time.Time) ([]Status, error) {
+func (p *Promoter) Review(ctx context.Context, cp *controlplane.ControlPlane, now time.Time) ([]Status, error) {
 	round, err := NewRound(ctx, cp)
 	if err != nil {
 		return nil, err

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
 // Watcher follows the chain: every round, each environment with automatic promotion whose
@@ -17,10 +17,10 @@ import (
 type Watcher struct {
 	Promoter *Promoter
 	// Open reads the control plane afresh (a promotion moves it).
-	Open func(ctx context.Context) (*platform.ControlPlane, error)
+	Open func(ctx context.Context) (*controlplane.ControlPlane, error)
 	// Apply renders an environment into its GitOps repository after a promotion (and posts
 	// its desired state to the hub); nil promotes only.
-	Apply func(ctx context.Context, cp *platform.ControlPlane, env string) error
+	Apply func(ctx context.Context, cp *controlplane.ControlPlane, env string) error
 	// Now is the clock (time.Now when nil).
 	Now    func() time.Time
 	Actor  string

@@ -5,7 +5,7 @@ import (
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
 	"github.com/fleetform/fleetform/internal/compose"
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/render"
 	"github.com/fleetform/fleetform/internal/schedule"
 )
@@ -68,9 +68,9 @@ func benchTemplate(name, typ string, manifests ...string) *v1alpha1.Template {
 // repeats for every assignment, with Kalypso-style control-plane templates and with each set
 // of built-in templates.
 func BenchmarkRenderAssignment(b *testing.B) {
-	snap := &platform.Snapshot{}
+	snap := &controlplane.Snapshot{}
 	for _, t := range benchKalypsoTemplates {
-		snap.Templates = append(snap.Templates, &platform.Template{Template: t})
+		snap.Templates = append(snap.Templates, &controlplane.Template{Template: t})
 	}
 	e := render.NewEngine(snap)
 	manifests := map[string]string{"repo": "https://example.com/shop-gitops.git", "branch": "main", "path": "./deploy/dev"}
@@ -97,7 +97,7 @@ func BenchmarkRenderAssignment(b *testing.B) {
 			a := &schedule.Assignment{
 				Workload: "shop", DeploymentTarget: "shop-dev", ClusterType: "large", Namespace: "dev-large-shop-dev",
 				Manifests: manifests,
-				Target: &platform.DeploymentTarget{
+				Target: &controlplane.DeploymentTarget{
 					Name: "shop-dev", Environment: "dev", Workload: "shop", Workspace: "team-a",
 					Labels:    map[string]string{v1alpha1.LabelWorkload: "shop", v1alpha1.LabelWorkspace: "team-a"},
 					Manifests: manifests,

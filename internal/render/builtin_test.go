@@ -11,7 +11,7 @@ import (
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
 	"github.com/fleetform/fleetform/internal/compose"
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/render"
 	"github.com/fleetform/fleetform/internal/schedule"
 	"github.com/fleetform/fleetform/internal/testutil/golden"
@@ -40,7 +40,7 @@ var wantBuiltins = map[string]string{
 
 // TestBuiltinsParse guards NewEngine, which panics when a built-in template is broken.
 func TestBuiltinsParse(t *testing.T) {
-	e := render.NewEngine(&platform.Snapshot{})
+	e := render.NewEngine(&controlplane.Snapshot{})
 	for name := range wantBuiltins {
 		if _, ok := e.Lookup(name); !ok {
 			t.Errorf("built-in %s is missing", name)
@@ -116,7 +116,7 @@ func TestBuiltinDeterministic(t *testing.T) {
 // TestBuiltinErrors checks that templates refuse input they cannot render correctly, with
 // a message that says what to fix.
 func TestBuiltinErrors(t *testing.T) {
-	e := render.NewEngine(&platform.Snapshot{})
+	e := render.NewEngine(&controlplane.Snapshot{})
 	tests := []struct {
 		name      string
 		spec      v1alpha1.ClusterTypeSpec
@@ -186,7 +186,7 @@ func renderOne(t *testing.T, e *render.Engine, spec v1alpha1.ClusterTypeSpec, ma
 	}
 	a := &schedule.Assignment{
 		Workload: "app", DeploymentTarget: "app-x", ClusterType: "ct", Namespace: "dev-ct-app-x",
-		Target: &platform.DeploymentTarget{
+		Target: &controlplane.DeploymentTarget{
 			Name: "app-x", Environment: "dev", Workload: "app", Workspace: "team",
 			Labels:    map[string]string{v1alpha1.LabelWorkload: "app", v1alpha1.LabelWorkspace: "team"},
 			Manifests: manifests,
@@ -203,9 +203,9 @@ func renderGolden(t *testing.T) map[string]*render.Output {
 
 // renderAll renders every environment of the control plane at dir, with repository URLs
 // mapped to local folders, and fails the test on any diagnostic or failed assignment.
-func renderAll(t *testing.T, dir string, repoMap platform.RepoMap) map[string]*render.Output {
+func renderAll(t *testing.T, dir string, repoMap controlplane.RepoMap) map[string]*render.Output {
 	t.Helper()
-	cp, err := platform.Open(t.Context(), dir, platform.Options{RepoMap: repoMap})
+	cp, err := controlplane.Open(t.Context(), dir, controlplane.Options{RepoMap: repoMap})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func renderAll(t *testing.T, dir string, repoMap platform.RepoMap) map[string]*r
 	return outs
 }
 
-func failOnErrors(t *testing.T, ds []platform.Diagnostic) {
+func failOnErrors(t *testing.T, ds []controlplane.Diagnostic) {
 	t.Helper()
 	for _, d := range ds {
 		t.Errorf("%s: %s", d.Severity, d.Error())
@@ -295,7 +295,7 @@ spec:
 			t.Fatal(err)
 		}
 	}
-	cp, err := platform.Open(t.Context(), dir, platform.Options{})
+	cp, err := controlplane.Open(t.Context(), dir, controlplane.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"text/template/parse"
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
 // BuiltinPrefix starts the names of the templates fleetform ships.
@@ -25,7 +25,7 @@ type Template struct {
 	Type        string
 	ContentType string
 	// Source locates the Template document; zero for built-in templates.
-	Source    platform.Source
+	Source    controlplane.Source
 	manifests []*template.Template
 	// checks are the print checks of the manifests (see rewrite.go), per manifest.
 	checks [][]*printSite
@@ -43,7 +43,7 @@ type Engine struct {
 	// take their defaults.
 	Limits Limits
 	// Diagnostics are template parse errors; a broken template is left out.
-	Diagnostics []platform.Diagnostic
+	Diagnostics []controlplane.Diagnostic
 
 	templates map[string]*Template
 	funcs     template.FuncMap // to parse with
@@ -60,12 +60,12 @@ type Engine struct {
 }
 
 // NewEngine parses every template of the snapshot, and the built-in templates, once.
-func NewEngine(s *platform.Snapshot) *Engine {
+func NewEngine(s *controlplane.Snapshot) *Engine {
 	e := &Engine{templates: map[string]*Template{}, memo: &configMemo{}, regex: &regexCache{}}
 	e.funcs = allFuncs(&execState{}, e.memo, e.regex)
 	e.rw = &rewriter{funcs: e.funcs, marks: map[*byte]*mark{}}
 	for _, b := range builtins() {
-		if t, err := e.compile(b, platform.Source{}); err == nil {
+		if t, err := e.compile(b, controlplane.Source{}); err == nil {
 			e.templates[t.Name] = t
 		} else {
 			panic(fmt.Sprintf("built-in template %s: %v", b.Metadata.Name, err)) // a test guards this
@@ -98,7 +98,7 @@ func (e *Engine) Names() []string {
 	return out
 }
 
-func (e *Engine) compile(t *v1alpha1.Template, src platform.Source) (*Template, error) {
+func (e *Engine) compile(t *v1alpha1.Template, src controlplane.Source) (*Template, error) {
 	out := &Template{Name: t.Metadata.Name, Type: t.Spec.Type, ContentType: t.Spec.ContentType, Source: src}
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", t.Metadata.Name, t.Spec.Type, t.Spec.ContentType)
@@ -189,7 +189,7 @@ var templateLineRE = regexp.MustCompile(`\[(\d+)\]:(\d+)(?::\d+)?:`)
 
 // templateDiag locates a template error at its line in the Template's file: the line of
 // the manifest's block indicator (`- |`) plus the line inside the manifest.
-func templateDiag(src platform.Source, err error) platform.Diagnostic {
+func templateDiag(src controlplane.Source, err error) controlplane.Diagnostic {
 	path := "spec.manifests"
 	m := templateLineRE.FindStringSubmatch(err.Error())
 	if m != nil {

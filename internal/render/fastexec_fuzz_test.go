@@ -8,7 +8,7 @@ import (
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
 	"github.com/fleetform/fleetform/internal/compose"
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/render"
 	"github.com/fleetform/fleetform/internal/schedule"
 )
@@ -66,7 +66,7 @@ func FuzzFastExecutor(f *testing.F) {
 	f.Fuzz(func(t *testing.T, program []byte, data uint8) {
 		text := fastProgramText(program)
 		config := fastData[int(data)%len(fastData)]
-		snap := &platform.Snapshot{Templates: []*platform.Template{
+		snap := &controlplane.Snapshot{Templates: []*controlplane.Template{
 			{Template: benchTemplate("r", v1alpha1.TemplateReconciler, text)},
 			{Template: benchTemplate("n", v1alpha1.TemplateNamespace, "{{ .Namespace }}\n")},
 			{Template: benchTemplate("c", v1alpha1.TemplateConfig, "")},
@@ -103,7 +103,7 @@ func renderWith(t *testing.T, e *render.Engine, config map[string]any) (*render.
 	manifests := map[string]string{"repo": "https://example.com/x.git", "branch": "main"}
 	a := &schedule.Assignment{
 		Workload: "app", DeploymentTarget: "app-x", ClusterType: "ct", Namespace: "dev-ct-app-x", Manifests: manifests,
-		Target: &platform.DeploymentTarget{
+		Target: &controlplane.DeploymentTarget{
 			Name: "app-x", Environment: "dev", Workload: "app", Workspace: "team",
 			Labels: map[string]string{v1alpha1.LabelWorkload: "app", v1alpha1.LabelWorkspace: "team"}, Manifests: manifests,
 		},

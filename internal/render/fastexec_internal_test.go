@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/schedule"
 	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
@@ -21,7 +21,7 @@ func TestFastDataHasNoMethods(t *testing.T) {
 // TestFastCompilesEveryBuiltin: the fast executor runs every manifest of every built-in
 // template (a template it cannot run would silently run with text/template).
 func TestFastCompilesEveryBuiltin(t *testing.T) {
-	e := NewEngine(&platform.Snapshot{})
+	e := NewEngine(&controlplane.Snapshot{})
 	c := e.acquire()
 	for _, name := range e.Names() {
 		tmpl, _ := e.Lookup(name)
@@ -45,12 +45,12 @@ func TestFastMatchesTextTemplateOnTheGoldenControlPlanes(t *testing.T) {
 	k := gittest.NewKalypso(t)
 	for _, c := range []struct {
 		dir  string
-		opts platform.Options
+		opts controlplane.Options
 	}{
-		{"testdata/builtin/controlplane", platform.Options{}},
-		{k.ControlPlane.Dir, platform.Options{RepoMap: k.RepoMap}},
+		{"testdata/builtin/controlplane", controlplane.Options{}},
+		{k.ControlPlane.Dir, controlplane.Options{RepoMap: k.RepoMap}},
 	} {
-		cp, err := platform.Open(t.Context(), c.dir, c.opts)
+		cp, err := controlplane.Open(t.Context(), c.dir, c.opts)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/render"
 )
 
@@ -127,7 +127,7 @@ func FuzzTemplate(f *testing.F) {
 				t.Fatal(err)
 			}
 		})
-		snap := &platform.Snapshot{Templates: []*platform.Template{
+		snap := &controlplane.Snapshot{Templates: []*controlplane.Template{
 			{Template: benchTemplate("r", v1alpha1.TemplateReconciler, fuzzPrefix+text+fuzzProgram(program))},
 			{Template: benchTemplate("n", v1alpha1.TemplateNamespace, "ns")},
 			{Template: benchTemplate("c", v1alpha1.TemplateConfig, "")},

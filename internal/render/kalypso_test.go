@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/render"
 	"github.com/fleetform/fleetform/internal/schedule"
 	"github.com/fleetform/fleetform/internal/testutil/gittest"
@@ -15,7 +15,7 @@ import (
 func renderKalypso(t *testing.T, env string, opts render.Options) (*render.Output, *gittest.Kalypso) {
 	t.Helper()
 	k := gittest.NewKalypso(t)
-	cp, err := platform.Open(t.Context(), k.ControlPlane.Dir, platform.Options{RepoMap: k.RepoMap})
+	cp, err := controlplane.Open(t.Context(), k.ControlPlane.Dir, controlplane.Options{RepoMap: k.RepoMap})
 	if err != nil {
 		t.Fatal(err)
 	}

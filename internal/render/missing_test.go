@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/render"
 	"github.com/fleetform/fleetform/internal/schedule"
 	"github.com/fleetform/fleetform/internal/testutil/golden"
@@ -29,7 +29,7 @@ var missingManifests = map[string]string{"repo": "https://example.com/x.git", "b
 // renderOne, with the given limits.
 func renderText(t *testing.T, lim render.Limits, text string, config map[string]any) (string, error) {
 	t.Helper()
-	snap := &platform.Snapshot{Templates: []*platform.Template{
+	snap := &controlplane.Snapshot{Templates: []*controlplane.Template{
 		{Template: benchTemplate("r", v1alpha1.TemplateReconciler, text)},
 		{Template: benchTemplate("n", v1alpha1.TemplateNamespace, "ns")},
 		{Template: benchTemplate("c", v1alpha1.TemplateConfig, "")},
@@ -182,9 +182,9 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 }
 
 // loadDev opens the control plane in dir and schedules its dev environment.
-func loadDev(t *testing.T, dir string) (*platform.Snapshot, *schedule.Result) {
+func loadDev(t *testing.T, dir string) (*controlplane.Snapshot, *schedule.Result) {
 	t.Helper()
-	cp, err := platform.Open(t.Context(), dir, platform.Options{})
+	cp, err := controlplane.Open(t.Context(), dir, controlplane.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
 	"github.com/fleetform/fleetform/internal/compose"
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/schedule"
 )
 
@@ -42,7 +42,7 @@ type Output struct {
 	// CommonCommit is the commit the common content was read at, pinned or not; "" when the
 	// control plane is not a git repository.
 	CommonCommit string
-	Diagnostics  []platform.Diagnostic
+	Diagnostics  []controlplane.Diagnostic
 	// Stopped is set when Options.Stop ended the work early: the output is incomplete and
 	// must not be written.
 	Stopped bool
@@ -61,7 +61,7 @@ type Assignment struct {
 	// Waiting holds the schema violations of an assignment of an environment whose
 	// configSchemaPolicy is warn (as warnings): it is rendered without its platform config
 	// (Files.KeepConfig: the last valid one stays), waiting for platform configuration.
-	Waiting []platform.Diagnostic
+	Waiting []controlplane.Diagnostic
 }
 
 // Dir is the assignment's folder: <clusterType>/<deploymentTarget>.
@@ -86,7 +86,7 @@ type Options struct {
 
 // Render composes, validates and renders every assignment. An assignment whose config is
 // invalid or whose template fails is reported and left out; the others are rendered.
-func Render(s *platform.Snapshot, sched *schedule.Result, opts Options) *Output {
+func Render(s *controlplane.Snapshot, sched *schedule.Result, opts Options) *Output {
 	r := NewRenderer(s, sched, opts)
 	r.Prepare()
 	return r.Render(func(*Assignment) bool { return true })
@@ -99,14 +99,14 @@ type Renderer struct {
 	out          *Output
 	r            *renderer
 	batched      atomic.Int64 // assignments done by RenderBatch
-	clusterTypes map[string]*platform.ClusterType
+	clusterTypes map[string]*controlplane.ClusterType
 	basesMu      sync.Mutex
 	bases        map[string][]byte // typeBase by cluster type
 	build        string            // BuildStamp
 }
 
 // NewRenderer parses the templates and prepares the output; nothing is composed yet.
-func NewRenderer(s *platform.Snapshot, sched *schedule.Result, opts Options) *Renderer {
+func NewRenderer(s *controlplane.Snapshot, sched *schedule.Result, opts Options) *Renderer {
 	out := &Output{Environment: s.Environment, PromotedCommit: promotedCommit(s), CommonCommit: s.Revisions.Common}
 	for _, ct := range sched.ClusterTypes {
 		out.ClusterTypes = append(out.ClusterTypes, ct.Metadata.Name)
@@ -201,7 +201,7 @@ func (rr *Renderer) Finish() *Output {
 // Output returns the output as it is so far.
 func (rr *Renderer) Output() *Output { return rr.out }
 
-func promotedCommit(s *platform.Snapshot) string {
+func promotedCommit(s *controlplane.Snapshot) string {
 	switch {
 	case s.Revisions.Pinned:
 		return s.Revisions.Common
@@ -218,9 +218,9 @@ type typeTemplates struct {
 	digest  []byte
 }
 
-func resolveTypes(e *Engine, sched *schedule.Result) (map[string]*typeTemplates, []platform.Diagnostic) {
+func resolveTypes(e *Engine, sched *schedule.Result) (map[string]*typeTemplates, []controlplane.Diagnostic) {
 	out := map[string]*typeTemplates{}
-	var diags []platform.Diagnostic
+	var diags []controlplane.Diagnostic
 	counts := map[string]int{}
 	for _, a := range sched.Assignments {
 		counts[a.ClusterType]++
@@ -279,10 +279,10 @@ type renderer struct {
 	composer *compose.Composer
 	types    map[string]*typeTemplates
 	opts     Options
-	broken   []platform.Broken
+	broken   []controlplane.Broken
 	warn     bool // configSchemaPolicy: warn
 
-	targets map[*platform.DeploymentTarget][]byte // every target's digest (targetDigests); read only
+	targets map[*controlplane.DeploymentTarget][]byte // every target's digest (targetDigests); read only
 }
 
 // stopped reports whether Options.Stop is closed.
@@ -376,13 +376,13 @@ const WaitingPrefix = "waiting for platform configuration (configSchemaPolicy: w
 
 // waiting turns schema violations into the warnings of an assignment waiting for platform
 // configuration.
-func waiting(ds []platform.Diagnostic) []platform.Diagnostic {
+func waiting(ds []controlplane.Diagnostic) []controlplane.Diagnostic {
 	if len(ds) == 0 {
 		return nil
 	}
-	out := make([]platform.Diagnostic, len(ds))
+	out := make([]controlplane.Diagnostic, len(ds))
 	for i, d := range ds {
-		d.Severity = platform.SeverityWarning
+		d.Severity = controlplane.SeverityWarning
 		d.Message = WaitingPrefix + d.Message
 		out[i] = d
 	}
@@ -391,14 +391,14 @@ func waiting(ds []platform.Diagnostic) []platform.Diagnostic {
 
 // BrokenInputError is an assignment held back because a document that may configure it
 // failed to load: rendering without it could ship the wrong configuration.
-type BrokenInputError struct{ Broken platform.Broken }
+type BrokenInputError struct{ Broken controlplane.Broken }
 
 func (e *BrokenInputError) Error() string {
 	return fmt.Sprintf("held back: %s is invalid and may configure it", e.Broken.Describe())
 }
 
 // ValidationError is a composed config that violates a schema.
-type ValidationError struct{ Diagnostics []platform.Diagnostic }
+type ValidationError struct{ Diagnostics []controlplane.Diagnostic }
 
 func (e *ValidationError) Error() string {
 	if len(e.Diagnostics) == 1 {
@@ -438,7 +438,7 @@ var sha256Pool = sync.Pool{New: func() any { return sha256.New() }}
 
 // targetDigest is dt's digest: the one targetDigests made, or, for a target the snapshot
 // does not list, a new one.
-func (r *renderer) targetDigest(dt *platform.DeploymentTarget) []byte {
+func (r *renderer) targetDigest(dt *controlplane.DeploymentTarget) []byte {
 	if d, ok := r.targets[dt]; ok {
 		return d
 	}
@@ -448,8 +448,8 @@ func (r *renderer) targetDigest(dt *platform.DeploymentTarget) []byte {
 // targetDigests digests every deployment target once, before any assignment is keyed or
 // rendered: the map is only read afterwards, by every worker at once, without a lock (a
 // lock taken twice per assignment, by two workers, was 5% of a million-assignment plan's CPU).
-func targetDigests(dts []*platform.DeploymentTarget) map[*platform.DeploymentTarget][]byte {
-	m := make(map[*platform.DeploymentTarget][]byte, len(dts))
+func targetDigests(dts []*controlplane.DeploymentTarget) map[*controlplane.DeploymentTarget][]byte {
+	m := make(map[*controlplane.DeploymentTarget][]byte, len(dts))
 	for _, dt := range dts {
 		m[dt] = digestTarget(dt)
 	}
@@ -458,7 +458,7 @@ func targetDigests(dts []*platform.DeploymentTarget) map[*platform.DeploymentTar
 
 // digestTarget digests what a deployment target adds to its assignments' inputs: its
 // name, workload, workspace, labels and manifests.
-func digestTarget(dt *platform.DeploymentTarget) []byte {
+func digestTarget(dt *controlplane.DeploymentTarget) []byte {
 	h := sha256.New()
 	writeStrings(h, dt.Name, dt.Workload, dt.Workspace)
 	for _, m := range []map[string]string{dt.Labels, dt.Manifests} {
@@ -486,11 +486,11 @@ func writeStrings(h hash.Hash, ss ...string) {
 
 // diagnostics reports failed assignments: every schema violation, and template failures
 // bounded per template.
-func (r *renderer) diagnostics(as []Assignment) []platform.Diagnostic {
-	var out []platform.Diagnostic
+func (r *renderer) diagnostics(as []Assignment) []controlplane.Diagnostic {
+	var out []controlplane.Diagnostic
 	perTemplate := map[*Template]int{}
 	held := map[string]int{}
-	var heldBy []platform.Broken
+	var heldBy []controlplane.Broken
 	for i := range as {
 		a := &as[i]
 		var ve *ValidationError
@@ -544,7 +544,7 @@ func (r *renderer) diagnostics(as []Assignment) []platform.Diagnostic {
 // template is blamed at the failing line of its file. A built-in template has no file the
 // user can fix: when it refuses its input (with fail) the blame goes to the deployment
 // target whose manifests or config it refused (built-in messages name the template).
-func templateFailure(a *Assignment, te *TemplateError) platform.Diagnostic {
+func templateFailure(a *Assignment, te *TemplateError) controlplane.Diagnostic {
 	msg, refused := failMessage(te.Err)
 	if te.Template.Source.File == "" && refused && a.Target != nil {
 		path := "metadata.name"
@@ -574,7 +574,7 @@ func failMessage(err error) (string, bool) {
 	return msg, false
 }
 
-func where(s platform.Source) string { return fmt.Sprintf("%s:%d", s.File, s.Line) }
+func where(s controlplane.Source) string { return fmt.Sprintf("%s:%d", s.File, s.Line) }
 
 // Tree returns every file of the output as path -> content, relative to the GitOps path.
 // Failed assignments have no files.

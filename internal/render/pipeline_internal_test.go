@@ -3,7 +3,7 @@ package render
 import (
 	"testing"
 
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/schedule"
 )
 
@@ -12,7 +12,7 @@ import (
 func TestOutputPointsAtEveryAssignment(t *testing.T) {
 	for _, n := range []int{0, 1, preemptChunk - 1, preemptChunk, 2*preemptChunk + 3} {
 		sched := &schedule.Result{Assignments: make([]schedule.Assignment, n)}
-		rr := NewRenderer(&platform.Snapshot{Environment: "dev"}, sched, Options{})
+		rr := NewRenderer(&controlplane.Snapshot{Environment: "dev"}, sched, Options{})
 		out := rr.Output().Assignments
 		if len(out) != n {
 			t.Fatalf("%d assignments: the output has %d", n, len(out))
@@ -29,9 +29,9 @@ func TestOutputPointsAtEveryAssignment(t *testing.T) {
 // are the ones a target would get on its own; a target the snapshot does not list gets its
 // own; and targets that differ in any field get different digests.
 func TestTargetDigests(t *testing.T) {
-	listed := &platform.DeploymentTarget{Name: "web", Workload: "shop", Workspace: "retail",
+	listed := &controlplane.DeploymentTarget{Name: "web", Workload: "shop", Workspace: "retail",
 		Labels: map[string]string{"tier": "frontend", "region": "eu"}, Manifests: map[string]string{"repo": "r", "path": "./web"}}
-	rr := NewRenderer(&platform.Snapshot{Environment: "dev", DeploymentTargets: []*platform.DeploymentTarget{listed}}, &schedule.Result{}, Options{})
+	rr := NewRenderer(&controlplane.Snapshot{Environment: "dev", DeploymentTargets: []*controlplane.DeploymentTarget{listed}}, &schedule.Result{}, Options{})
 	if _, ok := rr.r.targets[listed]; !ok {
 		t.Fatal("the snapshot's target was not digested when the renderer was made")
 	}
@@ -39,12 +39,14 @@ func TestTargetDigests(t *testing.T) {
 	if got, want := string(rr.r.targetDigest(&twin)), string(rr.r.targetDigest(listed)); got != want {
 		t.Error("a target the snapshot does not list got another digest than its listed twin")
 	}
-	for name, change := range map[string]func(*platform.DeploymentTarget){
-		"name":      func(dt *platform.DeploymentTarget) { dt.Name = "api" },
-		"workload":  func(dt *platform.DeploymentTarget) { dt.Workload = "cart" },
-		"workspace": func(dt *platform.DeploymentTarget) { dt.Workspace = "ops" },
-		"label":     func(dt *platform.DeploymentTarget) { dt.Labels = map[string]string{"tier": "backend", "region": "eu"} },
-		"manifests": func(dt *platform.DeploymentTarget) { dt.Manifests = map[string]string{"repo": "r", "path": "./v2"} },
+	for name, change := range map[string]func(*controlplane.DeploymentTarget){
+		"name":      func(dt *controlplane.DeploymentTarget) { dt.Name = "api" },
+		"workload":  func(dt *controlplane.DeploymentTarget) { dt.Workload = "cart" },
+		"workspace": func(dt *controlplane.DeploymentTarget) { dt.Workspace = "ops" },
+		"label": func(dt *controlplane.DeploymentTarget) {
+			dt.Labels = map[string]string{"tier": "backend", "region": "eu"}
+		},
+		"manifests": func(dt *controlplane.DeploymentTarget) { dt.Manifests = map[string]string{"repo": "r", "path": "./v2"} },
 	} {
 		other := *listed
 		change(&other)

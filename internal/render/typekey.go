@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
 // TypeKey identifies everything the assignments as of cluster type ct are rendered from,
@@ -264,8 +264,8 @@ func BuildStamp() string {
 }
 
 // clusterTypesByName indexes the schedule's cluster types.
-func clusterTypesByName(cts []*platform.ClusterType) map[string]*platform.ClusterType {
-	out := make(map[string]*platform.ClusterType, len(cts))
+func clusterTypesByName(cts []*controlplane.ClusterType) map[string]*controlplane.ClusterType {
+	out := make(map[string]*controlplane.ClusterType, len(cts))
 	for _, ct := range cts {
 		out[ct.Metadata.Name] = ct
 	}

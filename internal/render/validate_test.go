@@ -15,7 +15,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/render"
 	"github.com/fleetform/fleetform/internal/testutil/crdtest"
 	"github.com/fleetform/fleetform/internal/testutil/gittest"
@@ -100,7 +100,7 @@ func TestBuiltinOutputValid(t *testing.T) {
 
 // exampleRepoMap reads the repoMap of the example's config file, resolved against the
 // file's folder as the --config flag does.
-func exampleRepoMap(t *testing.T, config string) platform.RepoMap {
+func exampleRepoMap(t *testing.T, config string) controlplane.RepoMap {
 	t.Helper()
 	data, err := os.ReadFile(config)
 	if err != nil {
@@ -112,7 +112,7 @@ func exampleRepoMap(t *testing.T, config string) platform.RepoMap {
 	if err := yaml.Unmarshal(data, &fc); err != nil {
 		t.Fatalf("%s: %v", config, err)
 	}
-	m := platform.RepoMap{}
+	m := controlplane.RepoMap{}
 	for url, p := range fc.RepoMap {
 		m[url] = filepath.Join(filepath.Dir(config), p)
 	}

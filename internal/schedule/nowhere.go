@@ -5,14 +5,14 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
 // warnLandsNowhere warns about the deployment targets of the environment that no assignment
 // holds: no policy selects them, or the policies that do select no cluster type; and about
 // the targets of the snapshot whose environment is not declared at all. (With an invalid
 // policy, what it would have selected is unknown: then only the last kind is reported.)
-func (r *Result) warnLandsNowhere(s *platform.Snapshot) {
+func (r *Result) warnLandsNowhere(s *controlplane.Snapshot) {
 	if len(r.FailedPolicies) == 0 {
 		selected := make([][]string, len(r.Targets)) // the policies that select each target
 		for _, p := range r.Policies {
@@ -53,7 +53,7 @@ func (r *Result) warnLandsNowhere(s *platform.Snapshot) {
 }
 
 // warnTarget records a warning about a deployment target, at field (relative to the target).
-func (r *Result) warnTarget(dt *platform.DeploymentTarget, field, msg, hint string) {
+func (r *Result) warnTarget(dt *controlplane.DeploymentTarget, field, msg, hint string) {
 	path := dt.Path + field
 	if dt.Path == "" {
 		path = "metadata.name"

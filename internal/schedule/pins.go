@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/selector"
 )
 
@@ -29,7 +29,7 @@ type pin struct {
 
 // applyPins sets the effective manifests of every assignment: the target's, with the first
 // matching pin's manifests merged over them.
-func (r *Result) applyPins(s *platform.Snapshot) {
+func (r *Result) applyPins(s *controlplane.Snapshot) {
 	pins := r.parsePins(s)
 	for i := range r.Assignments {
 		a := &r.Assignments[i]
@@ -44,7 +44,7 @@ func (r *Result) applyPins(s *platform.Snapshot) {
 	}
 }
 
-func (r *Result) parsePins(s *platform.Snapshot) []pin {
+func (r *Result) parsePins(s *controlplane.Snapshot) []pin {
 	env := s.EnvironmentObject
 	if env == nil {
 		return nil

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/selector"
 )
 
@@ -25,8 +25,8 @@ type Assignment struct {
 	Namespace        string
 	// Policies are the names of the policies that selected the pair, sorted.
 	Policies []string
-	Target   *platform.DeploymentTarget
-	Type     *platform.ClusterType
+	Target   *controlplane.DeploymentTarget
+	Type     *controlplane.ClusterType
 	// Manifests are the target's manifests as this cluster type gets them: with a pin of
 	// the environment merged over them.
 	Manifests map[string]string
@@ -40,15 +40,15 @@ type Result struct {
 	// Assignments are sorted by cluster type, then deployment target.
 	Assignments []Assignment
 	// Targets are the deployment targets of this environment, sorted by name.
-	Targets []*platform.DeploymentTarget
+	Targets []*controlplane.DeploymentTarget
 	// ClusterTypes are sorted by name.
-	ClusterTypes []*platform.ClusterType
+	ClusterTypes []*controlplane.ClusterType
 	// Policies are sorted by name; invalid ones are marked and select nothing.
 	Policies []*PolicyResult
 	// FailedPolicies names the policies that could not be evaluated: what they scheduled
 	// before is unknown, so it must be kept.
 	FailedPolicies []string
-	Diagnostics    []platform.Diagnostic
+	Diagnostics    []controlplane.Diagnostic
 
 	// elsewhere maps the deployment targets of other environments to their environment.
 	elsewhere map[string]string
@@ -56,7 +56,7 @@ type Result struct {
 
 // PolicyResult is how one policy matched.
 type PolicyResult struct {
-	Policy *platform.SchedulingPolicy
+	Policy *controlplane.SchedulingPolicy
 	Valid  bool
 	// Targets are indexes into Result.Targets the policy selects.
 	Targets []int
@@ -67,7 +67,7 @@ type PolicyResult struct {
 }
 
 // Schedule computes the assignments of the snapshot's environment.
-func Schedule(s *platform.Snapshot) *Result {
+func Schedule(s *controlplane.Snapshot) *Result {
 	r := &Result{Environment: s.Environment, elsewhere: map[string]string{}}
 	for _, dt := range s.DeploymentTargets {
 		if dt.Environment == s.Environment {
@@ -79,7 +79,7 @@ func Schedule(s *platform.Snapshot) *Result {
 	sort.Slice(r.Targets, func(i, j int) bool { return r.Targets[i].Name < r.Targets[j].Name })
 	r.ClusterTypes = append(r.ClusterTypes, s.ClusterTypes...)
 	sort.Slice(r.ClusterTypes, func(i, j int) bool { return r.ClusterTypes[i].Metadata.Name < r.ClusterTypes[j].Metadata.Name })
-	pols := append([]*platform.SchedulingPolicy(nil), s.SchedulingPolicies...)
+	pols := append([]*controlplane.SchedulingPolicy(nil), s.SchedulingPolicies...)
 	sort.Slice(pols, func(i, j int) bool { return pols[i].Metadata.Name < pols[j].Metadata.Name })
 	for _, p := range pols {
 		r.Policies = append(r.Policies, r.evaluate(p))
@@ -91,7 +91,7 @@ func Schedule(s *platform.Snapshot) *Result {
 }
 
 // evaluate parses a policy's selectors and records what it selects.
-func (r *Result) evaluate(p *platform.SchedulingPolicy) *PolicyResult {
+func (r *Result) evaluate(p *controlplane.SchedulingPolicy) *PolicyResult {
 	pr := &PolicyResult{Policy: p}
 	var okTarget, okType bool
 	pr.targetSel, okTarget = r.parse(p, "spec.deploymentTargetSelector.labelSelector", p.Spec.DeploymentTargetSelector.LabelSelector)
@@ -116,7 +116,7 @@ func (r *Result) evaluate(p *platform.SchedulingPolicy) *PolicyResult {
 }
 
 // parse converts one of a policy's selectors, reporting a missing or invalid one at path.
-func (r *Result) parse(p *platform.SchedulingPolicy, path string, s *v1alpha1.LabelSelector) (labels.Selector, bool) {
+func (r *Result) parse(p *controlplane.SchedulingPolicy, path string, s *v1alpha1.LabelSelector) (labels.Selector, bool) {
 	if s == nil {
 		r.Diagnostics = append(r.Diagnostics, p.Source.Diag(path, "labelSelector is required",
 			"write labelSelector: {} to select everything"))

@@ -9,31 +9,31 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/schedule"
 	"github.com/fleetform/fleetform/internal/testutil/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-func ct(name string, labels map[string]string) *platform.ClusterType {
-	return &platform.ClusterType{ClusterType: &v1alpha1.ClusterType{Metadata: v1alpha1.ObjectMeta{Name: name, Labels: labels}}}
+func ct(name string, labels map[string]string) *controlplane.ClusterType {
+	return &controlplane.ClusterType{ClusterType: &v1alpha1.ClusterType{Metadata: v1alpha1.ObjectMeta{Name: name, Labels: labels}}}
 }
 
-func dt(name, env, workspace string, labels map[string]string) *platform.DeploymentTarget {
+func dt(name, env, workspace string, labels map[string]string) *controlplane.DeploymentTarget {
 	l := map[string]string{"workload": strings.Split(name, "-")[0], "workspace": workspace}
 	for k, v := range labels {
 		l[k] = v
 	}
-	return &platform.DeploymentTarget{Name: name, Environment: env, Labels: l, Workload: l["workload"], Workspace: workspace}
+	return &controlplane.DeploymentTarget{Name: name, Environment: env, Labels: l, Workload: l["workload"], Workspace: workspace}
 }
 
-func policy(name, workspace string, target, types *v1alpha1.LabelSelector) *platform.SchedulingPolicy {
+func policy(name, workspace string, target, types *v1alpha1.LabelSelector) *controlplane.SchedulingPolicy {
 	p := &v1alpha1.SchedulingPolicy{Metadata: v1alpha1.ObjectMeta{Name: name}}
 	p.Spec.DeploymentTargetSelector.Workspace = workspace
 	p.Spec.DeploymentTargetSelector.LabelSelector = target
 	p.Spec.ClusterTypeSelector.LabelSelector = types
-	return &platform.SchedulingPolicy{SchedulingPolicy: p}
+	return &controlplane.SchedulingPolicy{SchedulingPolicy: p}
 }
 
 func match(kv ...string) *v1alpha1.LabelSelector {
@@ -49,15 +49,15 @@ func expr(key, op string, values ...string) *v1alpha1.LabelSelector {
 }
 
 // fleet is a small environment used by most cases.
-func fleet(policies ...*platform.SchedulingPolicy) *platform.Snapshot {
-	return &platform.Snapshot{
+func fleet(policies ...*controlplane.SchedulingPolicy) *controlplane.Snapshot {
+	return &controlplane.Snapshot{
 		Environment: "dev",
-		ClusterTypes: []*platform.ClusterType{
+		ClusterTypes: []*controlplane.ClusterType{
 			ct("small", map[string]string{"size": "small", "region": "west"}),
 			ct("large", map[string]string{"size": "large", "region": "west"}),
 			ct("drone", map[string]string{"size": "small", "region": "east", "edge": "true"}),
 		},
-		DeploymentTargets: []*platform.DeploymentTarget{
+		DeploymentTargets: []*controlplane.DeploymentTarget{
 			dt("obs-prometheus", "dev", "platform", map[string]string{"stack": "observability"}),
 			dt("obs-grafana", "dev", "platform", map[string]string{"stack": "observability"}),
 			dt("app-functional", "dev", "apps", map[string]string{"purpose": "test", "edge": "true"}),
@@ -83,7 +83,7 @@ func pairs(r *schedule.Result) []pair {
 func TestSchedule(t *testing.T) {
 	tests := []struct {
 		name       string
-		policies   []*platform.SchedulingPolicy
+		policies   []*controlplane.SchedulingPolicy
 		want       []pair
 		wantErrors []string // substrings of diagnostics, in order
 	}{
@@ -94,12 +94,12 @@ func TestSchedule(t *testing.T) {
 		},
 		{
 			name:     "matchLabels on both sides, sorted by cluster type then target",
-			policies: []*platform.SchedulingPolicy{policy("obs", "platform", match("stack", "observability"), match("size", "large"))},
+			policies: []*controlplane.SchedulingPolicy{policy("obs", "platform", match("stack", "observability"), match("size", "large"))},
 			want:     []pair{{"large", "obs-grafana", []string{"obs"}}, {"large", "obs-prometheus", []string{"obs"}}},
 		},
 		{
 			name:     "empty selectors select everything in the environment only",
-			policies: []*platform.SchedulingPolicy{policy("all", "", &v1alpha1.LabelSelector{}, &v1alpha1.LabelSelector{})},
+			policies: []*controlplane.SchedulingPolicy{policy("all", "", &v1alpha1.LabelSelector{}, &v1alpha1.LabelSelector{})},
 			want: []pair{
 				{"drone", "app-functional", []string{"all"}}, {"drone", "obs-grafana", []string{"all"}}, {"drone", "obs-prometheus", []string{"all"}},
 				{"large", "app-functional", []string{"all"}}, {"large", "obs-grafana", []string{"all"}}, {"large", "obs-prometheus", []string{"all"}},
@@ -108,12 +108,12 @@ func TestSchedule(t *testing.T) {
 		},
 		{
 			name:     "workspace filter",
-			policies: []*platform.SchedulingPolicy{policy("apps", "apps", &v1alpha1.LabelSelector{}, match("edge", "true"))},
+			policies: []*controlplane.SchedulingPolicy{policy("apps", "apps", &v1alpha1.LabelSelector{}, match("edge", "true"))},
 			want:     []pair{{"drone", "app-functional", []string{"apps"}}},
 		},
 		{
 			name: "pair selected by two policies is one assignment listing both",
-			policies: []*platform.SchedulingPolicy{
+			policies: []*controlplane.SchedulingPolicy{
 				policy("b-west", "", match("stack", "observability"), match("region", "west")),
 				policy("a-large", "", match("workload", "obs"), match("size", "large")),
 			},
@@ -124,7 +124,7 @@ func TestSchedule(t *testing.T) {
 		},
 		{
 			name: "matchExpressions In, NotIn, Exists, DoesNotExist",
-			policies: []*platform.SchedulingPolicy{
+			policies: []*controlplane.SchedulingPolicy{
 				policy("in", "", expr("stack", "In", "observability", "logging"), expr("region", "In", "east")),
 				policy("notin", "", expr("purpose", "NotIn", "test"), expr("size", "NotIn", "small")),
 				policy("exists", "", expr("purpose", "Exists"), expr("edge", "Exists")),
@@ -139,7 +139,7 @@ func TestSchedule(t *testing.T) {
 		},
 		{
 			name: "an invalid policy is reported and selects nothing; the others still schedule",
-			policies: []*platform.SchedulingPolicy{
+			policies: []*controlplane.SchedulingPolicy{
 				policy("broken", "", expr("stack", "Equals", "x"), &v1alpha1.LabelSelector{}),
 				policy("missing", "", nil, &v1alpha1.LabelSelector{}),
 				policy("obs", "", match("stack", "observability"), match("size", "large")),
@@ -251,10 +251,10 @@ func TestGoldenSchedule(t *testing.T) {
 	golden.JSON(t, filepath.Join("testdata", "schedule.json"), rows, *update)
 }
 
-func errorsOf(ds []platform.Diagnostic) []platform.Diagnostic {
-	var out []platform.Diagnostic
+func errorsOf(ds []controlplane.Diagnostic) []controlplane.Diagnostic {
+	var out []controlplane.Diagnostic
 	for _, d := range ds {
-		if d.Severity == platform.SeverityError {
+		if d.Severity == controlplane.SeverityError {
 			out = append(out, d)
 		}
 	}
@@ -267,17 +267,17 @@ func errorsOf(ds []platform.Diagnostic) []platform.Diagnostic {
 func TestLandsNowhere(t *testing.T) {
 	tests := []struct {
 		name     string
-		policies []*platform.SchedulingPolicy
+		policies []*controlplane.SchedulingPolicy
 		want     []string
 	}{
 		{
 			name:     "selected and placed: no warning",
-			policies: []*platform.SchedulingPolicy{policy("all", "", &v1alpha1.LabelSelector{}, &v1alpha1.LabelSelector{})},
+			policies: []*controlplane.SchedulingPolicy{policy("all", "", &v1alpha1.LabelSelector{}, &v1alpha1.LabelSelector{})},
 			want:     []string{`deployment target stray-x lands nowhere: its environment "prd" is not declared (declared: dev, prod, stage)`},
 		},
 		{
 			name:     "no policy selects it",
-			policies: []*platform.SchedulingPolicy{policy("obs", "", match("stack", "observability"), &v1alpha1.LabelSelector{})},
+			policies: []*controlplane.SchedulingPolicy{policy("obs", "", match("stack", "observability"), &v1alpha1.LabelSelector{})},
 			want: []string{
 				"deployment target app-functional lands nowhere in dev: no scheduling policy selects it",
 				`deployment target stray-x lands nowhere: its environment "prd" is not declared`,
@@ -285,7 +285,7 @@ func TestLandsNowhere(t *testing.T) {
 		},
 		{
 			name: "selected, but no cluster type matches",
-			policies: []*platform.SchedulingPolicy{
+			policies: []*controlplane.SchedulingPolicy{
 				policy("obs", "", match("stack", "observability"), &v1alpha1.LabelSelector{}),
 				policy("apps", "", match("workload", "app"), match("size", "huge")),
 				policy("apps-too", "", match("workload", "app"), match("gpu", "true")),
@@ -297,7 +297,7 @@ func TestLandsNowhere(t *testing.T) {
 		},
 		{
 			name: "an invalid policy: only the undeclared environment is certain",
-			policies: []*platform.SchedulingPolicy{
+			policies: []*controlplane.SchedulingPolicy{
 				policy("broken", "", expr("stack", "Equals", "x"), &v1alpha1.LabelSelector{}),
 			},
 			want: []string{`deployment target stray-x lands nowhere: its environment "prd" is not declared`},
@@ -311,7 +311,7 @@ func TestLandsNowhere(t *testing.T) {
 			r := schedule.Schedule(s)
 			var got []string
 			for _, d := range r.Diagnostics {
-				if d.Severity == platform.SeverityWarning {
+				if d.Severity == controlplane.SeverityWarning {
 					got = append(got, d.Message)
 				}
 			}

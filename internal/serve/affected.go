@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
 // envFacts is what serve remembers of an environment's last load: enough to tell which
@@ -24,7 +24,7 @@ type envFacts struct {
 }
 
 // factsOf records what a snapshot reads from where.
-func factsOf(s *platform.Snapshot, branch string) *envFacts {
+func factsOf(s *controlplane.Snapshot, branch string) *envFacts {
 	f := &envFacts{pinned: s.Revisions.Pinned, branch: branch, workloads: map[string][]string{},
 		withTargets: map[string]bool{}, bases: map[string]bool{}}
 	for _, reg := range s.Registrations {
@@ -53,11 +53,11 @@ type controlPlaneChange struct {
 // Kalypso layout, an environment branch's environment, and main's change every environment
 // that follows the tip; in the folder layout, environments/<env>/ its environment, and the
 // rest every environment that follows the tip. Environments not loaded yet are always in.
-func affectedByControlPlane(layout platform.Layout, mainBranch string, c controlPlaneChange, envs []string, facts map[string]*envFacts) map[string]bool {
+func affectedByControlPlane(layout controlplane.Layout, mainBranch string, c controlPlaneChange, envs []string, facts map[string]*envFacts) map[string]bool {
 	out := map[string]bool{}
 	common := false
 	switch {
-	case layout == platform.LayoutKalypso:
+	case layout == controlplane.LayoutKalypso:
 		for _, b := range c.branches {
 			if b == mainBranch || b == "HEAD" {
 				common = true

@@ -16,9 +16,9 @@ import (
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
 	"github.com/fleetform/fleetform/internal/authoring"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitauth"
 	"github.com/fleetform/fleetform/internal/hub"
-	"github.com/fleetform/fleetform/internal/platform"
 )
 
 // ChangesHub is what the authoring API needs of the hub: who a token is, and the history
@@ -33,7 +33,7 @@ type ChangesOptions struct {
 	// ControlPlane is the control plane's location: a directory or a local git repository
 	// (a bare one, or a work tree), as serve's --control-plane. Platform is how it is read.
 	ControlPlane string
-	Platform     platform.Options
+	Platform     controlplane.Options
 	// Credentials push the branch of a pull request (nil: git's own).
 	Credentials *gitauth.Store
 	// Hub authenticates the callers of the HTTP handler and records the history.
@@ -115,13 +115,13 @@ func (c *ControlPlaneChanges) Change(ctx context.Context, ops []authoring.Operat
 
 // isGit reports whether the control plane is a git repository.
 func (c *ControlPlaneChanges) isGit(ctx context.Context) bool {
-	p, ok := platform.LocalPath(c.opts.ControlPlane)
+	p, ok := controlplane.LocalPath(c.opts.ControlPlane)
 	if !ok {
 		return true // refused by authoring as not local
 	}
 	popts := c.opts.Platform
 	popts.Logger = nil
-	cp, err := platform.Open(ctx, p, popts)
+	cp, err := controlplane.Open(ctx, p, popts)
 	return err != nil || cp.Repo().IsGit()
 }
 

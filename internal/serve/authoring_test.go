@@ -17,9 +17,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/fleetform/fleetform/internal/authoring"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/api"
-	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
@@ -249,7 +249,7 @@ func TestChangesConcurrent(t *testing.T) {
 				return
 			}
 			_, err := authoring.Apply(t.Context(), authoring.Request{ControlPlane: s.cp.Dir, Operations: []authoring.Operation{op},
-				Mode: authoring.ModeCommit, Platform: platform.Options{RepoMap: platform.RepoMap{s.appsURL: s.apps.Dir}}})
+				Mode: authoring.ModeCommit, Platform: controlplane.Options{RepoMap: controlplane.RepoMap{s.appsURL: s.apps.Dir}}})
 			switch {
 			case err == nil:
 				landed[i] = true

@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/dev/fleetgen"
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/hub"
-	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/testutil/storetest"
 )
@@ -41,7 +41,7 @@ func BenchmarkWebhookToCommit(b *testing.B) {
 	cp.CommitDir(b, "main", dir)
 	h := &committedAt{Hub: storetest.RunningHub(b, hub.Options{})}
 	svc := New(Options{ControlPlane: cpURL, Interval: interval,
-		Platform: platform.Options{RepoMap: platform.RepoMap{cpURL: cp.Dir}, GitOps: map[string]string{platform.EveryEnvironment: gitopsRepo.Dir}},
+		Platform: controlplane.Options{RepoMap: controlplane.RepoMap{cpURL: cp.Dir}, GitOps: map[string]string{controlplane.EveryEnvironment: gitopsRepo.Dir}},
 		Writer:   gitops.NewWriter(gitops.Options{CacheDir: b.TempDir()}), Hub: h})
 	svc.round(b.Context(), map[string]bool{}) // the start: a cold apply
 	hooks := NewWebhooks("secret", svc, nil)

@@ -9,10 +9,10 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/postgres"
-	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/testutil/pgtest"
 )
 
@@ -50,7 +50,7 @@ func TestReplicasOnPostgreSQL(t *testing.T) {
 		t.Cleanup(func() { _ = store.Close() })
 		h := hub.New(store, hub.Options{Now: f.clock.Now})
 		replicas[i] = &replica{svc: New(Options{ControlPlane: f.cp.Dir,
-			Platform: platform.Options{RepoMap: platform.RepoMap{f.appsURL: f.apps.Dir}}, Interval: interval,
+			Platform: controlplane.Options{RepoMap: controlplane.RepoMap{f.appsURL: f.apps.Dir}}, Interval: interval,
 			Writer: gitops.NewWriter(gitops.Options{CacheDir: t.TempDir()}), Hub: h, Leadership: store, Now: f.clock.Now})}
 	}
 	turn := func() {

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/hub"
-	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/promote"
 	"github.com/fleetform/fleetform/internal/redact"
 )
@@ -59,7 +59,7 @@ func (s *Service) round(ctx context.Context, woken map[string]bool) {
 
 // served lists the environments to serve (declared, and selected) and the control-plane
 // branch each reads its own content from.
-func (s *Service) served(ctx context.Context, cp *platform.ControlPlane) ([]string, map[string]string, error) {
+func (s *Service) served(ctx context.Context, cp *controlplane.ControlPlane) ([]string, map[string]string, error) {
 	infos, _, err := cp.Environments(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -84,7 +84,7 @@ func (s *Service) served(ctx context.Context, cp *platform.ControlPlane) ([]stri
 }
 
 // affected is every environment the round's changes reach, and what triggered them.
-func (s *Service) affected(cp *platform.ControlPlane, c change, envs []string, first bool) (map[string]bool, string) {
+func (s *Service) affected(cp *controlplane.ControlPlane, c change, envs []string, first bool) (map[string]bool, string) {
 	if first {
 		return setOf(envs), hub.TriggerStart
 	}
@@ -228,7 +228,7 @@ func (src *source) commit() string {
 		if c, ok := src.refs["HEAD"]; ok {
 			return c
 		}
-		if c, ok := src.refs[platform.DirRef]; ok {
+		if c, ok := src.refs[controlplane.DirRef]; ok {
 			return c
 		}
 		return ""

@@ -7,10 +7,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/pipeline"
-	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/promote"
 	"github.com/fleetform/fleetform/internal/render"
 )
@@ -31,7 +31,7 @@ type Options struct {
 	// ControlPlane is the control plane's location and Platform how it is read (repo map,
 	// credentials, layout, the config file's GitOps repositories).
 	ControlPlane string
-	Platform     platform.Options
+	Platform     controlplane.Options
 	// Environments are the environments served; empty: every one the control plane declares.
 	Environments []string
 	// Interval is how often every source is polled.
@@ -55,7 +55,7 @@ type Options struct {
 // Service is a running `fleetform serve`.
 type Service struct {
 	opts    Options
-	repos   *platform.Repos
+	repos   *controlplane.Repos
 	watcher *promote.Watcher
 	wake    chan string // repository keys a webhook names
 
@@ -82,7 +82,7 @@ func New(opts Options) *Service {
 	if opts.Interval <= 0 {
 		opts.Interval = time.Minute
 	}
-	s := &Service{opts: opts, repos: platform.NewRepos(opts.Platform.RepoMap, opts.Platform.Credentials, opts.Logger),
+	s := &Service{opts: opts, repos: controlplane.NewRepos(opts.Platform.RepoMap, opts.Platform.Credentials, opts.Logger),
 		wake: make(chan string, 64), sources: map[string]*source{}, facts: map[string]*envFacts{}}
 	s.sources[repoKey(opts.ControlPlane)] = &source{url: opts.ControlPlane, kind: KindControlPlane, next: opts.Now()}
 	if opts.Promoter != nil {
@@ -93,8 +93,8 @@ func New(opts Options) *Service {
 }
 
 // open reads the control plane afresh.
-func (s *Service) open(ctx context.Context) (*platform.ControlPlane, error) {
-	return platform.Open(ctx, s.opts.ControlPlane, s.opts.Platform)
+func (s *Service) open(ctx context.Context) (*controlplane.ControlPlane, error) {
+	return controlplane.Open(ctx, s.opts.ControlPlane, s.opts.Platform)
 }
 
 // Schedule loads an environment of the control plane at its latest commits and schedules it

@@ -8,8 +8,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/hub"
-	"github.com/fleetform/fleetform/internal/platform"
 )
 
 // Source kinds, as the hub records them.
@@ -71,8 +71,8 @@ func (s *source) watched(refs map[string]string) []string {
 		if b == "" {
 			b = "HEAD"
 		}
-		if _, ok := refs[platform.DirRef]; ok {
-			b = platform.DirRef
+		if _, ok := refs[controlplane.DirRef]; ok {
+			b = controlplane.DirRef
 		}
 		return []string{b}
 	}
@@ -94,7 +94,7 @@ func (s *source) watched(refs map[string]string) []string {
 // (host in lower case, no user, port or .git); a local path is its cleaned absolute path.
 func repoKey(loc string) string {
 	loc = strings.TrimSpace(loc)
-	if p, ok := platform.LocalPath(loc); ok {
+	if p, ok := controlplane.LocalPath(loc); ok {
 		if abs, err := filepath.Abs(p); err == nil {
 			p = abs
 		}

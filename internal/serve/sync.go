@@ -6,16 +6,16 @@ import (
 	"slices"
 	"time"
 
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/pipeline"
-	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/render"
 )
 
 // syncAll syncs the affected environments one after the other (one failing never stops the
 // others), then learns the sources they read. It stops between environments when ctx ends.
-func (s *Service) syncAll(ctx context.Context, cp *platform.ControlPlane, affected map[string]bool, branches map[string]string, trigger string, c change) {
+func (s *Service) syncAll(ctx context.Context, cp *controlplane.ControlPlane, affected map[string]bool, branches map[string]string, trigger string, c change) {
 	envs := make([]string, 0, len(affected))
 	for env := range affected {
 		envs = append(envs, env)
@@ -31,7 +31,7 @@ func (s *Service) syncAll(ctx context.Context, cp *platform.ControlPlane, affect
 
 // sync applies one environment, exactly as `fleetform apply` does, and records it. An apply
 // once started is finished even when ctx ends (a stop waits for it).
-func (s *Service) sync(ctx context.Context, cp *platform.ControlPlane, env, branch, trigger string, c change) {
+func (s *Service) sync(ctx context.Context, cp *controlplane.ControlPlane, env, branch, trigger string, c change) {
 	start := s.opts.Now()
 	rec := hub.SyncRecord{Environment: env, Time: start, Trigger: trigger, Failed: []hub.FailedAssignment{}}
 	skipped := false
@@ -124,7 +124,7 @@ func fitted(rec hub.SyncRecord) hub.SyncRecord {
 
 // learn records what an environment reads, adds the sources it names, and returns what it
 // read before (nil: never loaded).
-func (s *Service) learn(env string, f *envFacts, snap *platform.Snapshot) *envFacts {
+func (s *Service) learn(env string, f *envFacts, snap *controlplane.Snapshot) *envFacts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	before := s.facts[env]
@@ -184,7 +184,7 @@ func (s *Service) markSynced(env string, at time.Time) {
 }
 
 // applyPromoted applies an environment the watcher promoted.
-func (s *Service) applyPromoted(ctx context.Context, cp *platform.ControlPlane, env string) error {
+func (s *Service) applyPromoted(ctx context.Context, cp *controlplane.ControlPlane, env string) error {
 	_, branches, err := s.served(ctx, cp)
 	if err != nil {
 		return err

@@ -12,7 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/fleetform/fleetform/internal/authoring"
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
 // controlPlane is a real control plane (a git repository made by fleetform init) that the
@@ -24,7 +24,7 @@ type controlPlane struct {
 func newControlPlane(t *testing.T) *controlPlane {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "platform")
-	_, err := authoring.Init(context.Background(), authoring.InitOptions{Dir: dir, Layout: platform.LayoutFolder,
+	_, err := authoring.Init(context.Background(), authoring.InitOptions{Dir: dir, Layout: controlplane.LayoutFolder,
 		Environments: []string{"dev", "stage", "prod"}, Author: object.Signature{Name: "test", Email: "test@localhost"}})
 	if err != nil {
 		t.Fatal(err)

@@ -7,14 +7,14 @@ import (
 	"testing"
 
 	"github.com/fleetform/fleetform/internal/authoring"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/pipeline"
-	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/render"
 )
 
 // Schedule loads an environment of the control plane and schedules it, as serve does.
 func (c *controlPlane) Schedule(ctx context.Context, env string) (*pipeline.Run, error) {
-	cp, err := platform.Open(ctx, c.dir, platform.Options{})
+	cp, err := controlplane.Open(ctx, c.dir, controlplane.Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -11,14 +11,14 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/fleetform/fleetform/internal/authoring"
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/serve"
 )
 
 func TestOnboardClusterFormShowsManifestsWithoutAToken(t *testing.T) {
 	f := newFleet(t)
 	dir := filepath.Join(t.TempDir(), "platform")
-	if _, err := authoring.Init(context.Background(), authoring.InitOptions{Dir: dir, Layout: platform.LayoutFolder,
+	if _, err := authoring.Init(context.Background(), authoring.InitOptions{Dir: dir, Layout: controlplane.LayoutFolder,
 		Environments: []string{"dev"}, GitOps: "https://github.com/org/platform-gitops",
 		Author: object.Signature{Name: "test", Email: "test@localhost"}}); err != nil {
 		t.Fatal(err)

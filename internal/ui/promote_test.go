@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitops"
-	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/promote"
 )
 
@@ -21,7 +21,7 @@ type cpPromotions struct {
 }
 
 func (c cpPromotions) Review(ctx context.Context) ([]promote.Status, error) {
-	cp, err := platform.Open(ctx, c.cp.dir, platform.Options{})
+	cp, err := controlplane.Open(ctx, c.cp.dir, controlplane.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -29,7 +29,7 @@ func (c cpPromotions) Review(ctx context.Context) ([]promote.Status, error) {
 }
 
 func (c cpPromotions) Promote(ctx context.Context, env, actor, reason string, override bool) (promote.Result, error) {
-	cp, err := platform.Open(ctx, c.cp.dir, platform.Options{})
+	cp, err := controlplane.Open(ctx, c.cp.dir, controlplane.Options{})
 	if err != nil {
 		return promote.Result{}, err
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/pipeline"
-	"github.com/fleetform/fleetform/internal/platform"
 )
 
 // Output is the -o flag: text, json or yaml.
@@ -76,8 +76,8 @@ func (t *Table) Flush() error { return t.tw.Flush() }
 // failureJSON is what a command asked for -o json or yaml prints when it fails before it
 // could print its own document: every command prints one document on stdout.
 type failureJSON struct {
-	Environment string                `json:"environment,omitempty"`
-	Errors      []platform.Diagnostic `json:"errors"`
+	Environment string                    `json:"environment,omitempty"`
+	Errors      []controlplane.Diagnostic `json:"errors"`
 }
 
 // failureDoc describes err for failureJSON.

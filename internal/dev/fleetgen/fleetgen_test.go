@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/dev/fleetgen"
-	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/render"
 	"github.com/fleetform/fleetform/internal/schedule"
 )
@@ -86,17 +86,17 @@ func TestDefaults(t *testing.T) {
 }
 
 // load writes spec into a temporary directory and loads its environment.
-func load(t *testing.T, spec fleetgen.Spec) *platform.Snapshot {
+func load(t *testing.T, spec fleetgen.Spec) *controlplane.Snapshot {
 	t.Helper()
 	dir := t.TempDir()
 	if err := fleetgen.Write(dir, spec); err != nil {
 		t.Fatal(err)
 	}
-	cp, err := platform.Open(t.Context(), dir, platform.Options{})
+	cp, err := controlplane.Open(t.Context(), dir, controlplane.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cp.Layout() != platform.LayoutFolder {
+	if cp.Layout() != controlplane.LayoutFolder {
 		t.Fatalf("layout = %s, want folder", cp.Layout())
 	}
 	snap, err := cp.Load(t.Context(), spec.WithDefaults().Environment)

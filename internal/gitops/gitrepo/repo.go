@@ -17,8 +17,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitauth"
-	"github.com/fleetform/fleetform/internal/platform"
 	"github.com/fleetform/fleetform/internal/redact"
 )
 
@@ -50,7 +50,7 @@ func Open(ctx context.Context, location, cacheDir string, creds Credentials, log
 	if strings.HasPrefix(location, "-") { // the git CLI would read it as an option (--upload-pack=...)
 		return nil, fmt.Errorf("repository %q: a repository URL or path cannot start with -", redact.URL(location))
 	}
-	if p, ok := platform.LocalPath(location); ok {
+	if p, ok := controlplane.LocalPath(location); ok {
 		gitDir, err := findGitDir(p)
 		if err != nil {
 			return nil, err

@@ -14,7 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 
-	"github.com/fleetform/fleetform/internal/platform"
+	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
 // dir is a git tree, loaded from the repository only when something below it is read or
@@ -317,7 +317,7 @@ func setEntry(d *dir, dir, name string, blob plumbing.Hash) (Action, plumbing.Ha
 	case ok && old.isDir():
 		return Unchanged, plumbing.ZeroHash, fmt.Errorf("%s is a folder, not a file", path.Join(dir, name))
 	case !ok:
-		if err := platform.CheckTreeName(name); err != nil { // the path is made only then
+		if err := controlplane.CheckTreeName(name); err != nil { // the path is made only then
 			return Unchanged, plumbing.ZeroHash, fmt.Errorf("refusing to write %q: %w", path.Join(dir, name), err)
 		}
 	}
@@ -631,7 +631,7 @@ func (t *Tree) Files(p string) (map[string]plumbing.Hash, error) {
 // form, an empty name, "." or ".."): whatever the path came from, the writer never makes
 // a commit that git fsck rejects or that cannot be checked out.
 func checkNewEntry(p, name string) error {
-	if err := platform.CheckTreeName(name); err != nil {
+	if err := controlplane.CheckTreeName(name); err != nil {
 		return fmt.Errorf("refusing to write %q: %w", p, err)
 	}
 	return nil
