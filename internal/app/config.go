@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/fleetform/fleetform/internal/controlplane"
-	"github.com/fleetform/fleetform/internal/textdist"
 )
 
 // ValuesFile is the name of the values files of a config repository.
@@ -215,11 +214,5 @@ func unmatched(folders map[string]string, targets []string) []string {
 // closest returns the candidate nearest to name (edit distance at most a third of the
 // name's length, at least 2), or "".
 func closest(name string, candidates []string) string {
-	best, bestD := "", max(2, len(name)/3)+1
-	for _, c := range candidates {
-		if d := textdist.Levenshtein(name, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
+	return controlplane.Closest(name, candidates, max(2, len(name)/3))
 }

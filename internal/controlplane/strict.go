@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
-
-	"github.com/fleetform/fleetform/internal/textdist"
 )
 
 // maxAliasNodes bounds the nodes the strict walk visits through aliases, so that alias
@@ -267,13 +265,7 @@ func suggest(key string, fields map[string]reflect.Type) string {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	best, bestDist := "", len(key)/2+2
-	for _, n := range names {
-		if d := textdist.Levenshtein(strings.ToLower(key), strings.ToLower(n)); d < bestDist {
-			best, bestDist = n, d
-		}
-	}
-	if best != "" {
+	if best := Closest(key, names, len(key)/2+1); best != "" {
 		return fmt.Sprintf("did you mean %q?", best)
 	}
 	return "known fields: " + strings.Join(names, ", ")

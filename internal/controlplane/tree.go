@@ -1,6 +1,8 @@
 package controlplane
 
 import (
+	"runtime"
+
 	"bytes"
 	"context"
 	"errors"
@@ -14,11 +16,11 @@ import (
 	"sort"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"github.com/go-git/go-git/v5/plumbing/object"
-
-	"github.com/fleetform/fleetform/internal/parallel"
 )
 
 // maxFileSize bounds every file read from a control plane or workload repository.
@@ -279,12 +281,18 @@ type decoded struct {
 
 // decodeAll decodes the files marked todo, on GOMAXPROCS goroutines.
 func decodeAll(parts []decoded) {
-	parallel.Each(len(parts), 0, func(i int) {
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i := range parts {
 		if p := &parts[i]; p.todo {
-			p.docs, p.diags = decodeFile(p.data, p.src)
-			p.data, p.todo = nil, false
+			g.Go(func() error {
+				p.docs, p.diags = decodeFile(p.data, p.src)
+				p.data, p.todo = nil, false
+				return nil
+			})
 		}
-	})
+	}
+	_ = g.Wait() // the calls return no error
 }
 
 func (s section) includes(f string) bool {

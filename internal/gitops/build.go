@@ -1,6 +1,9 @@
 package gitops
 
 import (
+	"cmp"
+	"runtime"
+
 	"errors"
 	"fmt"
 	"maps"
@@ -8,11 +11,12 @@ import (
 	"slices"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitops/gitrepo"
-	"github.com/fleetform/fleetform/internal/parallel"
 	"github.com/fleetform/fleetform/internal/render"
 )
 
@@ -426,7 +430,14 @@ func (pl *planner) readShardInto(tp *typePlan, h plumbing.Hash) error {
 }
 
 // parallel calls fn(0) .. fn(n-1) on the plan's workers.
-func (pl *planner) parallel(n int, fn func(int)) { parallel.Each(n, pl.opts.Workers, fn) }
+func (pl *planner) parallel(n int, fn func(int)) {
+	var g errgroup.Group
+	g.SetLimit(cmp.Or(max(pl.opts.Workers, 0), runtime.GOMAXPROCS(0)))
+	for i := range n {
+		g.Go(func() error { fn(i); return nil })
+	}
+	_ = g.Wait() // fn returns no error
+}
 
 // sameKey reports whether the state records tp's key for its folder as it is now.
 func (pl *planner) sameKey(tp *typePlan) (bool, error) {
