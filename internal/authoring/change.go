@@ -106,7 +106,7 @@ type Result struct {
 	// PullRequest is set with ModePR.
 	PullRequest *pipeline.PullRequest `json:"pullRequest,omitempty"`
 	Notes       []string              `json:"notes,omitempty"`
-	pipeline.DiagnosticReport
+	controlplane.DiagnosticReport
 }
 
 // Apply makes the change: edits, validation, plan, then what the mode says. A change that
@@ -135,7 +135,7 @@ func applyOnce(ctx context.Context, req Request) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Files: []FileChange{}, Plan: []EnvironmentPlan{}, Commits: []CommitRef{},
-		DiagnosticReport: pipeline.DiagnosticReport{Errors: []controlplane.Diagnostic{}}}
+		DiagnosticReport: controlplane.DiagnosticReport{Errors: []controlplane.Diagnostic{}}}
 	for _, op := range req.Operations {
 		res.Operations = append(res.Operations, op.Describe())
 		if err := ws.apply(op); err != nil {

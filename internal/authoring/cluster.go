@@ -82,7 +82,7 @@ func ResolveCluster(ctx context.Context, location string, popts controlplane.Opt
 		return ClusterTarget{}, fmt.Errorf("cluster type %q is not defined in %s; defined: %s (add it with fleetform add cluster-type)",
 			clusterType, env, orNone(names))
 	}
-	t := gitops.TargetFor(s, gitops.Target{Repo: cp.GitOpsOverride(env)}, nil)
+	t := gitops.ReadBy(cp, s)
 	if t.Repo == "" {
 		return ClusterTarget{}, fmt.Errorf("environment %s has no GitOpsRepo: the cluster has nothing to read", env)
 	}

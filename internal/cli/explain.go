@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -43,21 +44,7 @@ func newExplainCmd(e *env) *cobra.Command {
 			if err := o.validate(args); err != nil {
 				return err
 			}
-			r, err := o.cp.pipeline(cmd.Context(), e, pipeline.UpToSchedule)
-			if err != nil {
-				return err
-			}
-			switch {
-			case o.clusterType == "":
-				return o.printTarget(e, r)
-			case o.deploymentTarget == "":
-				return o.printType(e, r)
-			}
-			key := ""
-			if len(args) == 1 {
-				key = args[0]
-			}
-			return o.print(e, r, key)
+			return o.run(cmd.Context(), e, args)
 		},
 	}
 	o.cp.bind(cmd, e, true)
@@ -75,22 +62,41 @@ func (o *explainOptions) validate(args []string) error {
 	}
 	switch {
 	case o.clusterType == "" && o.deploymentTarget == "":
-		return failed(ExitUsage, fmt.Errorf("--cluster-type, --deployment-target or both are required"))
+		return command.Usagef("--cluster-type, --deployment-target or both are required")
 	case len(args) == 1 && (o.clusterType == "" || o.deploymentTarget == ""):
-		return failed(ExitUsage, fmt.Errorf("a KEY is explained for one pair: give both --cluster-type and --deployment-target"))
+		return command.Usagef("a KEY is explained for one pair: give both --cluster-type and --deployment-target")
 	}
 	return nil
 }
 
-func (o *explainOptions) print(e *env, r *pipeline.Run, key string) error {
-	doc, err := pipeline.Explain(r, o.clusterType, o.deploymentTarget, key)
+func (o *explainOptions) run(ctx context.Context, e *env, args []string) error {
+	f, err := o.cp.fleet(e)
 	if err != nil {
-		return failed(ExitFailed, err)
+		return err
 	}
-	if err := o.out.Write(e.Stdout, doc, func(w io.Writer) error { return explainText(w, doc) }); err != nil {
-		return failed(ExitFailed, err)
+	switch {
+	case o.clusterType == "":
+		doc, err := f.TargetPlaces(ctx, o.cp.env, o.deploymentTarget)
+		if err != nil {
+			return err
+		}
+		return o.out.Write(e.Stdout, doc, func(w io.Writer) error { return targetPlacesText(w, doc) })
+	case o.deploymentTarget == "":
+		doc, err := f.ClusterTypePlaces(ctx, o.cp.env, o.clusterType)
+		if err != nil {
+			return err
+		}
+		return o.out.Write(e.Stdout, doc, func(w io.Writer) error { return clusterTypePlacesText(w, doc) })
 	}
-	return nil
+	key := ""
+	if len(args) == 1 {
+		key = args[0]
+	}
+	doc, err := f.Explain(ctx, o.cp.env, o.clusterType, o.deploymentTarget, key)
+	if err != nil {
+		return err
+	}
+	return o.out.Write(e.Stdout, doc, func(w io.Writer) error { return explainText(w, doc) })
 }
 
 func explainText(w io.Writer, doc *pipeline.Explanation) error {

@@ -9,31 +9,18 @@ import (
 )
 
 // printTarget explains one deployment target against every cluster type.
-func (o *explainOptions) printTarget(e *env, r *pipeline.Run) error {
-	doc, err := pipeline.ExplainTarget(r, o.deploymentTarget)
-	if err != nil {
-		return failed(ExitFailed, err)
-	}
-	return o.out.Write(e.Stdout, doc, func(w io.Writer) error {
-		fmt.Fprintf(w, "%s in %s, on each cluster type:\n", doc.DeploymentTarget, doc.Environment)
-		return placesText(w, doc.ClusterTypes, func(p pipeline.Place) string { return p.ClusterType })
-	})
+// targetPlacesText prints where a deployment target could go.
+func targetPlacesText(w io.Writer, doc *pipeline.TargetPlaces) error {
+	fmt.Fprintf(w, "%s in %s, on each cluster type:\n", doc.DeploymentTarget, doc.Environment)
+	return placesText(w, doc.ClusterTypes, func(p pipeline.Place) string { return p.ClusterType })
 }
 
-// printType explains every deployment target of the environment against one cluster type.
-func (o *explainOptions) printType(e *env, r *pipeline.Run) error {
-	doc, err := pipeline.ExplainClusterType(r, o.clusterType)
-	if err != nil {
-		return failed(ExitFailed, err)
-	}
-	return o.out.Write(e.Stdout, doc, func(w io.Writer) error {
-		fmt.Fprintf(w, "deployment targets of %s on cluster type %s:\n", doc.Environment, doc.ClusterType)
-		return placesText(w, doc.DeploymentTargets, func(p pipeline.Place) string { return p.DeploymentTarget })
-	})
+// clusterTypePlacesText prints which deployment targets a cluster type could take.
+func clusterTypePlacesText(w io.Writer, doc *pipeline.ClusterTypePlaces) error {
+	fmt.Fprintf(w, "deployment targets of %s on cluster type %s:\n", doc.Environment, doc.ClusterType)
+	return placesText(w, doc.DeploymentTargets, func(p pipeline.Place) string { return p.DeploymentTarget })
 }
 
-// placesText writes one line per pair, "  name  scheduled|not scheduled", then the
-// reasons, one per line.
 func placesText(w io.Writer, places []pipeline.Place, name func(pipeline.Place) string) error {
 	if len(places) == 0 {
 		_, err := fmt.Fprintln(w, "  (none)")

@@ -79,34 +79,50 @@ func (o *controlPlaneOptions) platformOptions(e *env) (controlplane.Options, err
 	return opts, nil
 }
 
+// cacheDirEnv names the environment variable of fleetform's cache directory.
+const cacheDirEnv = "FLEETFORM_CACHE_DIR"
+
+// config is the application layer's configuration from the flags and the config file (the
+// commands add their author, forge and hub).
+func (o *controlPlaneOptions) config(e *env) (pipeline.Config, error) {
+	read, err := o.platformOptions(e)
+	if err != nil {
+		return pipeline.Config{}, err
+	}
+	creds, err := o.credentials(e)
+	if err != nil {
+		return pipeline.Config{}, err
+	}
+	return pipeline.Config{ControlPlane: o.controlPlane, Read: read, Credentials: creds, CacheDir: os.Getenv(cacheDirEnv),
+		Logger: e.Logger}, nil
+}
+
+// fleet is the application layer of a command that only reads the control plane.
+func (o *controlPlaneOptions) fleet(e *env) (*pipeline.Fleet, error) {
+	cfg, err := o.config(e)
+	if err != nil {
+		return nil, err
+	}
+	return pipeline.New(cfg), nil
+}
+
 // open opens the control plane.
 func (o *controlPlaneOptions) open(ctx context.Context, e *env) (*controlplane.ControlPlane, error) {
-	opts, err := o.platformOptions(e)
+	f, err := o.fleet(e)
 	if err != nil {
 		return nil, err
 	}
-	if opts.Credentials, err = o.credentials(e); err != nil {
-		return nil, err
-	}
-	cp, err := controlplane.Open(ctx, o.controlPlane, opts)
-	if err != nil {
-		return nil, failed(ExitFailed, err)
-	}
-	return cp, nil
+	return f.Open(ctx)
 }
 
 // pipeline opens the control plane and runs the pipeline up to upTo for the one environment
 // to work on (--env, or the only one there is).
 func (o *controlPlaneOptions) pipeline(ctx context.Context, e *env, upTo pipeline.Stage) (*pipeline.Run, error) {
-	cp, err := o.open(ctx, e)
+	f, err := o.fleet(e)
 	if err != nil {
 		return nil, err
 	}
-	envs, err := o.environments(ctx, cp, false)
-	if err != nil {
-		return nil, err
-	}
-	return runPipeline(ctx, cp, envs[0], upTo, renderDefaults())
+	return f.Load(ctx, o.env, upTo)
 }
 
 // environments returns the environments to work on: --env, or every one (all=true), or the

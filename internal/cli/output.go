@@ -5,14 +5,13 @@ import (
 	"io"
 
 	"github.com/fleetform/fleetform/internal/controlplane"
-	"github.com/fleetform/fleetform/internal/pipeline"
 )
 
 // diagnosticsJSON are the errors and warnings of a result, split by severity.
-type diagnosticsJSON = pipeline.DiagnosticReport
+type diagnosticsJSON = controlplane.DiagnosticReport
 
 func splitDiagnostics(ds []controlplane.Diagnostic) diagnosticsJSON {
-	return pipeline.SplitDiagnostics(ds)
+	return controlplane.SplitDiagnostics(ds)
 }
 
 // printDiagnostics writes one line per diagnostic: "error: file:line: Kind/name: ...".

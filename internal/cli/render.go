@@ -18,24 +18,6 @@ type renderOptions struct {
 	dir string
 }
 
-type renderJSON struct {
-	Environment  string       `json:"environment"`
-	Out          string       `json:"out"`
-	Assignments  int          `json:"assignments"`
-	ClusterTypes int          `json:"clusterTypes"`
-	Written      []string     `json:"written"`
-	Unchanged    int          `json:"unchanged"`
-	Removed      []string     `json:"removed"`
-	Failed       []failedJSON `json:"failed"`
-	diagnosticsJSON
-}
-
-type failedJSON struct {
-	ClusterType      string `json:"clusterType"`
-	DeploymentTarget string `json:"deploymentTarget"`
-	Error            string `json:"error"`
-}
-
 func newRenderCmd(e *env) *cobra.Command {
 	var o renderOptions
 	cmd := &cobra.Command{
@@ -64,24 +46,21 @@ func newRenderCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-func (o *renderOptions) write(e *env, r *pipeline.Run) error {
-	doc := renderJSON{Environment: r.Snapshot.Environment, Out: o.dir, Assignments: len(r.Output.Assignments),
-		ClusterTypes: len(r.Output.ClusterTypes), Written: []string{}, Removed: []string{}, Failed: []failedJSON{},
-		diagnosticsJSON: splitDiagnostics(r.Diagnostics())}
-	for _, a := range r.Output.Failed() {
-		doc.Failed = append(doc.Failed, failedJSON{ClusterType: a.ClusterType, DeploymentTarget: a.DeploymentTarget, Error: a.Err.Error()})
-	}
-	res, err := pipeline.RenderToDir(r, o.dir, e.Stderr)
+func (o *renderOptions) run(ctx context.Context, e *env) error {
+	f, err := o.cp.fleet(e)
 	if err != nil {
-		return failed(ExitFailed, err)
+		return err
 	}
-	doc.Written, doc.Unchanged, doc.Removed = nonNil(res.Written), res.Unchanged, nonNil(res.Removed)
-	printDiagnostics(e.Stderr, r.Diagnostics())
-	err = o.out.Write(e.Stdout, doc, func(w io.Writer) error {
+	doc, err := f.Render(ctx, o.cp.env, o.dir, e.Stderr)
+	if doc == nil {
+		return err
+	}
+	printDiagnostics(e.Stderr, doc.Run.Diagnostics())
+	werr := o.out.Write(e.Stdout, doc, func(w io.Writer) error {
 		fmt.Fprintf(w, "rendered environment %s: %d assignment(s) on %d cluster type(s) into %s\n",
 			doc.Environment, doc.Assignments-len(doc.Failed), doc.ClusterTypes, o.dir)
 		fmt.Fprintf(w, "files: %d written, %d unchanged, %d removed\n", len(doc.Written), doc.Unchanged, len(doc.Removed))
-		if err := perClusterType(w, r, doc.Written); err != nil {
+		if err := perClusterType(w, doc.Run, doc.Written); err != nil {
 			return err
 		}
 		if len(doc.Failed) > 0 {
@@ -94,16 +73,12 @@ func (o *renderOptions) write(e *env, r *pipeline.Run) error {
 		}
 		return nil
 	})
-	if err != nil {
-		return failed(ExitFailed, err)
+	if werr != nil {
+		return werr
 	}
-	if len(doc.Errors) > 0 {
-		return failed(ExitFailed, nil)
-	}
-	return nil
+	return command.Reported(err)
 }
 
-// perClusterType prints, for each cluster type, its assignments and files written.
 func perClusterType(w io.Writer, r *pipeline.Run, written []string) error {
 	assigned, failedN, writes := map[string]int{}, map[string]int{}, map[string]int{}
 	for i := range r.Output.Assignments {
@@ -126,27 +101,12 @@ func perClusterType(w io.Writer, r *pipeline.Run, written []string) error {
 }
 
 // nonNil keeps JSON lists [] rather than null.
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
-}
-
 func (o *renderOptions) validate() error {
 	if err := o.out.Check(); err != nil {
 		return err
 	}
 	if o.dir == "" {
-		return failed(ExitUsage, fmt.Errorf("--out is required"))
+		return command.Usagef("--out is required")
 	}
 	return nil
-}
-
-func (o *renderOptions) run(ctx context.Context, e *env) error {
-	r, err := o.cp.pipeline(ctx, e, pipeline.UpToRender)
-	if err != nil {
-		return err
-	}
-	return o.write(e, r)
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -24,7 +23,7 @@ type scheduleOptions struct {
 type scheduleJSON struct {
 	Environment string           `json:"environment"`
 	Assignments []assignmentJSON `json:"assignments"`
-	diagnosticsJSON
+	controlplane.DiagnosticReport
 }
 
 type assignmentJSON struct {
@@ -60,7 +59,7 @@ func newScheduleCmd(e *env) *cobra.Command {
 }
 
 func (o *scheduleOptions) print(e *env, r *pipeline.Run) error {
-	doc := scheduleJSON{Environment: r.Snapshot.Environment, Assignments: []assignmentJSON{}, diagnosticsJSON: splitDiagnostics(r.Diagnostics())}
+	doc := scheduleJSON{Environment: r.Snapshot.Environment, Assignments: []assignmentJSON{}, DiagnosticReport: controlplane.SplitDiagnostics(r.Diagnostics())}
 	for _, a := range r.Schedule.Assignments {
 		doc.Assignments = append(doc.Assignments, assignmentJSON{
 			Workload: a.Workload, DeploymentTarget: a.DeploymentTarget, ClusterType: a.ClusterType,
@@ -87,30 +86,32 @@ func (o *scheduleOptions) print(e *env, r *pipeline.Run) error {
 		return t.Flush()
 	})
 	if err != nil {
-		return failed(ExitFailed, err)
+		return err
 	}
 	printDiagnostics(e.Stderr, r.Diagnostics())
-	if len(doc.Errors) > 0 {
-		return failed(ExitFailed, nil)
-	}
 	return nil
 }
 
 func (o *scheduleOptions) validate() error { return o.out.Check() }
 
 func (o *scheduleOptions) run(ctx context.Context, e *env) error {
-	r, err := o.cp.pipeline(ctx, e, pipeline.UpToSchedule)
-	var ee *pipeline.EnvError
-	if errors.As(err, &ee) && o.out.Format != "text" {
-		// The environment could not be read: its document says so, with no assignments.
-		doc := scheduleJSON{Environment: ee.Env, Assignments: []assignmentJSON{},
-			diagnosticsJSON: splitDiagnostics(controlplane.AsDiagnostics(ee.Err))}
-		if werr := o.out.Write(e.Stdout, doc, nil); werr != nil {
-			return failed(ExitFailed, werr)
-		}
-	}
+	f, err := o.cp.fleet(e)
 	if err != nil {
 		return err
 	}
-	return o.print(e, r)
+	r, err := f.Schedule(ctx, o.cp.env)
+	if r == nil {
+		if env := pipeline.ErrorEnvironment(err); env != "" && o.out.Format != "text" {
+			doc := scheduleJSON{Environment: env, Assignments: []assignmentJSON{},
+				DiagnosticReport: controlplane.SplitDiagnostics(pipeline.ErrorDiagnostics(err))}
+			if werr := o.out.Write(e.Stdout, doc, nil); werr != nil {
+				return werr
+			}
+		}
+		return err
+	}
+	if perr := o.print(e, r); perr != nil {
+		return perr
+	}
+	return command.Reported(err)
 }

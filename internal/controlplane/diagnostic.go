@@ -145,3 +145,23 @@ func AsDiagnostics(err error) []Diagnostic {
 	}
 	return []Diagnostic{{Severity: SeverityError, Message: err.Error()}}
 }
+
+// DiagnosticReport are the errors and warnings of a run, split by severity (the "errors"
+// and "warnings" of every -o json document).
+type DiagnosticReport struct {
+	Errors   []Diagnostic `json:"errors"`
+	Warnings []Diagnostic `json:"warnings,omitempty"`
+}
+
+// SplitDiagnostics sorts diagnostics into errors and warnings.
+func SplitDiagnostics(ds []Diagnostic) DiagnosticReport {
+	out := DiagnosticReport{Errors: []Diagnostic{}}
+	for _, d := range ds {
+		if d.Severity == SeverityError {
+			out.Errors = append(out.Errors, d)
+		} else {
+			out.Warnings = append(out.Warnings, d)
+		}
+	}
+	return out
+}

@@ -114,7 +114,7 @@ func newLoadtestCmd(e *env) *cobra.Command {
 				return err
 			}
 			if !doc.Counted || doc.Errors > 0 {
-				return command.Reported(nil)
+				return command.Reported(errors.New("a report failed, or the rollout does not count every report"))
 			}
 			return nil
 		},

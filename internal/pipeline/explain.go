@@ -28,7 +28,7 @@ type Explanation struct {
 
 // Explain explains deployment target dt on cluster type ct (only key's value when key is
 // not empty). An unknown name, or a key that is not set, is an error saying so.
-func Explain(r *Run, ct, dt, key string) (*Explanation, error) {
+func (r *Run) Explain(ct, dt, key string) (*Explanation, error) {
 	cType, target := findPair(r.Snapshot, ct, dt)
 	if cType == nil || target == nil {
 		ex := r.Schedule.Explain(dt, ct)
@@ -101,8 +101,8 @@ type ClusterTypePlaces struct {
 	DeploymentTargets []Place `json:"deploymentTargets"`
 }
 
-// ExplainTarget explains one deployment target against every cluster type.
-func ExplainTarget(r *Run, dt string) (*TargetPlaces, error) {
+// TargetPlaces explains one deployment target against every cluster type.
+func (r *Run) TargetPlaces(dt string) (*TargetPlaces, error) {
 	if problem := r.Schedule.CheckTarget(dt); problem != "" {
 		return nil, errors.New(problem)
 	}
@@ -116,9 +116,9 @@ func ExplainTarget(r *Run, dt string) (*TargetPlaces, error) {
 	return doc, nil
 }
 
-// ExplainClusterType explains every deployment target of the environment against one
+// ClusterTypePlaces explains every deployment target of the environment against one
 // cluster type.
-func ExplainClusterType(r *Run, ct string) (*ClusterTypePlaces, error) {
+func (r *Run) ClusterTypePlaces(ct string) (*ClusterTypePlaces, error) {
 	if problem := r.Schedule.CheckClusterType(ct); problem != "" {
 		return nil, errors.New(problem)
 	}

@@ -13,26 +13,6 @@ import (
 	"github.com/fleetform/fleetform/internal/render"
 )
 
-// DiagnosticReport are the errors and warnings of a run, split by severity (the "errors"
-// and "warnings" of every -o json document).
-type DiagnosticReport struct {
-	Errors   []controlplane.Diagnostic `json:"errors"`
-	Warnings []controlplane.Diagnostic `json:"warnings,omitempty"`
-}
-
-// SplitDiagnostics sorts diagnostics into errors and warnings.
-func SplitDiagnostics(ds []controlplane.Diagnostic) DiagnosticReport {
-	out := DiagnosticReport{Errors: []controlplane.Diagnostic{}}
-	for _, d := range ds {
-		if d.Severity == controlplane.SeverityError {
-			out.Errors = append(out.Errors, d)
-		} else {
-			out.Warnings = append(out.Warnings, d)
-		}
-	}
-	return out
-}
-
 // PlanReport is what a plan changes: the contract of `plan -o json` (and the plan part of
 // `apply -o json`), and the body of fleetform's pull requests (WriteMarkdown).
 type PlanReport struct {
@@ -54,7 +34,7 @@ type PlanReport struct {
 	// warn): written without their platform config, which keeps its last valid version.
 	// Absent when there is none.
 	Waiting []WaitingReport `json:"waiting,omitempty"`
-	DiagnosticReport
+	controlplane.DiagnosticReport
 }
 
 // WaitingReport is an assignment waiting for platform configuration, with the schema
@@ -95,7 +75,7 @@ func Report(p *gitops.Plan, r *Run, withDiff bool) PlanReport {
 		Changes: make([]ChangeReport, 0, len(p.Changes)), AssignmentsAdded: nonNil(p.AssignmentsAdded), AssignmentsRemoved: nonNil(p.AssignmentsRemoved),
 		ClusterTypesAffected: nonNil(p.ClusterTypesAffected), Deferred: nonNil(p.Deferred), Failed: nonNil(p.Failed),
 		Rendered: p.Rendered, Skipped: p.Skipped, MassDelete: p.MassDelete,
-		DiagnosticReport: SplitDiagnostics(r.DiagnosticsWith(p.Output)),
+		DiagnosticReport: controlplane.SplitDiagnostics(r.DiagnosticsWith(p.Output)),
 	}
 	if !p.Base.IsZero() {
 		doc.Base = p.Base.String()

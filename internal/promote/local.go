@@ -6,8 +6,17 @@ import (
 	"github.com/fleetform/fleetform/internal/hub"
 )
 
-// LocalHub adapts an in-process hub.Hub (tests, a hub that promotes by itself).
-type LocalHub struct{ Hub *hub.Hub }
+// HubService is what the hub answers a promotion, in this process (*hub.Hub) or through its
+// client (*client.Client).
+type HubService interface {
+	Source(ctx context.Context, env string) (hub.EnvironmentSource, error)
+	Approved(ctx context.Context, env, commit string) (bool, error)
+	Record(ctx context.Context, e hub.Event) error
+}
+
+// LocalHub adapts the hub's service to Hub: the hub itself, or its client (whose errors
+// match hub.ErrNotFound for a 404 and unwrap to a *hub.Error, as Hub requires).
+type LocalHub struct{ Hub HubService }
 
 var _ Hub = LocalHub{}
 

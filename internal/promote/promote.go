@@ -188,7 +188,7 @@ func (p *Promoter) evidence(ctx context.Context, round *Round, g Gates, req Requ
 // from: its Promoted_Commit_Id when the environment is pinned, else what fleetform's state
 // records (an unpinned environment has no Promoted_Commit_Id, as in Kalypso).
 func (p *Promoter) gitopsCommit(ctx context.Context, cp *controlplane.ControlPlane, s *controlplane.Snapshot) (string, error) {
-	t := gitops.TargetFor(s, gitops.Target{Repo: cp.GitOpsOverride(s.Environment)}, cp.Locate)
+	t := gitops.TargetOf(cp, s, gitops.Target{})
 	if t.Repo == "" {
 		return "", nil
 	}

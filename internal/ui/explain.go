@@ -75,7 +75,7 @@ func (u *Handler) answer(ctx context.Context, d *explainData) error {
 	}
 	switch {
 	case d.ClusterType != "" && d.Target != "":
-		d.Pair, err = pipeline.Explain(run, d.ClusterType, d.Target, "")
+		d.Pair, err = run.Explain(d.ClusterType, d.Target, "")
 		if err != nil {
 			return err
 		}
@@ -96,7 +96,7 @@ func (u *Handler) answer(ctx context.Context, d *explainData) error {
 			d.Values = append(d.Values, row)
 		}
 	case d.Target != "":
-		places, err := pipeline.ExplainTarget(run, d.Target)
+		places, err := run.TargetPlaces(d.Target)
 		if err != nil {
 			return err
 		}
@@ -106,7 +106,7 @@ func (u *Handler) answer(ctx context.Context, d *explainData) error {
 				Link: explainLink(d.Env, p.ClusterType, d.Target)})
 		}
 	default:
-		places, err := pipeline.ExplainClusterType(run, d.ClusterType)
+		places, err := run.ClusterTypePlaces(d.ClusterType)
 		if err != nil {
 			return err
 		}

@@ -32,11 +32,10 @@ func Usage(err error) error { return pipeline.Usage(err) }
 func Usagef(format string, args ...any) error { return pipeline.Usagef(format, args...) }
 
 // Reported is err once the command printed what went wrong (its result says it): the exit
-// code is err's, and nothing more is printed. Reported(nil) is a failure (ExitFailed) whose
-// result said everything.
+// code is err's, and nothing more is printed (nil stays nil).
 func Reported(err error) error {
 	if err == nil {
-		err = errFailed
+		return nil
 	}
 	return &reportedError{err: err}
 }

@@ -1,0 +1,190 @@
+package pipeline
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/fleetform/fleetform/internal/controlplane"
+	"github.com/fleetform/fleetform/internal/gitauth"
+	"github.com/fleetform/fleetform/internal/gitops"
+	"github.com/fleetform/fleetform/internal/render"
+)
+
+// Config is what a Fleet is built from: where the control plane is and how it is read, the
+// credentials, the cache, who commits, the forge and the hub. The CLI builds one from its
+// flags and config file, serve from its own, tests directly.
+type Config struct {
+	// ControlPlane is the control plane's location: a directory, a git repository (path)
+	// or a git URL.
+	ControlPlane string
+	// Read is how it is read: ref, layout, repo map, the GitOps repositories named outside
+	// the control plane. Its Credentials and Logger are this Config's.
+	Read controlplane.Options
+	// Credentials choose what goes to which host (nil: none).
+	Credentials *gitauth.Store
+	// CacheDir keeps the clones of remote repositories and the record of the last clean
+	// apply of each environment ("": the user's cache directory, under fleetform/).
+	CacheDir string
+	// Author signs the commits fleetform makes (default fleetform <fleetform@localhost>).
+	Author Author
+	// ForgeURL is the API base URL of the forge pull requests are opened on ("": the one of
+	// the repository's host).
+	ForgeURL string
+	// Hub, when set, is where applies post their desired state and promotions check their
+	// gates and record their decisions.
+	Hub Hub
+	Logger *slog.Logger
+}
+
+// Author signs commits.
+type Author struct{ Name, Email string }
+
+// DefaultAuthor signs commits when no author is given.
+var DefaultAuthor = Author{Name: "fleetform", Email: "fleetform@localhost"}
+
+// Fleet is fleetform's application layer: every use case (validate, schedule, explain,
+// render, plan, apply, promote, review, watch, author, and the application team's app
+// flow) as a method over one control plane and the collaborators they share. The CLI,
+// serve and the web UI hold one and call it.
+type Fleet struct {
+	cfg Config
+}
+
+// New returns the Fleet of cfg.
+func New(cfg Config) *Fleet {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Author == (Author{}) {
+		cfg.Author = DefaultAuthor
+	}
+	cfg.Read.Credentials, cfg.Read.Logger = cfg.Credentials, cfg.Logger
+	return &Fleet{cfg: cfg}
+}
+
+// Config returns what the Fleet was built from.
+func (f *Fleet) Config() Config { return f.cfg }
+
+// Logger is the Fleet's logger.
+func (f *Fleet) Logger() *slog.Logger { return f.cfg.Logger }
+
+// Open reads the control plane afresh.
+func (f *Fleet) Open(ctx context.Context) (*controlplane.ControlPlane, error) {
+	return controlplane.Open(ctx, f.cfg.ControlPlane, f.cfg.Read)
+}
+
+// Environments returns the environments to work on: env, else every one the control plane
+// declares (all), else the only one it declares (a UsageError when it declares several).
+func (f *Fleet) Environments(ctx context.Context, cp *controlplane.ControlPlane, env string, all bool) ([]string, error) {
+	if env != "" {
+		return []string{env}, nil
+	}
+	envs, _, err := cp.Environments(ctx)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(envs))
+	for _, e := range envs {
+		names = append(names, e.Name)
+	}
+	switch {
+	case all || len(names) == 1:
+		return names, nil
+	case len(names) == 0:
+		return nil, errors.New("the control plane declares no environment")
+	}
+	return nil, Usagef("--env is required: the control plane declares %s", strings.Join(names, ", "))
+}
+
+// Load opens the control plane and runs the pipeline up to upTo for env (or the only
+// environment there is).
+func (f *Fleet) Load(ctx context.Context, env string, upTo Stage) (*Run, error) {
+	cp, err := f.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	envs, err := f.Environments(ctx, cp, env, false)
+	if err != nil {
+		return nil, err
+	}
+	return Load(ctx, cp, envs[0], upTo, render.Options{})
+}
+
+// Target is where a run's environment is written: what override sets (a command line's
+// --gitops, --branch, --path), else the GitOps repository named for it outside the control
+// plane (the config file's gitops), else its GitOpsRepo through the repo map. An
+// environment with none is a UsageError.
+func (f *Fleet) Target(r *Run, override gitops.Target) (gitops.Target, error) {
+	t := gitops.TargetOf(r.ControlPlane, r.Snapshot, override)
+	if t.Repo == "" {
+		return t, Usagef("environment %s has no GitOpsRepo: declare one, or name its GitOps repository (--gitops, or gitops in the config file)",
+			r.Snapshot.Environment)
+	}
+	return t, nil
+}
+
+// WriteOptions are how one plan or apply writes, beyond the Fleet's own settings.
+type WriteOptions struct {
+	// MassDeleteThreshold is the largest fraction of the deployment-target folders it owns
+	// an apply may remove (0: the writer's default); AllowMassDelete lifts it.
+	MassDeleteThreshold float64
+	AllowMassDelete     bool
+	// Diff keeps every changed file's unified diff in the plan.
+	Diff bool
+	// Progress, when set, is told how rendering goes (assignments done of total).
+	Progress func(done, total int)
+}
+
+// writer is the GitOps writer of one plan or apply.
+func (f *Fleet) writer(o WriteOptions) *gitops.Writer {
+	return gitops.NewWriter(gitops.Options{MassDeleteThreshold: o.MassDeleteThreshold, AllowMassDelete: o.AllowMassDelete,
+		Diff: o.Diff, Progress: o.Progress, Logger: f.cfg.Logger, CacheDir: f.gitopsCache(), Credentials: f.cfg.Credentials})
+}
+
+// cacheDir is where fleetform keeps what it caches ("" when there is nowhere).
+func (f *Fleet) cacheDir() string {
+	if f.cfg.CacheDir != "" {
+		return f.cfg.CacheDir
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(base, "fleetform")
+}
+
+// gitopsCache is where the clones of remote repositories are kept: CacheDir itself when it
+// is set, else fleetform/gitops in the user's cache directory.
+func (f *Fleet) gitopsCache() string {
+	if f.cfg.CacheDir != "" {
+		return f.cfg.CacheDir
+	}
+	if dir := f.cacheDir(); dir != "" {
+		return filepath.Join(dir, "gitops")
+	}
+	return filepath.Join(os.TempDir(), "fleetform-gitops")
+}
+
+// commitOptions are the commit options of the Fleet's author, with a subject ("": the
+// generated one) and a bound on retries (0: the default).
+func (f *Fleet) commitOptions(subject string, maxAttempts int) gitops.CommitOptions {
+	return gitops.CommitOptions{AuthorName: f.cfg.Author.Name, AuthorEmail: f.cfg.Author.Email, Subject: subject,
+		MaxAttempts: cmp.Or(maxAttempts, gitops.DefaultMaxAttempts)}
+}
+
+// errEnvironment names an environment that is not declared, with those that are.
+func errEnvironment(name string, declared []controlplane.EnvironmentInfo) error {
+	names := make([]string, 0, len(declared))
+	for _, e := range declared {
+		names = append(names, e.Name)
+	}
+	return Usagef("environment %q is not declared; declared: %s", name, strings.Join(names, ", "))
+}
+
+var _ = fmt.Sprintf
