@@ -2,15 +2,8 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"net/mail"
-	"os"
-	"path/filepath"
-	"slices"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -31,21 +24,7 @@ type applyOptions struct {
 	forgeURL        string
 	noCache         bool
 	hub             hubOptions
-	co              gitops.CommitOptions // set by validate
-}
-
-// applyJSON is what `apply -o json` prints.
-type applyJSON struct {
-	Environment string `json:"environment"`
-	Commit      string `json:"commit"`
-	Branch      string `json:"branch"`
-	Attempts    int    `json:"attempts"`
-	NoChange    bool   `json:"noChange"`
-	Refused     string `json:"refused,omitempty"`
-	// PullRequest is set with --pr; Superseded lists fleetform's earlier pull requests it closed.
-	PullRequest *pipeline.PullRequest `json:"pullRequest,omitempty"`
-	Superseded  []int                 `json:"superseded,omitempty"`
-	Plan        pipeline.PlanReport   `json:"plan"`
+	sig             pipeline.Author // set by validate
 }
 
 func newApplyCmd(e *env) *cobra.Command {
@@ -90,44 +69,7 @@ func newApplyCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-func (o *applyOptions) commitOptions() (gitops.CommitOptions, error) {
-	addr, err := mail.ParseAddress(o.author)
-	if err != nil {
-		return gitops.CommitOptions{}, failed(ExitUsage, fmt.Errorf("--author %q: want \"Name <email>\"", o.author))
-	}
-	return gitops.CommitOptions{AuthorName: addr.Name, AuthorEmail: addr.Address, Subject: o.subject, MaxAttempts: o.maxAttempts}, nil
-}
-
-// report prints what apply did and chooses the exit code; doc is filled in.
-func (o *applyOptions) report(e *env, r *pipeline.Run, res *gitops.Result, applyErr error, doc *applyJSON) error {
-	if res == nil || res.Plan == nil {
-		return failed(ExitFailed, applyErr)
-	}
-	doc.Environment, doc.Branch, doc.Attempts = res.Plan.Environment, res.Branch, res.Attempts
-	doc.NoChange, doc.Plan = res.Plan.NoChange(), pipeline.Report(res.Plan, r, false)
-	if !res.Commit.IsZero() {
-		doc.Commit = res.Commit.String()
-	}
-	if applyErr != nil && errors.Is(applyErr, gitops.ErrRefused) {
-		doc.Refused = applyErr.Error()
-	} else if applyErr != nil {
-		return failed(ExitFailed, applyErr)
-	}
-	printDiagnostics(e.Stderr, r.DiagnosticsWith(res.Plan.Output))
-	err := o.out.Write(e.Stdout, doc, func(w io.Writer) error { return applyText(w, doc) })
-	if err != nil {
-		return failed(ExitFailed, err)
-	}
-	switch {
-	case doc.Refused != "":
-		return failed(ExitRefused, nil)
-	case len(doc.Plan.Errors) > 0:
-		return failed(ExitFailed, nil)
-	}
-	return nil
-}
-
-func applyText(w io.Writer, doc *applyJSON) error {
+func applyText(w io.Writer, doc *pipeline.ApplyResult) error {
 	counts := map[string]int{}
 	for _, c := range doc.Plan.Changes {
 		counts[c.Action]++
@@ -171,81 +113,35 @@ func (o *applyOptions) validate() error {
 		}
 	}
 	var err error
-	o.co, err = o.commitOptions()
+	o.sig, err = author(o.author)
 	return err
 }
 
 func (o *applyOptions) run(ctx context.Context, e *env) error {
 	o.cp.trusted = append(o.cp.trusted, o.forgeURL, o.g.repo) // hosts the command line names
-	ctl, err := o.cp.open(ctx, e)
+	cfg, err := o.cp.config(e)
 	if err != nil {
 		return err
 	}
-	creds, err := o.cp.credentials(e)
-	if err != nil {
+	cfg.Author, cfg.ForgeURL = o.sig, o.forgeURL
+	if cfg.Hub, err = o.hub.hub(); err != nil {
 		return err
-	}
-	memos, key := o.memos(e)
-	if memos != nil {
-		if noop, ok := memos.Unchanged(ctx, key, ctl, writerFor(e, &o.g, creds, false, nil)); ok {
-			doc := applyJSON{Environment: noop.Environment, Attempts: 1, NoChange: true, Plan: *noop}
-			if err := o.out.Write(e.Stdout, doc, func(w io.Writer) error { return applyText(w, &doc) }); err != nil {
-				return failed(ExitFailed, err) // as a full apply's report
-			}
-			return nil
-		}
-	}
-	r, target, err := loadOpened(ctx, ctl, &o.cp, &o.g)
-	if err != nil {
-		return err
-	}
-	opts := pipeline.ApplyOptions{Target: target, Commit: o.co, Hub: o.hub.poster()}
-	if o.pr {
-		opts.PullRequests, err = pipeline.NewPullRequests(ctx, creds, target, r.Snapshot.Environment, o.forgeURL, e.Logger)
-		if err != nil {
-			return failed(ExitUsage, fmt.Errorf("--pr needs the repository's URL on a forge and a token: %w", err))
-		}
 	}
 	prog := newProgress(e, "rendering")
-	applied, err := pipeline.Apply(ctx, writerFor(e, &o.g, creds, o.allowMassDelete, prog), r, opts)
+	write := o.g.write(prog)
+	write.AllowMassDelete = o.allowMassDelete
+	doc, err := pipeline.New(cfg).Apply(ctx, pipeline.ApplyRequest{Env: o.cp.env, Target: o.g.target(), Write: write,
+		Subject: o.subject, MaxAttempts: o.maxAttempts, PullRequest: o.pr, Remember: !o.noCache})
 	prog.finish()
-	doc := applyJSON{PullRequest: applied.PullRequest, Superseded: applied.Superseded}
-	reportErr := o.report(e, r, applied.Result, err, &doc)
-	if memos != nil && err == nil {
-		memos.Remember(key, r, applied, doc.Plan)
+	if doc == nil {
+		return err
 	}
-	if reportErr != nil || applied.HubErr == nil {
-		return reportErr
+	printDiagnostics(e.Stderr, doc.Diagnostics)
+	if werr := o.out.Write(e.Stdout, doc, func(w io.Writer) error { return applyText(w, doc) }); werr != nil {
+		return werr
 	}
-	return failed(ExitFailed, fmt.Errorf("the commit is written, but: %w", applied.HubErr))
-}
-
-// memos returns where the record of the last apply is kept and its key; nil when this apply
-// may not be answered from it (--no-cache, --pr, --hub, or no cache directory).
-func (o *applyOptions) memos(e *env) (*pipeline.Memos, string) {
-	if o.noCache || o.pr || o.hub.URL != "" {
-		return nil, ""
+	if pipeline.IsRefused(err) || pipeline.IsInvalid(err) {
+		return command.Reported(err)
 	}
-	dir := os.Getenv("FLEETFORM_CACHE_DIR")
-	if dir == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			return nil, ""
-		}
-		dir = filepath.Join(base, "fleetform")
-	}
-	opts, err := o.cp.platformOptions(e)
-	if err != nil {
-		return nil, ""
-	}
-	wd, _ := os.Getwd() // "" is a key part too
-	parts := []string{"apply", wd, o.cp.configFile, o.cp.controlPlane, o.cp.env, opts.Ref, opts.CommonRef, string(opts.Layout),
-		o.g.repo, o.g.branch, o.g.path, strconv.FormatFloat(o.g.threshold, 'g', -1, 64)}
-	for _, k := range slices.Sorted(maps.Keys(opts.RepoMap)) {
-		parts = append(parts, "repo-map "+k+"="+opts.RepoMap[k])
-	}
-	for _, k := range slices.Sorted(maps.Keys(opts.GitOps)) {
-		parts = append(parts, "gitops "+k+"="+opts.GitOps[k])
-	}
-	return pipeline.NewMemos(filepath.Join(dir, "unchanged"), e.Logger), pipeline.MemoKey(parts...)
+	return err
 }

@@ -31,13 +31,14 @@ func (o *gitopsOptions) bind(cmd *cobra.Command) {
 	f.Float64Var(&o.threshold, "mass-delete-threshold", 0.5, "largest fraction of owned deployment-target folders an apply may remove")
 }
 
-// target resolves the GitOps target from the flags and the environment's GitOpsRepo.
-func (o *gitopsOptions) target(r *pipeline.Run) (gitops.Target, error) {
-	t := gitops.TargetFor(r.Snapshot, gitops.Target{Repo: o.repo, Branch: o.branch, Path: o.path}, r.ControlPlane.Locate)
-	if t.Repo == "" {
-		return t, failed(ExitUsage, fmt.Errorf("environment %s has no GitOpsRepo: pass --gitops URL|PATH", r.Snapshot.Environment))
-	}
-	return t, nil
+// target is where the flags say the tree goes (empty: the environment's own).
+func (o *gitopsOptions) target() gitops.Target {
+	return gitops.Target{Repo: o.repo, Branch: o.branch, Path: o.path}
+}
+
+// write is how the flags say to write, with rendering progress reported to prog.
+func (o *gitopsOptions) write(prog *progress) pipeline.WriteOptions {
+	return pipeline.WriteOptions{MassDeleteThreshold: o.threshold, Diff: o.diff, Progress: prog.update}
 }
 
 // progress reports rendering progress: a bar on a terminal, log lines otherwise.
@@ -93,16 +94,4 @@ func (p *progress) finish() {
 	if p.drawn {
 		fmt.Fprintln(p.e.Stderr)
 	}
-}
-
-// writerFor builds the gitops writer for a command.
-func writerFor(e *env, o *gitopsOptions, creds gitops.Credentials, allowMassDelete bool, prog *progress) *gitops.Writer {
-	opts := gitops.Options{
-		MassDeleteThreshold: o.threshold, AllowMassDelete: allowMassDelete, Diff: o.diff,
-		Logger: e.Logger, CacheDir: os.Getenv("FLEETFORM_CACHE_DIR"), Credentials: creds,
-	}
-	if prog != nil {
-		opts.Progress = prog.update
-	}
-	return gitops.NewWriter(opts)
 }

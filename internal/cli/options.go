@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/mail"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/pipeline"
 )
@@ -146,4 +148,13 @@ func (o *controlPlaneOptions) environments(ctx context.Context, cp *controlplane
 		return nil, failed(ExitFailed, fmt.Errorf("the control plane declares no environment"))
 	}
 	return nil, failed(ExitUsage, fmt.Errorf("--env is required: the control plane declares %s", strings.Join(names, ", ")))
+}
+
+// author parses --author ("Name <email>").
+func author(s string) (pipeline.Author, error) {
+	addr, err := mail.ParseAddress(s)
+	if err != nil {
+		return pipeline.Author{}, command.Usagef("--author %q: want \"Name <email>\"", s)
+	}
+	return pipeline.Author{Name: addr.Name, Email: addr.Address}, nil
 }

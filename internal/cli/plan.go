@@ -7,8 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/cli/command"
-	"github.com/fleetform/fleetform/internal/controlplane"
-	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/pipeline"
 )
 
@@ -47,66 +45,24 @@ func newPlanCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-// loadForGitops loads the environment and resolves the GitOps target.
-func loadForGitops(ctx context.Context, e *env, cp *controlPlaneOptions, g *gitopsOptions) (*pipeline.Run, gitops.Target, error) {
-	cp.trusted = append(cp.trusted, g.repo) // --gitops, when given, names a host to trust
-	ctl, err := cp.open(ctx, e)
-	if err != nil {
-		return nil, gitops.Target{}, err
-	}
-	return loadOpened(ctx, ctl, cp, g)
-}
-
-// loadOpened is loadForGitops on a control plane already opened.
-func loadOpened(ctx context.Context, ctl *controlplane.ControlPlane, cp *controlPlaneOptions, g *gitopsOptions) (*pipeline.Run, gitops.Target, error) {
-	envs, err := cp.environments(ctx, ctl, false)
-	if err != nil {
-		return nil, gitops.Target{}, err
-	}
-	r, err := runPipeline(ctx, ctl, envs[0], pipeline.UpToSchedule, renderDefaults())
-	if err != nil {
-		return nil, gitops.Target{}, err
-	}
-	if g.repo == "" {
-		g.repo = ctl.GitOpsOverride(envs[0]) // the config file's GitOps repository of the environment
-	}
-	t, err := g.target(r)
-	return r, t, err
-}
-
-func gitopsInput(r *pipeline.Run, t gitops.Target) gitops.Input {
-	return gitops.Input{Snapshot: r.Snapshot, Schedule: r.Schedule, Target: t}
-}
-
-func (o *planOptions) validate() error {
-	if err := o.out.Check(); err != nil {
-		return err
-	}
-	return nil
-}
+func (o *planOptions) validate() error { return o.out.Check() }
 
 func (o *planOptions) run(ctx context.Context, e *env) error {
-	r, target, err := loadForGitops(ctx, e, &o.cp, &o.g)
-	if err != nil {
-		return err
-	}
-	creds, err := o.cp.credentials(e)
+	o.cp.trusted = append(o.cp.trusted, o.g.repo) // --gitops, when given, names a host to trust
+	f, err := o.cp.fleet(e)
 	if err != nil {
 		return err
 	}
 	prog := newProgress(e, "rendering")
-	p, err := writerFor(e, &o.g, creds, false, prog).Plan(ctx, gitopsInput(r, target))
+	doc, err := f.Plan(ctx, pipeline.PlanRequest{Env: o.cp.env, Target: o.g.target(), Write: o.g.write(prog)})
 	prog.finish()
-	if err != nil {
-		return failed(ExitFailed, err)
+	if doc == nil {
+		return err
 	}
-	doc := pipeline.Report(p, r, o.g.diff)
-	printDiagnostics(e.Stderr, r.DiagnosticsWith(p.Output))
-	if err := o.out.Write(e.Stdout, doc, func(w io.Writer) error { return pipeline.WriteMarkdown(w, &doc, o.g.diff) }); err != nil {
-		return failed(ExitFailed, err)
+	printDiagnostics(e.Stderr, doc.Diagnostics)
+	werr := o.out.Write(e.Stdout, doc, func(w io.Writer) error { return pipeline.WriteMarkdown(w, &doc.PlanReport, o.g.diff) })
+	if werr != nil {
+		return werr
 	}
-	if len(doc.Errors) > 0 {
-		return failed(ExitFailed, nil)
-	}
-	return nil
+	return command.Reported(err)
 }

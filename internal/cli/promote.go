@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/mail"
 	"os"
 	"strings"
 	"time"
@@ -12,12 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/cli/command"
-	"github.com/fleetform/fleetform/internal/controlplane"
-	"github.com/fleetform/fleetform/internal/forge"
-	"github.com/fleetform/fleetform/internal/gitauth"
-	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/pipeline"
-	"github.com/fleetform/fleetform/internal/promote"
 )
 
 type promoteOptions struct {
@@ -32,17 +26,10 @@ type promoteOptions struct {
 	author   string
 	pr       bool
 	forgeURL string
-	creds    *gitauth.Store // built by promoter
 	statuses bool
 	watch    bool
 	interval time.Duration
 	apply    bool
-}
-
-// promoteJSON is what `promote -o json` prints: the decision, and the pull request with --pr.
-type promoteJSON struct {
-	promote.Result
-	PullRequest *pipeline.PullRequest `json:"pullRequest,omitempty"`
 }
 
 func newPromoteCmd(e *env) *cobra.Command {
@@ -66,14 +53,14 @@ func newPromoteCmd(e *env) *cobra.Command {
 			if err := o.check(); err != nil {
 				return err
 			}
-			p, err := o.promoter(cmd.Context(), e)
+			f, err := o.fleet(e)
 			if err != nil {
 				return err
 			}
 			if o.watch {
-				return o.runWatch(cmd.Context(), e, p)
+				return f.Watch(cmd.Context(), o.actor, o.interval, o.apply)
 			}
-			return o.promoteOnce(cmd.Context(), e, p)
+			return o.promoteOnce(cmd.Context(), e, f)
 		},
 	}
 	o.cp.bindRepo(cmd)
@@ -111,133 +98,49 @@ func (o *promoteOptions) check() error {
 	}
 	switch {
 	case o.watch && (o.to != "" || o.commit != "" || o.override || o.pr):
-		return failed(ExitUsage, fmt.Errorf("--watch follows the chain: it takes no --to, --commit, --override or --pr"))
+		return command.Usagef("--watch follows the chain: it takes no --to, --commit, --override or --pr")
 	case !o.watch && o.to == "":
-		return failed(ExitUsage, fmt.Errorf("--to is required"))
+		return command.Usagef("--to is required")
 	case o.override && strings.TrimSpace(o.reason) == "":
-		return failed(ExitUsage, fmt.Errorf("--override needs --reason: overrides are recorded"))
+		return command.Usagef("--override needs --reason: overrides are recorded")
 	case o.watch && o.interval <= 0:
-		return failed(ExitUsage, fmt.Errorf("--interval must be positive"))
+		return command.Usagef("--interval must be positive")
 	}
 	return nil
 }
 
-// promoter builds the promoter: git writer, hub (with --hub), author, commit statuses.
-func (o *promoteOptions) promoter(ctx context.Context, e *env) (*promote.Promoter, error) {
-	addr, err := mail.ParseAddress(o.author)
-	if err != nil {
-		return nil, failed(ExitUsage, fmt.Errorf("--author %q: want \"Name <email>\"", o.author))
-	}
-	o.cp.trusted = append(o.cp.trusted, o.forgeURL)
-	creds, err := o.cp.credentials(e)
+// fleet builds the application layer of a promotion: its author, forge and hub.
+func (o *promoteOptions) fleet(e *env) (*pipeline.Fleet, error) {
+	sig, err := author(o.author)
 	if err != nil {
 		return nil, err
 	}
-	o.creds = creds
-	p := &promote.Promoter{Git: gitops.NewWriter(gitops.Options{Logger: e.Logger, CacheDir: os.Getenv("FLEETFORM_CACHE_DIR"), Credentials: creds}),
-		Logger: e.Logger, Commit: gitops.CommitOptions{AuthorName: addr.Name, AuthorEmail: addr.Address}}
-	if o.hub.URL != "" {
-		if p.Hub, err = o.hub.promoteHub(ctx); err != nil {
-			return nil, err
-		}
+	o.cp.trusted = append(o.cp.trusted, o.forgeURL)
+	cfg, err := o.cp.config(e)
+	if err != nil {
+		return nil, err
 	}
-	if o.statuses {
-		repo, client, err := pipeline.ForgeClient(ctx, creds, o.cp.controlPlane, o.forgeURL)
-		if err != nil {
-			return nil, failed(ExitUsage, fmt.Errorf("--commit-status needs the control plane's URL on a forge and a token: %w", err))
-		}
-		p.Statuses = statusReporter{repo: repo, client: client}
+	cfg.Author, cfg.ForgeURL = sig, o.forgeURL
+	if cfg.Hub, err = o.hub.hub(); err != nil {
+		return nil, err
 	}
-	return p, nil
-}
-
-// statusReporter binds commit statuses to the control-plane repository.
-type statusReporter struct {
-	repo   forge.Repo
-	client forge.CommitStatuses
-}
-
-func (s statusReporter) SetStatus(ctx context.Context, commit string, st forge.CommitStatus) error {
-	return s.client.SetStatus(ctx, s.repo, commit, st)
+	return pipeline.New(cfg), nil
 }
 
 // promoteOnce promotes one commit into --to and reports the decision.
-func (o *promoteOptions) promoteOnce(ctx context.Context, e *env, p *promote.Promoter) error {
-	cp, err := o.cp.open(ctx, e)
-	if err != nil {
+func (o *promoteOptions) promoteOnce(ctx context.Context, e *env, f *pipeline.Fleet) error {
+	doc, err := f.Promote(ctx, pipeline.PromoteRequest{To: o.to, Commit: o.commit, Override: o.override, Reason: o.reason,
+		Actor: o.actor, PullRequest: o.pr, CommitStatus: o.statuses, Now: time.Now()})
+	if doc == nil {
 		return err
 	}
-	var pr *pipeline.PullRequests
-	if o.pr {
-		if pr, err = o.pullRequests(ctx, e, cp); err != nil {
-			return err
-		}
-		p.Commit.HeadBranch = pr.Head("promote")
+	if werr := o.out.Write(e.Stdout, doc, func(w io.Writer) error { return promoteText(w, doc) }); werr != nil {
+		return werr
 	}
-	res, err := p.Promote(ctx, promote.Request{ControlPlane: cp, To: o.to, Commit: o.commit, Override: o.override,
-		Reason: o.reason, Actor: o.actor, Now: time.Now()})
-	if err != nil {
-		return failed(ExitFailed, err)
-	}
-	doc := promoteJSON{Result: res}
-	if pr != nil && res.PinCommit != "" {
-		if doc.PullRequest, err = o.openPullRequest(ctx, pr, p.Commit.HeadBranch, res); err != nil {
-			return failed(ExitFailed, err)
-		}
-	}
-	if err := o.out.Write(e.Stdout, doc, func(w io.Writer) error { return promoteText(w, doc) }); err != nil {
-		return failed(ExitFailed, err)
-	}
-	if !res.Promoted {
-		return failed(ExitRefused, nil)
-	}
-	return nil
+	return command.Reported(err)
 }
 
-// pullRequests opens the pin's pull request into the branch the pin is written on.
-func (o *promoteOptions) pullRequests(ctx context.Context, e *env, cp *controlplane.ControlPlane) (*pipeline.PullRequests, error) {
-	envs, _, err := cp.Environments(ctx)
-	if err != nil {
-		return nil, failed(ExitFailed, err)
-	}
-	for _, info := range envs {
-		if info.Name != o.to {
-			continue
-		}
-		loc, err := cp.PinLocation(info)
-		if err != nil {
-			return nil, failed(ExitFailed, err)
-		}
-		prs, err := pipeline.NewPullRequests(ctx, o.creds, gitops.Target{Repo: o.cp.controlPlane, Branch: loc.Branch}, o.to, o.forgeURL, e.Logger)
-		if err != nil {
-			return nil, failed(ExitUsage, fmt.Errorf("--pr needs the repository's URL on a forge and a token: %w", err))
-		}
-		return prs, nil
-	}
-	return nil, failed(ExitUsage, fmt.Errorf("environment %q is not declared", o.to))
-}
-
-func (o *promoteOptions) openPullRequest(ctx context.Context, pr *pipeline.PullRequests, head string, res promote.Result) (*pipeline.PullRequest, error) {
-	title := fmt.Sprintf("fleetform: promote %s to %s", res.Commit[:min(len(res.Commit), 12)], res.To)
-	var body strings.Builder
-	fmt.Fprintf(&body, "Pins the common content of `%s` to control-plane commit `%s`", res.To, res.Commit)
-	if res.From != "" {
-		fmt.Fprintf(&body, ", verified in `%s`", res.From)
-	}
-	body.WriteString(".\n")
-	if len(res.Overridden) > 0 {
-		fmt.Fprintf(&body, "\n**Overridden gates** (%s):\n", o.reason)
-		for _, r := range res.Overridden {
-			fmt.Fprintf(&body, "- %s\n", r)
-		}
-	}
-	body.WriteString("\n" + forge.Marker(res.To) + "\n")
-	doc, _, err := pr.Create(ctx, forge.NewChangeRequest{Base: pr.Base(), Head: head, Title: title,
-		Body: body.String(), Labels: []string{"fleetform", "promotion"}})
-	return doc, err
-}
-
-func promoteText(w io.Writer, doc promoteJSON) error {
+func promoteText(w io.Writer, doc *pipeline.PromoteResult) error {
 	res := doc.Result
 	c := res.Commit[:min(len(res.Commit), 12)]
 	if !res.Promoted {
@@ -263,17 +166,4 @@ func promoteText(w io.Writer, doc promoteJSON) error {
 		fmt.Fprintf(w, "pull request #%d: %s\n", doc.PullRequest.Number, doc.PullRequest.URL)
 	}
 	return nil
-}
-
-// runWatch follows the chain until interrupted.
-func (o *promoteOptions) runWatch(ctx context.Context, e *env, p *promote.Promoter) error {
-	w := &promote.Watcher{Promoter: p, Actor: o.actor, Logger: e.Logger,
-		Open: func(ctx context.Context) (*controlplane.ControlPlane, error) { return o.cp.open(ctx, e) }}
-	if o.apply {
-		w.Apply = pipeline.AfterPromotion(p.Git, p.Commit, o.hub.poster(), e.Logger)
-	}
-	if err := w.Run(ctx, o.interval); err != nil && ctx.Err() == nil {
-		return failed(ExitFailed, err)
-	}
-	return nil // interrupted: the normal way to stop watching
 }

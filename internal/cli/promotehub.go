@@ -13,6 +13,18 @@ import (
 // hubOptions are the --hub flag, and what the commands that take it make of the hub.
 type hubOptions struct{ command.Hub }
 
+// hub is the hub the use cases talk to through --hub (nil without it).
+func (o *hubOptions) hub() (pipeline.Hub, error) {
+	if o.URL == "" {
+		return nil, nil
+	}
+	c, err := o.Client()
+	if err != nil {
+		return nil, err
+	}
+	return pipeline.RemoteHub(c), nil
+}
+
 // promoteHub returns the hub promote checks its gates on and records its decisions in.
 func (o *hubOptions) promoteHub(context.Context) (promote.Hub, error) {
 	c, err := o.Client()

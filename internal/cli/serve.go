@@ -13,11 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/controlplane"
-	"github.com/fleetform/fleetform/internal/gitauth"
-	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/pipeline"
-	"github.com/fleetform/fleetform/internal/promote"
 	"github.com/fleetform/fleetform/internal/serve"
 )
 
@@ -137,75 +134,49 @@ func orString(v, def string) string {
 
 func (o *serveOptions) run(ctx context.Context, e *env) error {
 	if err := os.MkdirAll(o.dataDir, 0o700); err != nil {
-		return failed(ExitFailed, err)
+		return err
 	}
-	popts, err := o.cp.platformOptions(e)
+	cfg, err := o.cp.config(e)
 	if err != nil {
 		return err
 	}
-	creds, err := o.cp.credentials(e)
-	if err != nil {
-		return err
-	}
-	popts.Credentials = creds
 	if o.gitops != "" {
-		popts.GitOps = map[string]string{controlplane.EveryEnvironment: o.gitops}
+		cfg.Read.GitOps = map[string]string{controlplane.EveryEnvironment: o.gitops}
 	}
+	if cfg.CacheDir == "" {
+		cfg.CacheDir = filepath.Join(o.dataDir, "cache")
+	}
+	cfg.Author, _ = author(o.author) // validated
+	cfg.ForgeURL = o.forgeURL
 	hs, err := o.srv.start(ctx, e)
 	if err != nil {
 		return err
 	}
-	svc, promoter := o.service(e, hs, popts, creds)
+	cfg.Hub = pipeline.LocalHub(hs.hub)
+	fleet := pipeline.New(cfg)
+	opts := serve.Options{Fleet: fleet, Environments: o.envs, Interval: o.interval, PullRequests: o.pr, Hub: hs.hub,
+		Promote: o.promote, Metrics: serve.NewMetrics(hs.metrics.Registry()), Logger: e.Logger}
+	if l, ok := hs.store.(hub.Leadership); ok {
+		opts.Leadership = l
+	}
+	svc := serve.New(opts)
 	hs.ui.SetChain(svc.Chain)
 	hs.ui.SetScheduler(svc)
-	hs.ui.SetPromotions(svc.Promotions(promoter))
+	hs.ui.SetPromotions(svc.Promotions())
 	webhooks := serve.NewWebhooks(os.Getenv(serve.WebhookSecretEnv), svc, e.Logger)
-	changes := o.changes(e, hs, svc, popts, creds)
+	changes := o.changes(e, hs, svc, fleet.Config())
 	hs.ui.SetChanges(changes)
 	return o.srv.serve(ctx, e, hs, serve.Handler(hs.handler(), hs.hub, svc, webhooks, changes.Handler()), svc.Run)
 }
 
 // changes is the authoring API: changes committed to the control plane (pull requests with
 // --pr), recorded in the hub's history, and applied at once.
-func (o *serveOptions) changes(e *env, hs *hubServer, svc *serve.Service, popts controlplane.Options, creds *gitauth.Store) *serve.ControlPlaneChanges {
-	addr, _ := mail.ParseAddress(o.author) // validated
-	opts := serve.ChangesOptions{ControlPlane: o.cp.controlPlane, Platform: popts, Credentials: creds, Hub: hs.hub,
-		Author: object.Signature{Name: addr.Name, Email: addr.Address}, Logger: e.Logger,
-		Applied: func() { svc.Trigger(o.cp.controlPlane) }}
+func (o *serveOptions) changes(e *env, hs *hubServer, svc *serve.Service, cfg pipeline.Config) *serve.ControlPlaneChanges {
+	opts := serve.ChangesOptions{ControlPlane: cfg.ControlPlane, Platform: cfg.Read, Credentials: cfg.Credentials, Hub: hs.hub,
+		Author: object.Signature{Name: cfg.Author.Name, Email: cfg.Author.Email}, Logger: e.Logger,
+		Applied: func() { svc.Trigger(cfg.ControlPlane) }}
 	if o.pr {
-		opts.OpenPR = prOpener(creds, o.forgeURL)
+		opts.OpenPR = prOpener(cfg.Credentials, o.forgeURL)
 	}
 	return serve.NewControlPlaneChanges(opts)
-}
-
-// promoter promotes through the gates of `fleetform promote`, recording in the hub.
-func (o *serveOptions) promoter(e *env, hs *hubServer, w *gitops.Writer, co gitops.CommitOptions) *promote.Promoter {
-	return &promote.Promoter{Git: w, Hub: promote.LocalHub{Hub: hs.hub}, Logger: e.Logger, Commit: co}
-}
-
-// service builds the service around the hub, and the promoter of its promotions (automatic
-// with --promote, and asked for on the web UI).
-func (o *serveOptions) service(e *env, hs *hubServer, popts controlplane.Options, creds *gitauth.Store) (*serve.Service, *promote.Promoter) {
-	addr, _ := mail.ParseAddress(o.author) // validated
-	co := gitops.CommitOptions{AuthorName: addr.Name, AuthorEmail: addr.Address}
-	cache := os.Getenv("FLEETFORM_CACHE_DIR")
-	if cache == "" {
-		cache = filepath.Join(o.dataDir, "cache")
-	}
-	w := gitops.NewWriter(gitops.Options{Logger: e.Logger, CacheDir: cache, Credentials: creds})
-	opts := serve.Options{ControlPlane: o.cp.controlPlane, Platform: popts, Environments: o.envs, Interval: o.interval,
-		Writer: w, Commit: co, Hub: hs.hub, Metrics: serve.NewMetrics(hs.metrics.Registry()), Logger: e.Logger}
-	if l, ok := hs.store.(hub.Leadership); ok {
-		opts.Leadership = l
-	}
-	p := o.promoter(e, hs, w, co)
-	if o.promote {
-		opts.Promoter = p
-	}
-	if o.pr {
-		opts.PullRequests = func(ctx context.Context, t gitops.Target, env string) (*pipeline.PullRequests, error) {
-			return pipeline.NewPullRequests(ctx, creds, t, env, o.forgeURL, e.Logger)
-		}
-	}
-	return serve.New(opts), p
 }

@@ -25,8 +25,15 @@ func RemoteHub(c *client.Client) Hub {
 	}}
 }
 
+// HubService is what the hub answers in this process (*hub.Hub).
+type HubService interface {
+	promote.HubService
+	DesiredPoster
+	PostWorkloadVersion(ctx context.Context, v hub.WorkloadVersion) error
+}
+
 // LocalHub is a hub in this process: serve's.
-func LocalHub(h *hub.Hub) Hub {
+func LocalHub(h HubService) Hub {
 	return hubOf{LocalHub: promote.LocalHub{Hub: h}, versions: h, post: h.PostDesired}
 }
 

@@ -63,3 +63,9 @@ func IsRefused(err error) bool {
 	var r *RefusedError
 	return errors.As(err, &r)
 }
+
+// IsInvalid reports whether err is input with errors.
+func IsInvalid(err error) bool {
+	var i *InvalidError
+	return errors.As(err, &i)
+}

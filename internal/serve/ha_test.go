@@ -10,9 +10,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fleetform/fleetform/internal/controlplane"
-	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/postgres"
+	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/testutil/pgtest"
 )
 
@@ -49,9 +49,9 @@ func TestReplicasOnPostgreSQL(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = store.Close() })
 		h := hub.New(store, hub.Options{Now: f.clock.Now})
-		replicas[i] = &replica{svc: New(Options{ControlPlane: f.cp.Dir,
-			Platform: controlplane.Options{RepoMap: controlplane.RepoMap{f.appsURL: f.apps.Dir}}, Interval: interval,
-			Writer: gitops.NewWriter(gitops.Options{CacheDir: t.TempDir()}), Hub: h, Leadership: store, Now: f.clock.Now})}
+		replicas[i] = &replica{svc: New(Options{Fleet: pipeline.New(pipeline.Config{ControlPlane: f.cp.Dir,
+			Read: controlplane.Options{RepoMap: controlplane.RepoMap{f.appsURL: f.apps.Dir}}, CacheDir: t.TempDir(), Hub: pipeline.LocalHub(h)}),
+			Interval: interval, Hub: h, Leadership: store, Now: f.clock.Now})}
 	}
 	turn := func() {
 		f.clock.Advance(interval)

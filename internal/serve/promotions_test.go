@@ -2,9 +2,6 @@ package serve
 
 import (
 	"testing"
-
-	"github.com/fleetform/fleetform/internal/gitops"
-	"github.com/fleetform/fleetform/internal/promote"
 )
 
 // TestManualPromotions: the promotions page's review changes nothing; a promotion asked for
@@ -12,8 +9,7 @@ import (
 func TestManualPromotions(t *testing.T) {
 	f := newFixture(t)
 	f.round()
-	p := f.svc.Promotions(&promote.Promoter{Git: gitops.NewWriter(gitops.Options{CacheDir: t.TempDir()}),
-		Hub: promote.LocalHub{Hub: f.hub}, Commit: gitops.CommitOptions{AuthorName: "fleetform", AuthorEmail: "fleetform@localhost"}})
+	p := f.svc.Promotions()
 	before := f.cp.Tip(t, "main")
 	statuses, err := p.Review(t.Context())
 	if err != nil || len(statuses) != 2 || statuses[0].Candidate != before.String() || len(statuses[0].Unmet) != 0 {

@@ -31,12 +31,12 @@ func (s *Service) round(ctx context.Context, woken map[string]bool) {
 	}
 	cp, err := s.open(ctx)
 	if err != nil {
-		s.failSource(ctx, repoKey(s.opts.ControlPlane), err)
+		s.failSource(ctx, repoKey(s.controlPlane), err)
 		return
 	}
 	envs, branches, err := s.served(ctx, cp)
 	if err != nil {
-		s.failSource(ctx, repoKey(s.opts.ControlPlane), err)
+		s.failSource(ctx, repoKey(s.controlPlane), err)
 		return
 	}
 	affected, trigger := s.affected(cp, c, envs, first)
@@ -168,7 +168,7 @@ func (s *Service) dueSources(woken map[string]bool) []string {
 // changedFiles lists the files that changed on the folder layout's tip (nil when unknown:
 // a directory, or the Kalypso layout, where branches say it all).
 func (s *Service) changedFiles(ctx context.Context, src *source, old, refs map[string]string) []string {
-	tip := s.opts.Platform.Ref
+	tip := s.read.Ref
 	if tip == "" {
 		tip = "HEAD"
 	}

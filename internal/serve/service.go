@@ -8,56 +8,54 @@ import (
 	"time"
 
 	"github.com/fleetform/fleetform/internal/controlplane"
-	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/promote"
-	"github.com/fleetform/fleetform/internal/render"
 )
 
 // LeaseName names serve's leadership in the store.
 const LeaseName = "fleetform-serve"
 
-// Hub is what serve tells the hub: the desired state of every apply, the state of every
-// source and every environment's syncs (so that every replica can answer for them).
+// Hub is what serve tells the hub beside what its applies post there (the Fleet's hub):
+// the state of every source and every environment's syncs (so that every replica can
+// answer for them).
 type Hub interface {
-	pipeline.DesiredPoster
 	PutSource(ctx context.Context, s hub.SourceState) error
 	RecordSync(ctx context.Context, r hub.SyncRecord) error
 }
 
 // Options configure the service.
 type Options struct {
-	// ControlPlane is the control plane's location and Platform how it is read (repo map,
-	// credentials, layout, the config file's GitOps repositories).
-	ControlPlane string
-	Platform     controlplane.Options
+	// Fleet is the control plane served, how it is read and written, and the hub its
+	// applies post their desired state to.
+	Fleet *pipeline.Fleet
 	// Environments are the environments served; empty: every one the control plane declares.
 	Environments []string
 	// Interval is how often every source is polled.
 	Interval time.Duration
-	Writer   *gitops.Writer
-	Commit   gitops.CommitOptions
-	// PullRequests, when set, gives the pull requests an environment's applies open
-	// (as apply --pr) instead of moving its branch.
-	PullRequests func(ctx context.Context, t gitops.Target, env string) (*pipeline.PullRequests, error)
+	// PullRequests makes an environment's applies open pull requests (as apply --pr)
+	// instead of moving its branch.
+	PullRequests bool
 	Hub          Hub
 	// Leadership elects the replica that works; nil: this one always does.
 	Leadership hub.Leadership
-	// Promoter, when set, promotes the environments whose chain says automatic.
-	Promoter *promote.Promoter
-	Metrics  *Metrics
-	Logger   *slog.Logger
+	// Promote promotes the environments whose chain says automatic.
+	Promote bool
+	Metrics *Metrics
+	Logger  *slog.Logger
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
 
 // Service is a running `fleetform serve`.
 type Service struct {
-	opts    Options
-	repos   *controlplane.Repos
-	watcher *promote.Watcher
-	wake    chan string // repository keys a webhook names
+	opts Options
+	// controlPlane is the control plane's location and read how it is read (the Fleet's).
+	controlPlane string
+	read         controlplane.Options
+	repos        *controlplane.Repos
+	watcher      *promote.Watcher
+	wake         chan string // repository keys a webhook names
 
 	mu      sync.Mutex
 	sources map[string]*source // by repoKey
@@ -82,29 +80,26 @@ func New(opts Options) *Service {
 	if opts.Interval <= 0 {
 		opts.Interval = time.Minute
 	}
-	s := &Service{opts: opts, repos: controlplane.NewRepos(opts.Platform.RepoMap, opts.Platform.Credentials, opts.Logger),
-		wake: make(chan string, 64), sources: map[string]*source{}, facts: map[string]*envFacts{}}
-	s.sources[repoKey(opts.ControlPlane)] = &source{url: opts.ControlPlane, kind: KindControlPlane, next: opts.Now()}
-	if opts.Promoter != nil {
-		s.watcher = &promote.Watcher{Promoter: opts.Promoter, Actor: "fleetform serve", Logger: opts.Logger, Now: opts.Now,
-			Open: s.open, Apply: s.applyPromoted}
+	cfg := opts.Fleet.Config()
+	s := &Service{opts: opts, controlPlane: cfg.ControlPlane, read: cfg.Read,
+		repos: controlplane.NewRepos(cfg.Read.RepoMap, cfg.Credentials, opts.Logger),
+		wake:  make(chan string, 64), sources: map[string]*source{}, facts: map[string]*envFacts{}}
+	s.sources[repoKey(s.controlPlane)] = &source{url: s.controlPlane, kind: KindControlPlane, next: opts.Now()}
+	if opts.Promote {
+		s.watcher = opts.Fleet.Watcher("fleetform serve", opts.Now, s.applyPromoted)
 	}
 	return s
 }
 
 // open reads the control plane afresh.
 func (s *Service) open(ctx context.Context) (*controlplane.ControlPlane, error) {
-	return controlplane.Open(ctx, s.opts.ControlPlane, s.opts.Platform)
+	return s.opts.Fleet.Open(ctx)
 }
 
 // Schedule loads an environment of the control plane at its latest commits and schedules it
 // (no render): what explain pages read.
 func (s *Service) Schedule(ctx context.Context, env string) (*pipeline.Run, error) {
-	cp, err := s.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return pipeline.Load(ctx, cp, env, pipeline.UpToSchedule, render.Options{})
+	return s.opts.Fleet.Load(ctx, env, pipeline.UpToSchedule)
 }
 
 // Trigger asks for a sync of the repository a webhook named, at once; it reports whether

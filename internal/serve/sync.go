@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
@@ -52,44 +51,30 @@ func (s *Service) sync(ctx context.Context, cp *controlplane.ControlPlane, env, 
 		skipped = true // read, but nothing it has changed: not a sync
 		return
 	}
-	t := gitops.TargetFor(r.Snapshot, gitops.Target{Repo: cp.GitOpsOverride(env)}, cp.Locate)
-	if t.Repo == "" {
-		rec.Error = fmt.Sprintf("environment %s has no GitOpsRepo: declare one, or name it in the config file's gitops", env)
+	t, err := s.opts.Fleet.Target(r, gitops.Target{})
+	if err != nil {
+		rec.Error = err.Error()
 		return
 	}
 	rec.GitOpsRepo, rec.Branch = shownURL(t.Repo), t.Branch
 	s.apply(ctx, r, t, &rec)
 }
 
-// apply writes the environment and fills the record with what it did.
+// apply writes the environment and fills the record with what it did: errors in its input
+// are in the record's failed assignments and diagnostics, not a failed sync.
 func (s *Service) apply(ctx context.Context, r *pipeline.Run, t gitops.Target, rec *hub.SyncRecord) {
-	opts := pipeline.ApplyOptions{Target: t, Commit: s.opts.Commit, Hub: s.opts.Hub}
-	if s.opts.PullRequests != nil {
-		prs, err := s.opts.PullRequests(ctx, t, rec.Environment)
-		if err != nil {
-			rec.Error = err.Error()
-			return
-		}
-		opts.PullRequests = prs
-	}
-	applied, err := pipeline.Apply(context.WithoutCancel(ctx), s.opts.Writer, r, opts)
-	if res := applied.Result; res != nil && res.Plan != nil {
-		rec.NoChange, rec.FilesChanged = res.Plan.NoChange(), len(res.Plan.Changes)
-		if !res.Commit.IsZero() {
-			rec.GitOpsCommit = res.Commit.String()
-		}
+	res, err := s.opts.Fleet.ApplyRun(context.WithoutCancel(ctx), r, t, pipeline.ApplyRequest{PullRequest: s.opts.PullRequests})
+	if res != nil {
+		rec.NoChange, rec.FilesChanged, rec.GitOpsCommit = res.NoChange, len(res.Plan.Changes), res.Commit
 		for _, f := range res.Plan.Failed {
 			rec.Failed = append(rec.Failed, hub.FailedAssignment{ClusterType: f.ClusterType, DeploymentTarget: f.DeploymentTarget, Error: f.Error})
 		}
+		if res.PullRequest != nil {
+			rec.PullRequest = res.PullRequest.URL
+		}
 	}
-	if applied.PullRequest != nil {
-		rec.PullRequest = applied.PullRequest.URL
-	}
-	switch {
-	case err != nil:
+	if err != nil && !pipeline.IsInvalid(err) {
 		rec.Error = err.Error()
-	case applied.HubErr != nil:
-		rec.Error = "the commit is written, but: " + applied.HubErr.Error()
 	}
 }
 
