@@ -2,7 +2,6 @@ package controlplane
 
 import (
 	"testing"
-
 )
 
 func TestLevenshtein(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -38,7 +37,7 @@ type Config struct {
 	ForgeURL string
 	// Hub, when set, is where applies post their desired state and promotions check their
 	// gates and record their decisions.
-	Hub Hub
+	Hub    Hub
 	Logger *slog.Logger
 }
 
@@ -177,14 +176,3 @@ func (f *Fleet) commitOptions(subject string, maxAttempts int) gitops.CommitOpti
 	return gitops.CommitOptions{AuthorName: f.cfg.Author.Name, AuthorEmail: f.cfg.Author.Email, Subject: subject,
 		MaxAttempts: cmp.Or(maxAttempts, gitops.DefaultMaxAttempts)}
 }
-
-// errEnvironment names an environment that is not declared, with those that are.
-func errEnvironment(name string, declared []controlplane.EnvironmentInfo) error {
-	names := make([]string, 0, len(declared))
-	for _, e := range declared {
-		names = append(names, e.Name)
-	}
-	return Usagef("environment %q is not declared; declared: %s", name, strings.Join(names, ", "))
-}
-
-var _ = fmt.Sprintf
