@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"strings"
 
@@ -13,7 +11,7 @@ import (
 
 	"github.com/fleetform/fleetform/internal/app"
 	"github.com/fleetform/fleetform/internal/cli/command"
-	"github.com/fleetform/fleetform/internal/controlplane"
+	"github.com/fleetform/fleetform/internal/pipeline"
 )
 
 func newAppCmd(e *env) *cobra.Command {
@@ -75,88 +73,42 @@ func (o *appOptions) validate(needEnv bool) error {
 		return err
 	}
 	if o.configRepo == "" {
-		return failed(ExitUsage, errors.New("--config-repo is required"))
+		return command.Usage(errors.New("--config-repo is required"))
 	}
 	if needEnv && o.env == "" {
-		return failed(ExitUsage, errors.New("--env is required"))
+		return command.Usage(errors.New("--env is required"))
 	}
 	o.varMap = map[string]string{}
 	for _, v := range o.vars {
 		name, value, ok := strings.Cut(v, "=")
 		if !ok || name == "" {
-			return failed(ExitUsage, fmt.Errorf("--var %q: want NAME=VALUE", v))
+			return command.Usagef("--var %q: want NAME=VALUE", v)
 		}
 		o.varMap[name] = value
 	}
 	return nil
 }
 
-// repos opens repositories through the repo map, with the config file's credentials.
-func (o *appOptions) repos(e *env) (*controlplane.Repos, error) {
-	opts, err := o.cp.platformOptions(e)
-	if err != nil {
-		return nil, err
-	}
+// request is the app flow's request from the flags.
+func (o *appOptions) request() pipeline.AppRequest {
+	return pipeline.AppRequest{Source: o.source, SourceRef: o.sourceRef, ConfigRepo: o.configRepo, ConfigRef: o.configRef,
+		Env: o.env, Vars: o.varMap, Set: o.set, Version: o.version, ImageTag: o.imageTag}
+}
+
+// fleet builds the application layer of an app command; more are the repositories it names
+// besides the source and the config repository (trusted as the command line's).
+func (o *appOptions) fleet(e *env, more ...string) (pipeline.Config, error) {
 	o.cp.trusted = append(o.cp.trusted, o.source, o.configRepo)
-	creds, err := o.cp.credentials(e)
-	if err != nil {
-		return nil, err
-	}
-	return controlplane.NewRepos(maps.Clone(opts.RepoMap), creds, e.Logger), nil
-}
-
-// load reads the source and the environment's config and composes every target.
-func (o *appOptions) load(ctx context.Context, e *env, envName string) (*app.Run, error) {
-	repos, err := o.repos(e)
-	if err != nil {
-		return nil, err
-	}
-	a, err := o.loadSource(ctx, repos, o.sourceRef)
-	if err != nil {
-		return nil, err
-	}
-	return o.compose(ctx, repos, a, envName, o.varMap, o.version, o.imageTag)
-}
-
-func (o *appOptions) loadSource(ctx context.Context, repos *controlplane.Repos, ref string) (*app.App, error) {
-	src, err := repos.Open(ctx, o.source)
-	if err != nil {
-		return nil, failed(ExitFailed, fmt.Errorf("source: %w", err))
-	}
-	tree, err := src.Tree(ref)
-	if err != nil {
-		return nil, failed(ExitFailed, fmt.Errorf("source: %w", err))
-	}
-	a, err := app.LoadSource(tree, o.source)
-	if err != nil {
-		return nil, failed(ExitFailed, err)
-	}
-	return a, nil
-}
-
-func (o *appOptions) compose(ctx context.Context, repos *controlplane.Repos, a *app.App, envName string, vars map[string]string, version, imageTag string) (*app.Run, error) {
-	cfgRepo, err := repos.Open(ctx, o.configRepo)
-	if err != nil {
-		return nil, failed(ExitFailed, fmt.Errorf("config repository: %w", err))
-	}
-	cfg, err := app.LoadConfig(cfgRepo, envName, o.configRef)
-	if err != nil {
-		return nil, failed(ExitFailed, err)
-	}
-	in, err := app.NewInputs(a, cfg, vars, o.set, version, imageTag)
-	if err != nil {
-		return nil, failed(ExitFailed, err)
-	}
-	r, err := app.NewRun(in, envName)
-	if err != nil {
-		return nil, failed(ExitFailed, err)
-	}
-	return r, nil
+	o.cp.trusted = append(o.cp.trusted, more...)
+	return o.cp.config(e)
 }
 
 // printResult prints a render, plan or apply result and chooses the exit code: 1 when a
 // target failed or a folder mismatched (the others were written all the same).
-func (o *appOptions) printResult(e *env, verb string, res *app.Result) error {
+func (o *appOptions) printResult(e *env, verb string, res *app.Result, err error) error {
+	if res == nil {
+		return err
+	}
 	printed := map[string]bool{}
 	for _, m := range res.Mismatches {
 		fmt.Fprintln(e.Stderr, "error:", m.Message)
@@ -167,11 +119,8 @@ func (o *appOptions) printResult(e *env, verb string, res *app.Result) error {
 			fmt.Fprintln(e.Stderr, "error:", t.Error)
 		}
 	}
-	if err := o.out.Write(e.Stdout, res, func(w io.Writer) error { return appText(w, verb, res) }); err != nil {
-		return failed(ExitFailed, err)
+	if werr := o.out.Write(e.Stdout, res, func(w io.Writer) error { return appText(w, verb, res) }); werr != nil {
+		return werr
 	}
-	if res.Failed() {
-		return failed(ExitFailed, nil)
-	}
-	return nil
+	return command.Reported(err)
 }

@@ -2,19 +2,11 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"net/mail"
 	"os"
-	"time"
 
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/spf13/cobra"
 
-	"github.com/fleetform/fleetform/internal/app"
 	"github.com/fleetform/fleetform/internal/cli/command"
-	"github.com/fleetform/fleetform/internal/gitops/gitrepo"
-	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/pipeline"
 )
 
@@ -25,7 +17,7 @@ type appApplyOptions struct {
 	forgeURL string
 	author   string
 	hub      hubOptions
-	sig      object.Signature // set by validate
+	sig      pipeline.Author // set by validate
 }
 
 func newAppApplyCmd(e *env) *cobra.Command {
@@ -64,121 +56,41 @@ func (o *appApplyOptions) validate() error {
 	if err := o.app.validate(true); err != nil {
 		return err
 	}
-	addr, err := mail.ParseAddress(o.author)
-	if err != nil {
-		return failed(ExitUsage, fmt.Errorf("--author %q: want \"Name <email>\"", o.author))
+	var err error
+	if o.sig, err = author(o.author); err != nil {
+		return err
 	}
-	o.sig = object.Signature{Name: addr.Name, Email: addr.Address}
 	if o.hub.URL != "" && os.Getenv(command.HubTokenEnv) == "" {
-		return failed(ExitUsage, fmt.Errorf("--hub: set %s to a hub token", command.HubTokenEnv))
+		return command.Usagef("--hub: set %s to a hub token", command.HubTokenEnv)
 	}
 	return nil
+}
+
+// fleet builds the application layer of an app command that writes.
+func (o *appApplyOptions) fleet(e *env) (*pipeline.Fleet, error) {
+	cfg, err := o.app.fleet(e, o.gitops, o.forgeURL)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Author, cfg.ForgeURL = o.sig, o.forgeURL
+	if cfg.Hub, err = o.hub.hub(); err != nil {
+		return nil, err
+	}
+	return pipeline.New(cfg), nil
+}
+
+// request is the app flow's request from the flags.
+func (o *appApplyOptions) request() pipeline.AppRequest {
+	req := o.app.request()
+	req.GitOps, req.PullRequest = o.gitops, o.pr
+	return req
 }
 
 func (o *appApplyOptions) run(ctx context.Context, e *env) error {
-	r, err := o.app.load(ctx, e, o.app.env)
+	f, err := o.fleet(e)
 	if err != nil {
 		return err
 	}
-	res, err := applyRun(ctx, e, &o.app, r, o.gitops, o.pr, o.forgeURL, o.sig, false)
-	if err != nil {
-		return err
-	}
-	if o.hub.URL != "" {
-		if err := postVersions(ctx, &o.hub, r, res); err != nil {
-			return failed(ExitFailed, err)
-		}
-	}
-	return o.app.printResult(e, "apply", res)
-}
-
-// applyRun writes (or, dry, plans) a run into the app GitOps repository.
-func applyRun(ctx context.Context, e *env, o *appOptions, r *app.Run, gitops string, pr bool, forgeURL string, sig object.Signature, dry bool) (*app.Result, error) {
-	location, err := gitopsLocation(o, e, r, gitops)
-	if err != nil {
-		return nil, err
-	}
-	o.cp.trusted = append(o.cp.trusted, location, forgeURL)
-	creds, err := o.cp.credentials(e)
-	if err != nil {
-		return nil, err
-	}
-	repo, err := gitrepo.Open(ctx, location, os.Getenv("FLEETFORM_CACHE_DIR"), creds, e.Logger)
-	if err != nil {
-		return nil, failed(ExitFailed, err)
-	}
-	w := &app.Writer{Repo: repo, Author: sig, Logger: e.Logger}
-	if pr {
-		frepo, client, err := pipeline.ForgeClient(ctx, creds, gitopsURL(r, gitops), forgeURL)
-		if err != nil {
-			return nil, failed(ExitUsage, err)
-		}
-		w.PullRequests = &app.PullRequests{Forge: client, Repo: frepo}
-	}
-	var res *app.Result
-	if dry {
-		res, err = w.Plan(ctx, r)
-	} else {
-		res, err = w.Apply(ctx, r)
-	}
-	if err != nil {
-		return nil, failed(ExitFailed, err)
-	}
-	return res, nil
-}
-
-// gitopsURL is the URL of the app GitOps repository: --gitops, else the targets' repo.
-func gitopsURL(r *app.Run, gitops string) string {
-	if gitops != "" {
-		return gitops
-	}
-	return r.Targets[0].Target.Repo
-}
-
-// gitopsLocation is where the app GitOps repository is read and written: --gitops, else
-// the one repository every target names (through the repo map).
-func gitopsLocation(o *appOptions, e *env, r *app.Run, gitops string) (string, error) {
-	if gitops != "" {
-		return gitops, nil
-	}
-	repo := r.Targets[0].Target.Repo
-	for _, t := range r.Targets {
-		if t.Target.Repo != repo {
-			return "", failed(ExitUsage, fmt.Errorf("the targets of %s name several repositories (%s, %s): give --gitops", r.Env, repo, t.Target.Repo))
-		}
-	}
-	if repo == "" {
-		return "", failed(ExitUsage, errors.New("the targets name no manifests.repo: give --gitops"))
-	}
-	opts, err := o.cp.platformOptions(e)
-	if err != nil {
-		return "", err
-	}
-	if p, ok := opts.RepoMap.Lookup(repo); ok {
-		return p, nil
-	}
-	return repo, nil
-}
-
-// postVersions posts the version of every target that did not fail to the hub.
-func postVersions(ctx context.Context, h *hubOptions, r *app.Run, res *app.Result) error {
-	c, err := h.Client()
-	if err != nil {
-		return err
-	}
-	for _, t := range res.Targets {
-		if t.Status == app.StatusFailed {
-			continue
-		}
-		v := hub.WorkloadVersion{Environment: r.Env, Workload: res.Workload,
-			DeploymentTarget: res.Workload + "-" + t.Target, Version: res.Version, Build: res.ImageTag,
-			SourceCommit: res.SourceCommit, ReportedAt: time.Now().UTC()}
-		if v.Version == "" {
-			v.Version = res.SourceCommit
-		}
-		if err := c.PostWorkloadVersion(ctx, v); err != nil {
-			return fmt.Errorf("post the version of %s to the hub: %w", t.Target, err)
-		}
-	}
-	return nil
+	res, err := f.AppApply(ctx, o.request())
+	return o.app.printResult(e, "apply", res, err)
 }

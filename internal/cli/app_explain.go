@@ -10,7 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fleetform/fleetform/internal/app"
+	"github.com/fleetform/fleetform/internal/cli/command"
+	"github.com/fleetform/fleetform/internal/pipeline"
 )
 
 type appExplainOptions struct {
@@ -19,22 +20,6 @@ type appExplainOptions struct {
 }
 
 // appExplainValue is one effective value in `app explain -o json`.
-type appExplainValue struct {
-	Value    any            `json:"value"`
-	Source   app.Source     `json:"source"`
-	Shadowed []app.Shadowed `json:"shadowed"`
-}
-
-// appExplainJSON is what `app explain -o json` prints.
-type appExplainJSON struct {
-	Environment      string                      `json:"environment"`
-	Workload         string                      `json:"workload"`
-	DeploymentTarget string                      `json:"deploymentTarget"`
-	ConfigFolder     string                      `json:"configFolder"`
-	Files            []string                    `json:"files"`
-	Values           map[string]*appExplainValue `json:"values"`
-}
-
 func newAppExplainCmd(e *env) *cobra.Command {
 	var o appExplainOptions
 	cmd := &cobra.Command{
@@ -54,7 +39,7 @@ func newAppExplainCmd(e *env) *cobra.Command {
 				return err
 			}
 			if o.target == "" {
-				return failed(ExitUsage, errors.New("--target is required"))
+				return command.Usage(errors.New("--target is required"))
 			}
 			key := ""
 			if len(args) == 1 {
@@ -69,51 +54,18 @@ func newAppExplainCmd(e *env) *cobra.Command {
 }
 
 func (o *appExplainOptions) run(cmd *cobra.Command, e *env, key string) error {
-	ctx := cmd.Context()
-	repos, err := o.app.repos(e)
+	cfg, err := o.app.fleet(e)
 	if err != nil {
 		return err
 	}
-	a, err := o.app.loadSource(ctx, repos, o.app.sourceRef)
+	doc, err := pipeline.New(cfg).AppExplain(cmd.Context(), o.app.request(), o.target, key)
 	if err != nil {
 		return err
 	}
-	envName := o.app.env
-	if envName == "" {
-		for _, t := range a.Workload.Spec.DeploymentTargets {
-			if t.Name == o.target {
-				envName = t.Environment
-				break
-			}
-		}
-	}
-	if envName == "" {
-		return failed(ExitFailed, fmt.Errorf("%s: no deployment target %s", a.Workload.Source.File, o.target))
-	}
-	r, err := o.app.compose(ctx, repos, a, envName, o.app.varMap, o.app.version, o.app.imageTag)
-	if err != nil {
-		return err
-	}
-	t, ok := r.Target(o.target)
-	if !ok {
-		return failed(ExitFailed, fmt.Errorf("%s: no deployment target %s in environment %s", a.Workload.Source.File, o.target, envName))
-	}
-	if t.Err != nil {
-		return failed(ExitFailed, t.Err)
-	}
-	doc := appExplainJSON{Environment: envName, Workload: a.Workload.Metadata.Name, DeploymentTarget: o.target,
-		ConfigFolder: t.Folder, Files: r.In.Files(t.Folder), Values: map[string]*appExplainValue{}}
-	for p, prov := range t.Values.Lookup(key) {
-		v, _ := t.Values.Get(p)
-		doc.Values[p] = &appExplainValue{Value: v, Source: prov.Source, Shadowed: prov.Shadowed}
-	}
-	if key != "" && len(doc.Values) == 0 {
-		return failed(ExitFailed, fmt.Errorf("target %s has no value %s", o.target, key))
-	}
-	return o.app.out.Write(e.Stdout, doc, func(w io.Writer) error { return appExplainText(w, &doc) })
+	return o.app.out.Write(e.Stdout, doc, func(w io.Writer) error { return appExplainText(w, doc) })
 }
 
-func appExplainText(w io.Writer, doc *appExplainJSON) error {
+func appExplainText(w io.Writer, doc *pipeline.AppExplanation) error {
 	fmt.Fprintf(w, "%s %s in %s (config folder %s)\n", doc.Workload, doc.DeploymentTarget, doc.Environment, doc.ConfigFolder)
 	for _, k := range slices.Sorted(maps.Keys(doc.Values)) {
 		v := doc.Values[k]

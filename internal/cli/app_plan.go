@@ -1,8 +1,9 @@
 package cli
 
 import (
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/spf13/cobra"
+
+	"github.com/fleetform/fleetform/internal/pipeline"
 )
 
 type appPlanOptions struct {
@@ -23,15 +24,14 @@ func newAppPlanCmd(e *env) *cobra.Command {
 			if err := o.app.validate(true); err != nil {
 				return err
 			}
-			r, err := o.app.load(cmd.Context(), e, o.app.env)
+			cfg, err := o.app.fleet(e, o.gitops)
 			if err != nil {
 				return err
 			}
-			res, err := applyRun(cmd.Context(), e, &o.app, r, o.gitops, false, "", object.Signature{}, true)
-			if err != nil {
-				return err
-			}
-			return o.app.printResult(e, "plan", res)
+			req := o.app.request()
+			req.GitOps = o.gitops
+			res, err := pipeline.New(cfg).AppPlan(cmd.Context(), req)
+			return o.app.printResult(e, "plan", res, err)
 		},
 	}
 	o.app.bind(cmd)

@@ -4,6 +4,9 @@ import (
 	"errors"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fleetform/fleetform/internal/cli/command"
+	"github.com/fleetform/fleetform/internal/pipeline"
 )
 
 type appRenderOptions struct {
@@ -28,15 +31,12 @@ func newAppRenderCmd(e *env) *cobra.Command {
 			if err := o.validate(); err != nil {
 				return err
 			}
-			r, err := o.app.load(cmd.Context(), e, o.app.env)
+			cfg, err := o.app.fleet(e)
 			if err != nil {
 				return err
 			}
-			res, err := r.WriteDir(o.dir)
-			if err != nil {
-				return failed(ExitFailed, err)
-			}
-			return o.app.printResult(e, "render", res)
+			res, err := pipeline.New(cfg).AppRender(cmd.Context(), o.app.request(), o.dir)
+			return o.app.printResult(e, "render", res, err)
 		},
 	}
 	o.app.bind(cmd)
@@ -49,7 +49,7 @@ func (o *appRenderOptions) validate() error {
 		return err
 	}
 	if o.dir == "" {
-		return failed(ExitUsage, errors.New("--out DIR is required"))
+		return command.Usage(errors.New("--out DIR is required"))
 	}
 	return nil
 }

@@ -82,6 +82,17 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// Trusting returns the Store that also trusts urls, as if the command line had named them
+// (a nil Store stays nil).
+func (s *Store) Trusting(urls ...string) (*Store, error) {
+	if s == nil {
+		return nil, nil
+	}
+	cfg := s.cfg
+	cfg.Trusted = append(slices.Clone(cfg.Trusted), urls...)
+	return New(cfg)
+}
+
 // scoped is an entry with its normalised scope.
 type scoped struct {
 	Entry
@@ -91,6 +102,7 @@ type scoped struct {
 
 // Store chooses the credential for a URL. It is safe for concurrent use.
 type Store struct {
+	cfg     Config   // what it was built from
 	entries []scoped // longest path first, configured before legacy on a tie
 	trusted []origin // https origins of the hosts named on the command line
 	logger  *slog.Logger
@@ -101,7 +113,7 @@ type Store struct {
 // one per host of cfg.Trusted (https://host, whatever the URL's scheme; an http:// URL's
 // host gets none). The token is never sent over plain HTTP.
 func New(cfg Config) (*Store, error) {
-	s := &Store{logger: cfg.Logger}
+	s := &Store{cfg: cfg, logger: cfg.Logger}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
