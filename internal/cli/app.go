@@ -11,7 +11,7 @@ import (
 
 	"github.com/fleetform/fleetform/internal/app"
 	"github.com/fleetform/fleetform/internal/cli/command"
-	"github.com/fleetform/fleetform/internal/pipeline"
+	"github.com/fleetform/fleetform/internal/fleet"
 )
 
 func newAppCmd(e *env) *cobra.Command {
@@ -90,14 +90,14 @@ func (o *appOptions) validate(needEnv bool) error {
 }
 
 // request is the app flow's request from the flags.
-func (o *appOptions) request() pipeline.AppRequest {
-	return pipeline.AppRequest{Source: o.source, SourceRef: o.sourceRef, ConfigRepo: o.configRepo, ConfigRef: o.configRef,
+func (o *appOptions) request() fleet.AppRequest {
+	return fleet.AppRequest{Source: o.source, SourceRef: o.sourceRef, ConfigRepo: o.configRepo, ConfigRef: o.configRef,
 		Env: o.env, Vars: o.varMap, Set: o.set, Version: o.version, ImageTag: o.imageTag}
 }
 
 // fleet builds the application layer of an app command; more are the repositories it names
 // besides the source and the config repository (trusted as the command line's).
-func (o *appOptions) fleet(e *env, more ...string) (pipeline.Config, error) {
+func (o *appOptions) fleet(e *env, more ...string) (fleet.Config, error) {
 	o.cp.trusted = append(o.cp.trusted, o.source, o.configRepo)
 	o.cp.trusted = append(o.cp.trusted, more...)
 	return o.cp.config(e)

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/cli/command"
-	"github.com/fleetform/fleetform/internal/pipeline"
+	"github.com/fleetform/fleetform/internal/fleet"
 )
 
 type appApplyOptions struct {
@@ -17,7 +17,7 @@ type appApplyOptions struct {
 	forgeURL string
 	author   string
 	hub      hubOptions
-	sig      pipeline.Author // set by validate
+	sig      fleet.Author // set by validate
 }
 
 func newAppApplyCmd(e *env) *cobra.Command {
@@ -67,7 +67,7 @@ func (o *appApplyOptions) validate() error {
 }
 
 // fleet builds the application layer of an app command that writes.
-func (o *appApplyOptions) fleet(e *env) (*pipeline.Fleet, error) {
+func (o *appApplyOptions) fleet(e *env) (*fleet.Fleet, error) {
 	cfg, err := o.app.fleet(e, o.gitops, o.forgeURL)
 	if err != nil {
 		return nil, err
@@ -76,11 +76,11 @@ func (o *appApplyOptions) fleet(e *env) (*pipeline.Fleet, error) {
 	if cfg.Hub, err = o.hub.hub(); err != nil {
 		return nil, err
 	}
-	return pipeline.New(cfg), nil
+	return fleet.New(cfg), nil
 }
 
 // request is the app flow's request from the flags.
-func (o *appApplyOptions) request() pipeline.AppRequest {
+func (o *appApplyOptions) request() fleet.AppRequest {
 	req := o.app.request()
 	req.GitOps, req.PullRequest = o.gitops, o.pr
 	return req

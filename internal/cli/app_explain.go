@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/cli/command"
-	"github.com/fleetform/fleetform/internal/pipeline"
+	"github.com/fleetform/fleetform/internal/fleet"
 )
 
 type appExplainOptions struct {
@@ -58,14 +58,14 @@ func (o *appExplainOptions) run(cmd *cobra.Command, e *env, key string) error {
 	if err != nil {
 		return err
 	}
-	doc, err := pipeline.New(cfg).AppExplain(cmd.Context(), o.app.request(), o.target, key)
+	doc, err := fleet.New(cfg).AppExplain(cmd.Context(), o.app.request(), o.target, key)
 	if err != nil {
 		return err
 	}
 	return o.app.out.Write(e.Stdout, doc, func(w io.Writer) error { return appExplainText(w, doc) })
 }
 
-func appExplainText(w io.Writer, doc *pipeline.AppExplanation) error {
+func appExplainText(w io.Writer, doc *fleet.AppExplanation) error {
 	fmt.Fprintf(w, "%s %s in %s (config folder %s)\n", doc.Workload, doc.DeploymentTarget, doc.Environment, doc.ConfigFolder)
 	for _, k := range slices.Sorted(maps.Keys(doc.Values)) {
 		v := doc.Values[k]

@@ -3,7 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/fleetform/fleetform/internal/pipeline"
+	"github.com/fleetform/fleetform/internal/fleet"
 )
 
 type appPlanOptions struct {
@@ -30,7 +30,7 @@ func newAppPlanCmd(e *env) *cobra.Command {
 			}
 			req := o.app.request()
 			req.GitOps = o.gitops
-			res, err := pipeline.New(cfg).AppPlan(cmd.Context(), req)
+			res, err := fleet.New(cfg).AppPlan(cmd.Context(), req)
 			return o.app.printResult(e, "plan", res, err)
 		},
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/cli/command"
-	"github.com/fleetform/fleetform/internal/pipeline"
+	"github.com/fleetform/fleetform/internal/fleet"
 )
 
 type appPromoteOptions struct {
@@ -84,7 +84,7 @@ func (o *appPromoteOptions) run(ctx context.Context, e *env) error {
 	return o.print(e, doc, command.Reported(err))
 }
 
-func (o *appPromoteOptions) print(e *env, doc *pipeline.AppPromotion, result error) error {
+func (o *appPromoteOptions) print(e *env, doc *fleet.AppPromotion, result error) error {
 	err := o.apply.app.out.Write(e.Stdout, doc, func(w io.Writer) error {
 		if !doc.Promoted {
 			fmt.Fprintf(w, "app promote %s %s -> %s: refused\n", doc.Workload, doc.From, doc.To)

@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/cli/command"
-	"github.com/fleetform/fleetform/internal/pipeline"
+	"github.com/fleetform/fleetform/internal/fleet"
 )
 
 type appRenderOptions struct {
@@ -35,7 +35,7 @@ func newAppRenderCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			res, err := pipeline.New(cfg).AppRender(cmd.Context(), o.app.request(), o.dir)
+			res, err := fleet.New(cfg).AppRender(cmd.Context(), o.app.request(), o.dir)
 			return o.app.printResult(e, "render", res, err)
 		},
 	}

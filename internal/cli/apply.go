@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/cli/command"
+	"github.com/fleetform/fleetform/internal/fleet"
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/pipeline"
 )
@@ -24,7 +25,7 @@ type applyOptions struct {
 	forgeURL        string
 	noCache         bool
 	hub             hubOptions
-	sig             pipeline.Author // set by validate
+	sig             fleet.Author // set by validate
 }
 
 func newApplyCmd(e *env) *cobra.Command {
@@ -69,7 +70,7 @@ func newApplyCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-func applyText(w io.Writer, doc *pipeline.ApplyResult) error {
+func applyText(w io.Writer, doc *fleet.ApplyResult) error {
 	counts := map[string]int{}
 	for _, c := range doc.Plan.Changes {
 		counts[c.Action]++
@@ -130,7 +131,7 @@ func (o *applyOptions) run(ctx context.Context, e *env) error {
 	prog := newProgress(e, "rendering")
 	write := o.g.write(prog)
 	write.AllowMassDelete = o.allowMassDelete
-	doc, err := pipeline.New(cfg).Apply(ctx, pipeline.ApplyRequest{Env: o.cp.env, Target: o.g.target(), Write: write,
+	doc, err := fleet.New(cfg).Apply(ctx, fleet.ApplyRequest{Env: o.cp.env, Target: o.g.target(), Write: write,
 		Subject: o.subject, MaxAttempts: o.maxAttempts, PullRequest: o.pr, Remember: !o.noCache})
 	prog.finish()
 	if doc == nil {
@@ -140,7 +141,7 @@ func (o *applyOptions) run(ctx context.Context, e *env) error {
 	if werr := o.out.Write(e.Stdout, doc, func(w io.Writer) error { return applyText(w, doc) }); werr != nil {
 		return werr
 	}
-	if pipeline.IsRefused(err) || pipeline.IsInvalid(err) {
+	if fleet.IsRefused(err) || fleet.IsInvalid(err) {
 		return command.Reported(err)
 	}
 	return err

@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/fleetform/fleetform/internal/fleet"
 	"github.com/fleetform/fleetform/internal/gitops"
-	"github.com/fleetform/fleetform/internal/pipeline"
 )
 
 // gitopsOptions are the flags of plan and apply that say where the tree goes.
@@ -37,8 +37,8 @@ func (o *gitopsOptions) target() gitops.Target {
 }
 
 // write is how the flags say to write, with rendering progress reported to prog.
-func (o *gitopsOptions) write(prog *progress) pipeline.WriteOptions {
-	return pipeline.WriteOptions{MassDeleteThreshold: o.threshold, Diff: o.diff, Progress: prog.update}
+func (o *gitopsOptions) write(prog *progress) fleet.WriteOptions {
+	return fleet.WriteOptions{MassDeleteThreshold: o.threshold, Diff: o.diff, Progress: prog.update}
 }
 
 // progress reports rendering progress: a bar on a terminal, log lines otherwise.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/controlplane"
+	"github.com/fleetform/fleetform/internal/fleet"
 	"github.com/fleetform/fleetform/internal/pipeline"
 )
 
@@ -86,26 +87,26 @@ const cacheDirEnv = "FLEETFORM_CACHE_DIR"
 
 // config is the application layer's configuration from the flags and the config file (the
 // commands add their author, forge and hub).
-func (o *controlPlaneOptions) config(e *env) (pipeline.Config, error) {
+func (o *controlPlaneOptions) config(e *env) (fleet.Config, error) {
 	read, err := o.platformOptions(e)
 	if err != nil {
-		return pipeline.Config{}, err
+		return fleet.Config{}, err
 	}
 	creds, err := o.credentials(e)
 	if err != nil {
-		return pipeline.Config{}, err
+		return fleet.Config{}, err
 	}
-	return pipeline.Config{ControlPlane: o.controlPlane, Read: read, Credentials: creds, CacheDir: os.Getenv(cacheDirEnv),
+	return fleet.Config{ControlPlane: o.controlPlane, Read: read, Credentials: creds, CacheDir: os.Getenv(cacheDirEnv),
 		Logger: e.Logger}, nil
 }
 
 // fleet is the application layer of a command that only reads the control plane.
-func (o *controlPlaneOptions) fleet(e *env) (*pipeline.Fleet, error) {
+func (o *controlPlaneOptions) fleet(e *env) (*fleet.Fleet, error) {
 	cfg, err := o.config(e)
 	if err != nil {
 		return nil, err
 	}
-	return pipeline.New(cfg), nil
+	return fleet.New(cfg), nil
 }
 
 // open opens the control plane.
@@ -151,10 +152,10 @@ func (o *controlPlaneOptions) environments(ctx context.Context, cp *controlplane
 }
 
 // author parses --author ("Name <email>").
-func author(s string) (pipeline.Author, error) {
+func author(s string) (fleet.Author, error) {
 	addr, err := mail.ParseAddress(s)
 	if err != nil {
-		return pipeline.Author{}, command.Usagef("--author %q: want \"Name <email>\"", s)
+		return fleet.Author{}, command.Usagef("--author %q: want \"Name <email>\"", s)
 	}
-	return pipeline.Author{Name: addr.Name, Email: addr.Address}, nil
+	return fleet.Author{Name: addr.Name, Email: addr.Address}, nil
 }

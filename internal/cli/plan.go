@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/cli/command"
+	"github.com/fleetform/fleetform/internal/fleet"
 	"github.com/fleetform/fleetform/internal/pipeline"
 )
 
@@ -54,7 +55,7 @@ func (o *planOptions) run(ctx context.Context, e *env) error {
 		return err
 	}
 	prog := newProgress(e, "rendering")
-	doc, err := f.Plan(ctx, pipeline.PlanRequest{Env: o.cp.env, Target: o.g.target(), Write: o.g.write(prog)})
+	doc, err := f.Plan(ctx, fleet.PlanRequest{Env: o.cp.env, Target: o.g.target(), Write: o.g.write(prog)})
 	prog.finish()
 	if doc == nil {
 		return err

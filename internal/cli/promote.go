@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/cli/command"
-	"github.com/fleetform/fleetform/internal/pipeline"
+	"github.com/fleetform/fleetform/internal/fleet"
 )
 
 type promoteOptions struct {
@@ -110,7 +110,7 @@ func (o *promoteOptions) check() error {
 }
 
 // fleet builds the application layer of a promotion: its author, forge and hub.
-func (o *promoteOptions) fleet(e *env) (*pipeline.Fleet, error) {
+func (o *promoteOptions) fleet(e *env) (*fleet.Fleet, error) {
 	sig, err := author(o.author)
 	if err != nil {
 		return nil, err
@@ -124,12 +124,12 @@ func (o *promoteOptions) fleet(e *env) (*pipeline.Fleet, error) {
 	if cfg.Hub, err = o.hub.hub(); err != nil {
 		return nil, err
 	}
-	return pipeline.New(cfg), nil
+	return fleet.New(cfg), nil
 }
 
 // promoteOnce promotes one commit into --to and reports the decision.
-func (o *promoteOptions) promoteOnce(ctx context.Context, e *env, f *pipeline.Fleet) error {
-	doc, err := f.Promote(ctx, pipeline.PromoteRequest{To: o.to, Commit: o.commit, Override: o.override, Reason: o.reason,
+func (o *promoteOptions) promoteOnce(ctx context.Context, e *env, f *fleet.Fleet) error {
+	doc, err := f.Promote(ctx, fleet.PromoteRequest{To: o.to, Commit: o.commit, Override: o.override, Reason: o.reason,
 		Actor: o.actor, PullRequest: o.pr, CommitStatus: o.statuses, Now: time.Now()})
 	if doc == nil {
 		return err
@@ -140,7 +140,7 @@ func (o *promoteOptions) promoteOnce(ctx context.Context, e *env, f *pipeline.Fl
 	return command.Reported(err)
 }
 
-func promoteText(w io.Writer, doc *pipeline.PromoteResult) error {
+func promoteText(w io.Writer, doc *fleet.PromoteResult) error {
 	res := doc.Result
 	c := res.Commit[:min(len(res.Commit), 12)]
 	if !res.Promoted {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/fleetform/fleetform/internal/cli/command"
+	"github.com/fleetform/fleetform/internal/fleet"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/client"
 	"github.com/fleetform/fleetform/internal/pipeline"
@@ -14,7 +15,7 @@ import (
 type hubOptions struct{ command.Hub }
 
 // hub is the hub the use cases talk to through --hub (nil without it).
-func (o *hubOptions) hub() (pipeline.Hub, error) {
+func (o *hubOptions) hub() (fleet.Hub, error) {
 	if o.URL == "" {
 		return nil, nil
 	}
@@ -22,7 +23,7 @@ func (o *hubOptions) hub() (pipeline.Hub, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pipeline.RemoteHub(c), nil
+	return fleet.RemoteHub(c), nil
 }
 
 // promoteHub returns the hub promote checks its gates on and records its decisions in.

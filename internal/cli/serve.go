@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/controlplane"
+	"github.com/fleetform/fleetform/internal/fleet"
 	"github.com/fleetform/fleetform/internal/hub"
-	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/serve"
 )
 
@@ -152,9 +152,9 @@ func (o *serveOptions) run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	cfg.Hub = pipeline.LocalHub(hs.hub)
-	fleet := pipeline.New(cfg)
-	opts := serve.Options{Fleet: fleet, Environments: o.envs, Interval: o.interval, PullRequests: o.pr, Hub: hs.hub,
+	cfg.Hub = fleet.LocalHub(hs.hub)
+	f := fleet.New(cfg)
+	opts := serve.Options{Fleet: f, Environments: o.envs, Interval: o.interval, PullRequests: o.pr, Hub: hs.hub,
 		Promote: o.promote, Metrics: serve.NewMetrics(hs.metrics.Registry()), Logger: e.Logger}
 	if l, ok := hs.store.(hub.Leadership); ok {
 		opts.Leadership = l
@@ -164,14 +164,14 @@ func (o *serveOptions) run(ctx context.Context, e *env) error {
 	hs.ui.SetScheduler(svc)
 	hs.ui.SetPromotions(svc.Promotions())
 	webhooks := serve.NewWebhooks(os.Getenv(serve.WebhookSecretEnv), svc, e.Logger)
-	changes := o.changes(e, hs, svc, fleet.Config())
+	changes := o.changes(e, hs, svc, f.Config())
 	hs.ui.SetChanges(changes)
 	return o.srv.serve(ctx, e, hs, serve.Handler(hs.handler(), hs.hub, svc, webhooks, changes.Handler()), svc.Run)
 }
 
 // changes is the authoring API: changes committed to the control plane (pull requests with
 // --pr), recorded in the hub's history, and applied at once.
-func (o *serveOptions) changes(e *env, hs *hubServer, svc *serve.Service, cfg pipeline.Config) *serve.ControlPlaneChanges {
+func (o *serveOptions) changes(e *env, hs *hubServer, svc *serve.Service, cfg fleet.Config) *serve.ControlPlaneChanges {
 	opts := serve.ChangesOptions{ControlPlane: cfg.ControlPlane, Platform: cfg.Read, Credentials: cfg.Credentials, Hub: hs.hub,
 		Author: object.Signature{Name: cfg.Author.Name, Email: cfg.Author.Email}, Logger: e.Logger,
 		Applied: func() { svc.Trigger(cfg.ControlPlane) }}

@@ -17,8 +17,8 @@ import (
 
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/dev/fleetgen"
+	"github.com/fleetform/fleetform/internal/fleet"
 	"github.com/fleetform/fleetform/internal/hub"
-	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/testutil/storetest"
 )
@@ -40,9 +40,9 @@ func BenchmarkWebhookToCommit(b *testing.B) {
 	cp, gitopsRepo := gittest.NewBare(b), gittest.NewBare(b)
 	cp.CommitDir(b, "main", dir)
 	h := &committedAt{Hub: storetest.RunningHub(b, hub.Options{})}
-	svc := New(Options{Fleet: pipeline.New(pipeline.Config{ControlPlane: cpURL,
+	svc := New(Options{Fleet: fleet.New(fleet.Config{ControlPlane: cpURL,
 		Read:     controlplane.Options{RepoMap: controlplane.RepoMap{cpURL: cp.Dir}, GitOps: map[string]string{controlplane.EveryEnvironment: gitopsRepo.Dir}},
-		CacheDir: b.TempDir(), Hub: pipeline.LocalHub(h)}), Interval: interval, Hub: h})
+		CacheDir: b.TempDir(), Hub: fleet.LocalHub(h)}), Interval: interval, Hub: h})
 	svc.round(b.Context(), map[string]bool{}) // the start: a cold apply
 	hooks := NewWebhooks("secret", svc, nil)
 	body := []byte(`{"repository":{"clone_url":"` + cpURL + `.git"}}`)

@@ -10,9 +10,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fleetform/fleetform/internal/controlplane"
+	"github.com/fleetform/fleetform/internal/fleet"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/postgres"
-	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/testutil/pgtest"
 )
 
@@ -49,8 +49,8 @@ func TestReplicasOnPostgreSQL(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = store.Close() })
 		h := hub.New(store, hub.Options{Now: f.clock.Now})
-		replicas[i] = &replica{svc: New(Options{Fleet: pipeline.New(pipeline.Config{ControlPlane: f.cp.Dir,
-			Read: controlplane.Options{RepoMap: controlplane.RepoMap{f.appsURL: f.apps.Dir}}, CacheDir: t.TempDir(), Hub: pipeline.LocalHub(h)}),
+		replicas[i] = &replica{svc: New(Options{Fleet: fleet.New(fleet.Config{ControlPlane: f.cp.Dir,
+			Read: controlplane.Options{RepoMap: controlplane.RepoMap{f.appsURL: f.apps.Dir}}, CacheDir: t.TempDir(), Hub: fleet.LocalHub(h)}),
 			Interval: interval, Hub: h, Leadership: store, Now: f.clock.Now})}
 	}
 	turn := func() {

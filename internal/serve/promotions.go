@@ -3,7 +3,7 @@ package serve
 import (
 	"context"
 
-	"github.com/fleetform/fleetform/internal/pipeline"
+	"github.com/fleetform/fleetform/internal/fleet"
 	"github.com/fleetform/fleetform/internal/promote"
 )
 
@@ -23,12 +23,12 @@ func (m *ManualPromotions) Review(ctx context.Context) ([]promote.Status, error)
 // Promote promotes into env for actor (overriding unmet gates when override is set; reason
 // is then required) and, once the pin is committed, wakes the service to apply it.
 func (m *ManualPromotions) Promote(ctx context.Context, env, actor, reason string, override bool) (promote.Result, error) {
-	res, err := m.svc.opts.Fleet.Promote(ctx, pipeline.PromoteRequest{To: env, Override: override, Reason: reason,
+	res, err := m.svc.opts.Fleet.Promote(ctx, fleet.PromoteRequest{To: env, Override: override, Reason: reason,
 		Actor: actor, Now: m.svc.opts.Now()})
 	switch {
 	case res == nil:
 		return promote.Result{}, err
-	case pipeline.IsRefused(err):
+	case fleet.IsRefused(err):
 		return res.Result, nil // the result says why
 	case err == nil && res.Promoted:
 		m.svc.Trigger(m.svc.controlPlane)

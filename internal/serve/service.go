@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fleetform/fleetform/internal/controlplane"
+	"github.com/fleetform/fleetform/internal/fleet"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/promote"
@@ -28,7 +29,7 @@ type Hub interface {
 type Options struct {
 	// Fleet is the control plane served, how it is read and written, and the hub its
 	// applies post their desired state to.
-	Fleet *pipeline.Fleet
+	Fleet *fleet.Fleet
 	// Environments are the environments served; empty: every one the control plane declares.
 	Environments []string
 	// Interval is how often every source is polled.

@@ -9,8 +9,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/fleetform/fleetform/internal/controlplane"
+	"github.com/fleetform/fleetform/internal/fleet"
 	"github.com/fleetform/fleetform/internal/hub"
-	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/testutil/storetest"
 )
@@ -80,8 +80,8 @@ spec: {repo: %s, branch: %s, path: .}
 	}
 	f.cp.Commit(t, "main", f.files)
 	f.apps.Commit(t, "main", map[string]string{"shop.yaml": workload("1")})
-	f.svc = New(Options{Fleet: pipeline.New(pipeline.Config{ControlPlane: f.cp.Dir, Read: controlplane.Options{RepoMap: controlplane.RepoMap{f.appsURL: f.apps.Dir}},
-		CacheDir: t.TempDir(), Hub: pipeline.LocalHub(f.hub)}), Interval: interval, Hub: f.hub, Now: f.clock.Now})
+	f.svc = New(Options{Fleet: fleet.New(fleet.Config{ControlPlane: f.cp.Dir, Read: controlplane.Options{RepoMap: controlplane.RepoMap{f.appsURL: f.apps.Dir}},
+		CacheDir: t.TempDir(), Hub: fleet.LocalHub(f.hub)}), Interval: interval, Hub: f.hub, Now: f.clock.Now})
 	return f
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fleetform/fleetform/internal/controlplane"
+	"github.com/fleetform/fleetform/internal/fleet"
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/pipeline"
@@ -63,7 +64,7 @@ func (s *Service) sync(ctx context.Context, cp *controlplane.ControlPlane, env, 
 // apply writes the environment and fills the record with what it did: errors in its input
 // are in the record's failed assignments and diagnostics, not a failed sync.
 func (s *Service) apply(ctx context.Context, r *pipeline.Run, t gitops.Target, rec *hub.SyncRecord) {
-	res, err := s.opts.Fleet.ApplyRun(context.WithoutCancel(ctx), r, t, pipeline.ApplyRequest{PullRequest: s.opts.PullRequests})
+	res, err := s.opts.Fleet.ApplyRun(context.WithoutCancel(ctx), r, t, fleet.ApplyRequest{PullRequest: s.opts.PullRequests})
 	if res != nil {
 		rec.NoChange, rec.FilesChanged, rec.GitOpsCommit = res.NoChange, len(res.Plan.Changes), res.Commit
 		for _, f := range res.Plan.Failed {
@@ -73,7 +74,7 @@ func (s *Service) apply(ctx context.Context, r *pipeline.Run, t gitops.Target, r
 			rec.PullRequest = res.PullRequest.URL
 		}
 	}
-	if err != nil && !pipeline.IsInvalid(err) {
+	if err != nil && !fleet.IsInvalid(err) {
 		rec.Error = err.Error()
 	}
 }

@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/fleetform/fleetform/internal/pipeline"
+	"github.com/fleetform/fleetform/internal/fleet"
 )
 
 // ExitCode is the exit code of a command that returned err, the one place where outcomes
-// become exit codes: none, ExitOK; a wrong command line or request (pipeline.UsageError),
-// ExitUsage; a refusal (pipeline.RefusedError), ExitRefused; any other error, ExitFailed.
+// become exit codes: none, ExitOK; a wrong command line or request (fleet.UsageError),
+// ExitUsage; a refusal (fleet.RefusedError), ExitRefused; any other error, ExitFailed.
 func ExitCode(err error) int {
 	var ex *exitError
 	switch {
@@ -17,19 +17,19 @@ func ExitCode(err error) int {
 		return ExitOK
 	case errors.As(err, &ex):
 		return ex.code
-	case pipeline.IsUsage(err):
+	case fleet.IsUsage(err):
 		return ExitUsage
-	case pipeline.IsRefused(err):
+	case fleet.IsRefused(err):
 		return ExitRefused
 	}
 	return ExitFailed
 }
 
 // Usage marks err as a wrong command line: exit code ExitUsage.
-func Usage(err error) error { return pipeline.Usage(err) }
+func Usage(err error) error { return fleet.Usage(err) }
 
 // Usagef is Usage of a formatted error.
-func Usagef(format string, args ...any) error { return pipeline.Usagef(format, args...) }
+func Usagef(format string, args ...any) error { return fleet.Usagef(format, args...) }
 
 // Reported is err once the command printed what went wrong (its result says it): the exit
 // code is err's, and nothing more is printed (nil stays nil).

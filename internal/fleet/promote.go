@@ -1,4 +1,4 @@
-package pipeline
+package fleet
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/forge"
 	"github.com/fleetform/fleetform/internal/gitops"
+	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/promote"
 )
 
@@ -33,7 +34,7 @@ type PromoteRequest struct {
 // PromoteResult is what a promotion did: the contract of `promote -o json`.
 type PromoteResult struct {
 	promote.Result
-	PullRequest *PullRequest `json:"pullRequest,omitempty"`
+	PullRequest *pipeline.PullRequest `json:"pullRequest,omitempty"`
 }
 
 // Promote checks the gates of req.To (its source pinned to the commit, applied, compliant on
@@ -49,7 +50,7 @@ func (f *Fleet) Promote(ctx context.Context, req PromoteRequest) (*PromoteResult
 	if err != nil {
 		return nil, err
 	}
-	var prs *PullRequests
+	var prs *pipeline.PullRequests
 	if req.PullRequest {
 		if prs, err = f.pinPullRequests(ctx, cp, req.To); err != nil {
 			return nil, err
@@ -125,7 +126,7 @@ func (f *Fleet) promoter(ctx context.Context, statuses bool) (*promote.Promoter,
 		p.Hub = f.cfg.Hub
 	}
 	if statuses {
-		repo, client, err := ForgeClient(ctx, f.cfg.Credentials, f.cfg.ControlPlane, f.cfg.ForgeURL)
+		repo, client, err := pipeline.ForgeClient(ctx, f.cfg.Credentials, f.cfg.ControlPlane, f.cfg.ForgeURL)
 		if err != nil {
 			return nil, Usage(fmt.Errorf("--commit-status needs the control plane's URL on a forge and a token: %w", err))
 		}
@@ -145,7 +146,7 @@ func (s statusReporter) SetStatus(ctx context.Context, commit string, st forge.C
 }
 
 // pinPullRequests opens the pull request of a pin into the branch the pin is written on.
-func (f *Fleet) pinPullRequests(ctx context.Context, cp *controlplane.ControlPlane, to string) (*PullRequests, error) {
+func (f *Fleet) pinPullRequests(ctx context.Context, cp *controlplane.ControlPlane, to string) (*pipeline.PullRequests, error) {
 	envs, _, err := cp.Environments(ctx)
 	if err != nil {
 		return nil, err
@@ -158,7 +159,7 @@ func (f *Fleet) pinPullRequests(ctx context.Context, cp *controlplane.ControlPla
 		if err != nil {
 			return nil, err
 		}
-		prs, err := NewPullRequests(ctx, f.cfg.Credentials, gitops.Target{Repo: f.cfg.ControlPlane, Branch: loc.Branch}, to, f.cfg.ForgeURL, f.cfg.Logger)
+		prs, err := pipeline.NewPullRequests(ctx, f.cfg.Credentials, gitops.Target{Repo: f.cfg.ControlPlane, Branch: loc.Branch}, to, f.cfg.ForgeURL, f.cfg.Logger)
 		if err != nil {
 			return nil, Usage(fmt.Errorf("--pr needs the repository's URL on a forge and a token: %w", err))
 		}
@@ -168,7 +169,7 @@ func (f *Fleet) pinPullRequests(ctx context.Context, cp *controlplane.ControlPla
 }
 
 // openPinPullRequest opens the pull request of a pin written on head.
-func openPinPullRequest(ctx context.Context, prs *PullRequests, head string, res promote.Result, reason string) (*PullRequest, error) {
+func openPinPullRequest(ctx context.Context, prs *pipeline.PullRequests, head string, res promote.Result, reason string) (*pipeline.PullRequest, error) {
 	title := fmt.Sprintf("fleetform: promote %s to %s", res.Commit[:min(len(res.Commit), 12)], res.To)
 	var body strings.Builder
 	fmt.Fprintf(&body, "Pins the common content of `%s` to control-plane commit `%s`", res.To, res.Commit)

@@ -1,10 +1,11 @@
-package pipeline
+package fleet
 
 import (
 	"context"
 	"io"
 
 	"github.com/fleetform/fleetform/internal/controlplane"
+	"github.com/fleetform/fleetform/internal/pipeline"
 )
 
 // Rendering is what Render did: the contract of `render -o json`.
@@ -19,7 +20,7 @@ type Rendering struct {
 	Failed       []FailedAssignment `json:"failed"`
 	controlplane.DiagnosticReport
 	// Run is the environment as rendered.
-	Run *Run `json:"-"`
+	Run *pipeline.Run `json:"-"`
 }
 
 // FailedAssignment is an assignment that did not render: it keeps its previous files.
@@ -30,9 +31,9 @@ type FailedAssignment struct {
 }
 
 // Schedule loads env (or the only environment) and schedules it. Errors in the input are an
-// InvalidError along with the Run, which says which.
-func (f *Fleet) Schedule(ctx context.Context, env string) (*Run, error) {
-	r, err := f.Load(ctx, env, UpToSchedule)
+// InvalidError along with the pipeline.Run, which says which.
+func (f *Fleet) Schedule(ctx context.Context, env string) (*pipeline.Run, error) {
+	r, err := f.Load(ctx, env, pipeline.UpToSchedule)
 	if err != nil {
 		return nil, err
 	}
@@ -40,10 +41,10 @@ func (f *Fleet) Schedule(ctx context.Context, env string) (*Run, error) {
 }
 
 // Render renders env (or the only environment) into the folder out, which stands for the
-// GitOps path (RenderToDir; what stands in the way is printed to problems). Errors in the
+// GitOps path (pipeline.RenderToDir; what stands in the way is printed to problems). Errors in the
 // input are an InvalidError along with the Rendering: what rendered is written regardless.
 func (f *Fleet) Render(ctx context.Context, env, out string, problems io.Writer) (*Rendering, error) {
-	r, err := f.Load(ctx, env, UpToRender)
+	r, err := f.Load(ctx, env, pipeline.UpToRender)
 	if err != nil {
 		return nil, err
 	}
@@ -53,26 +54,26 @@ func (f *Fleet) Render(ctx context.Context, env, out string, problems io.Writer)
 	for _, a := range r.Output.Failed() {
 		doc.Failed = append(doc.Failed, FailedAssignment{ClusterType: a.ClusterType, DeploymentTarget: a.DeploymentTarget, Error: a.Err.Error()})
 	}
-	res, err := RenderToDir(r, out, problems)
+	res, err := pipeline.RenderToDir(r, out, problems)
 	if err != nil {
 		return nil, err
 	}
-	doc.Written, doc.Unchanged, doc.Removed = nonNil(res.Written), res.Unchanged, nonNil(res.Removed)
+	doc.Written, doc.Unchanged, doc.Removed = orEmpty(res.Written), res.Unchanged, orEmpty(res.Removed)
 	return doc, invalid(ds)
 }
 
-// Explain loads env and explains a deployment target on a cluster type (Run.Explain).
-func (f *Fleet) Explain(ctx context.Context, env, clusterType, target, key string) (*Explanation, error) {
-	r, err := f.Load(ctx, env, UpToSchedule)
+// Explain loads env and explains a deployment target on a cluster type (pipeline.Run.Explain).
+func (f *Fleet) Explain(ctx context.Context, env, clusterType, target, key string) (*pipeline.Explanation, error) {
+	r, err := f.Load(ctx, env, pipeline.UpToSchedule)
 	if err != nil {
 		return nil, err
 	}
 	return r.Explain(clusterType, target, key)
 }
 
-// TargetPlaces loads env and explains where a deployment target could go (Run.TargetPlaces).
-func (f *Fleet) TargetPlaces(ctx context.Context, env, target string) (*TargetPlaces, error) {
-	r, err := f.Load(ctx, env, UpToSchedule)
+// TargetPlaces loads env and explains where a deployment target could go (pipeline.Run.TargetPlaces).
+func (f *Fleet) TargetPlaces(ctx context.Context, env, target string) (*pipeline.TargetPlaces, error) {
+	r, err := f.Load(ctx, env, pipeline.UpToSchedule)
 	if err != nil {
 		return nil, err
 	}
@@ -80,11 +81,19 @@ func (f *Fleet) TargetPlaces(ctx context.Context, env, target string) (*TargetPl
 }
 
 // ClusterTypePlaces loads env and explains which deployment targets a cluster type could
-// take (Run.ClusterTypePlaces).
-func (f *Fleet) ClusterTypePlaces(ctx context.Context, env, clusterType string) (*ClusterTypePlaces, error) {
-	r, err := f.Load(ctx, env, UpToSchedule)
+// take (pipeline.Run.ClusterTypePlaces).
+func (f *Fleet) ClusterTypePlaces(ctx context.Context, env, clusterType string) (*pipeline.ClusterTypePlaces, error) {
+	r, err := f.Load(ctx, env, pipeline.UpToSchedule)
 	if err != nil {
 		return nil, err
 	}
 	return r.ClusterTypePlaces(clusterType)
+}
+
+// orEmpty is s, or an empty list for none (a JSON [] rather than null).
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

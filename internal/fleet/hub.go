@@ -1,10 +1,11 @@
-package pipeline
+package fleet
 
 import (
 	"context"
 
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/client"
+	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/promote"
 )
 
@@ -13,7 +14,7 @@ import (
 // the versions they deployed.
 type Hub interface {
 	promote.Hub
-	DesiredPoster
+	pipeline.DesiredPoster
 	PostWorkloadVersion(ctx context.Context, v hub.WorkloadVersion) error
 }
 
@@ -28,7 +29,7 @@ func RemoteHub(c *client.Client) Hub {
 // HubService is what the hub answers in this process (*hub.Hub).
 type HubService interface {
 	promote.HubService
-	DesiredPoster
+	pipeline.DesiredPoster
 	PostWorkloadVersion(ctx context.Context, v hub.WorkloadVersion) error
 }
 
@@ -48,7 +49,7 @@ type hubOf struct {
 
 var _ Hub = hubOf{}
 
-// PostDesired implements DesiredPoster.
+// PostDesired implements pipeline.DesiredPoster.
 func (h hubOf) PostDesired(ctx context.Context, d hub.Desired) error { return h.post(ctx, d) }
 
 // PostWorkloadVersion implements Hub.

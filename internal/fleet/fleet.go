@@ -1,4 +1,11 @@
-package pipeline
+// Package fleet is fleetform's application layer: every use case (validate, schedule,
+// explain, render, plan, apply, promote, review, watch, the application team's app flow) is
+// a method of Fleet, built once from a Config. The CLI, serve and the web UI hold one and
+// call it; they choose what each outcome means to their users (UsageError, RefusedError,
+// InvalidError) and print or serve the results. Fleet runs the stages through package
+// pipeline and owns the collaborators they share: the GitOps writer, the forge's pull
+// requests, the hub, the cache and the commits' author.
+package fleet
 
 import (
 	"cmp"
@@ -12,6 +19,7 @@ import (
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitauth"
 	"github.com/fleetform/fleetform/internal/gitops"
+	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/render"
 )
 
@@ -103,7 +111,7 @@ func (f *Fleet) Environments(ctx context.Context, cp *controlplane.ControlPlane,
 
 // Load opens the control plane and runs the pipeline up to upTo for env (or the only
 // environment there is).
-func (f *Fleet) Load(ctx context.Context, env string, upTo Stage) (*Run, error) {
+func (f *Fleet) Load(ctx context.Context, env string, upTo pipeline.Stage) (*pipeline.Run, error) {
 	cp, err := f.Open(ctx)
 	if err != nil {
 		return nil, err
@@ -112,14 +120,14 @@ func (f *Fleet) Load(ctx context.Context, env string, upTo Stage) (*Run, error) 
 	if err != nil {
 		return nil, err
 	}
-	return Load(ctx, cp, envs[0], upTo, render.Options{})
+	return pipeline.Load(ctx, cp, envs[0], upTo, render.Options{})
 }
 
 // Target is where a run's environment is written: what override sets (a command line's
 // --gitops, --branch, --path), else the GitOps repository named for it outside the control
 // plane (the config file's gitops), else its GitOpsRepo through the repo map. An
 // environment with none is a UsageError.
-func (f *Fleet) Target(r *Run, override gitops.Target) (gitops.Target, error) {
+func (f *Fleet) Target(r *pipeline.Run, override gitops.Target) (gitops.Target, error) {
 	t := gitops.TargetOf(r.ControlPlane, r.Snapshot, override)
 	if t.Repo == "" {
 		return t, Usagef("environment %s has no GitOpsRepo: declare one, or name its GitOps repository (--gitops, or gitops in the config file)",

@@ -1,16 +1,17 @@
-package pipeline
+package fleet
 
 import (
 	"context"
 
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitops"
+	"github.com/fleetform/fleetform/internal/pipeline"
 )
 
 // Planned is a plan's report (the contract of `plan -o json`) and every diagnostic met on
 // the way, in the order met.
 type Planned struct {
-	PlanReport
+	pipeline.PlanReport
 	Diagnostics []controlplane.Diagnostic `json:"-"`
 }
 
@@ -27,7 +28,7 @@ type PlanRequest struct {
 // with its GitOps branch, writing nothing. Errors in the input are an InvalidError along
 // with the plan.
 func (f *Fleet) Plan(ctx context.Context, req PlanRequest) (*Planned, error) {
-	r, err := f.Load(ctx, req.Env, UpToSchedule)
+	r, err := f.Load(ctx, req.Env, pipeline.UpToSchedule)
 	if err != nil {
 		return nil, err
 	}
@@ -35,10 +36,10 @@ func (f *Fleet) Plan(ctx context.Context, req PlanRequest) (*Planned, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := f.writer(req.Write).Plan(ctx, Input(r, t))
+	p, err := f.writer(req.Write).Plan(ctx, pipeline.Input(r, t))
 	if err != nil {
 		return nil, err
 	}
-	doc := &Planned{PlanReport: Report(p, r, req.Write.Diff), Diagnostics: r.DiagnosticsWith(p.Output)}
+	doc := &Planned{PlanReport: pipeline.Report(p, r, req.Write.Diff), Diagnostics: r.DiagnosticsWith(p.Output)}
 	return doc, invalid(doc.Diagnostics)
 }

@@ -1,4 +1,4 @@
-package pipeline
+package fleet
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitops/gitrepo"
 	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/pipeline"
 )
 
 // AppRequest is the application team's flow for one application: its source and config
@@ -159,7 +160,7 @@ func (f *Fleet) writeApp(ctx context.Context, r *app.Run, req AppRequest, dry bo
 		if url == "" {
 			url = r.Targets[0].Target.Repo
 		}
-		frepo, client, err := ForgeClient(ctx, f.cfg.Credentials, url, f.cfg.ForgeURL)
+		frepo, client, err := pipeline.ForgeClient(ctx, f.cfg.Credentials, url, f.cfg.ForgeURL)
 		if err != nil {
 			return nil, Usage(err)
 		}

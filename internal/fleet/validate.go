@@ -1,10 +1,11 @@
-package pipeline
+package fleet
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/fleetform/fleetform/internal/controlplane"
+	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/promote"
 	"github.com/fleetform/fleetform/internal/render"
 )
@@ -64,12 +65,12 @@ func (f *Fleet) Validate(ctx context.Context, env string) (*Validation, error) {
 		all = append(append(all, envDiags...), chainDiags...)
 	}
 	for _, name := range envs {
-		r, err := Load(ctx, cp, name, UpToRender, render.Options{})
+		r, err := pipeline.Load(ctx, cp, name, pipeline.UpToRender, render.Options{})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, err
 			}
-			ds := ErrorDiagnostics(err)
+			ds := pipeline.ErrorDiagnostics(err)
 			all = append(all, ds...)
 			v.Valid = false
 			v.Environments = append(v.Environments, EnvironmentValidation{Environment: name, DiagnosticReport: controlplane.SplitDiagnostics(ds)})
