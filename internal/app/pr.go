@@ -100,7 +100,7 @@ func (p *PullRequests) open(ctx context.Context, r *Run, base, head, msg string)
 	}
 	for _, pr := range open {
 		if pr.Head == head && forge.Owned(pr, scope) {
-			return &PullRequest{Number: pr.Number, URL: pr.URL, Head: pr.Head, Base: pr.Base, Updated: true}, nil
+			return &PullRequest{PullRequest: pr, Updated: true}, nil
 		}
 	}
 	version := r.In.Version
@@ -111,11 +111,9 @@ func (p *PullRequests) open(ctx context.Context, r *Run, base, head, msg string)
 	req := forge.NewChangeRequest{Base: base, Head: head, Title: fmt.Sprintf("Deploy to '%s' '%s'", r.Env, version),
 		Body:   subject + "\n" + body + "\n" + forge.Marker(scope) + "\n",
 		Labels: []string{"fleetform"}}
-	created, err := p.Forge.Create(ctx, p.Repo, req)
-	if err != nil {
-		return nil, fmt.Errorf("open pull request: %w", err)
+	created, closed, err := forge.Open(ctx, p.Forge, p.Repo, scope, req, nil)
+	if created.Number == 0 {
+		return nil, err
 	}
-	out := &PullRequest{Number: created.Number, URL: created.URL, Head: created.Head, Base: created.Base}
-	out.Superseded, err = forge.Supersede(ctx, p.Forge, p.Repo, base, scope, created.Number, nil)
-	return out, err
+	return &PullRequest{PullRequest: created, Superseded: closed}, err
 }

@@ -1,5 +1,7 @@
 package app
 
+import "github.com/fleetform/fleetform/internal/forge"
+
 // Change is one file a run adds, modifies or deletes, by its path in the GitOps repository.
 type Change struct {
 	Path   string `json:"path"`
@@ -38,10 +40,7 @@ type BranchResult struct {
 
 // PullRequest is the pull request a run opened or updated.
 type PullRequest struct {
-	Number int    `json:"number"`
-	URL    string `json:"url"`
-	Head   string `json:"head"`
-	Base   string `json:"base"`
+	forge.PullRequest
 	// Updated is set when an open pull request of the same head was updated instead of a new
 	// one being opened.
 	Updated bool `json:"updated"`

@@ -59,6 +59,12 @@ func AddClusterType(name, env string, labels map[string]string, reconciler, name
 	return Operation{Op: OpAdd, Kind: v1alpha1.KindClusterType, Name: name, Env: env, Labels: labels, Spec: spec}
 }
 
+// AddRegistration registers the workloads of repo (read at branch and path) for workspace.
+func AddRegistration(name, repo, branch, path, workspace string) Operation {
+	return Operation{Op: OpAdd, Kind: v1alpha1.KindWorkloadRegistration, Name: name,
+		Spec: map[string]any{"workload": map[string]any{"repo": repo, "branch": branch, "path": path}, "workspace": workspace}}
+}
+
 // AddPolicy adds a scheduling policy to env from two kubectl selectors (deployment targets,
 // cluster types; "" selects everything), for the targets of workspace ("" for every one).
 func AddPolicy(name, env, workspace, targets, clusterTypes string) (Operation, error) {

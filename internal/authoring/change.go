@@ -12,7 +12,6 @@ import (
 
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/forge"
-	"github.com/fleetform/fleetform/internal/pipeline"
 )
 
 // Mode says what is done with a valid change.
@@ -52,7 +51,7 @@ func (e *OperationError) Unwrap() []error { return []error{ErrInvalid, e.Err} }
 var ErrConflict = errors.New("the control plane changed while the change was being made; try again")
 
 // PROpener opens a pull request on the forge of repoURL.
-type PROpener func(ctx context.Context, repoURL string, req forge.NewChangeRequest) (*pipeline.PullRequest, error)
+type PROpener func(ctx context.Context, repoURL string, req forge.NewChangeRequest) (*forge.PullRequest, error)
 
 // Request is a change to make.
 type Request struct {
@@ -104,8 +103,8 @@ type Result struct {
 	Plan       []EnvironmentPlan `json:"plan"`
 	Commits    []CommitRef       `json:"commits"`
 	// PullRequest is set with ModePR.
-	PullRequest *pipeline.PullRequest `json:"pullRequest,omitempty"`
-	Notes       []string              `json:"notes,omitempty"`
+	PullRequest *forge.PullRequest `json:"pullRequest,omitempty"`
+	Notes       []string           `json:"notes,omitempty"`
 	controlplane.DiagnosticReport
 }
 

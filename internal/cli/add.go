@@ -6,17 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/mail"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/authoring"
 	"github.com/fleetform/fleetform/internal/cli/command"
-	"github.com/fleetform/fleetform/internal/forge"
-	"github.com/fleetform/fleetform/internal/gitauth"
-	"github.com/fleetform/fleetform/internal/pipeline"
+	"github.com/fleetform/fleetform/internal/fleet"
 )
 
 // authoringOptions are the flags of every command that changes the control plane.
@@ -29,7 +25,7 @@ type authoringOptions struct {
 	author   string
 	message  string
 	forgeURL string
-	sig      object.Signature // set by check
+	sig      fleet.Author // set by check
 }
 
 func (o *authoringOptions) bind(cmd *cobra.Command, e *env) {
@@ -56,14 +52,11 @@ func (o *authoringOptions) check() error {
 		}
 	}
 	if n > 1 {
-		return failed(ExitUsage, errors.New("--dry-run, --commit and --pr exclude each other"))
+		return command.Usage(errors.New("--dry-run, --commit and --pr exclude each other"))
 	}
-	addr, err := mail.ParseAddress(o.author)
-	if err != nil {
-		return failed(ExitUsage, fmt.Errorf("--author %q: want \"Name <email>\"", o.author))
-	}
-	o.sig = object.Signature{Name: addr.Name, Email: addr.Address}
-	return nil
+	var err error
+	o.sig, err = author(o.author)
+	return err
 }
 
 func (o *authoringOptions) mode() authoring.Mode {
@@ -85,52 +78,39 @@ func labelsFlag(pairs []string) (map[string]string, error) {
 	}
 	ls, err := authoring.ParseLabels(pairs)
 	if err != nil {
-		return nil, failed(ExitUsage, fmt.Errorf("--label: %w", err))
+		return nil, command.Usagef("--label: %w", err)
 	}
 	return ls, nil
 }
 
 // change makes the change and prints what it does.
 func (o *authoringOptions) change(ctx context.Context, e *env, ops ...authoring.Operation) error {
-	req, err := o.request(ctx, e, ops)
+	f, err := o.fleet(e)
 	if err != nil {
 		return err
 	}
-	res, err := authoring.Apply(ctx, req)
+	res, err := f.Author(ctx, fleet.AuthorRequest{Operations: ops, Mode: o.mode(), Message: o.message})
 	return o.report(e, res, err)
 }
 
-func (o *authoringOptions) request(_ context.Context, e *env, ops []authoring.Operation) (authoring.Request, error) {
-	popts, err := o.cp.platformOptions(e)
+// fleet builds the application layer of an authoring command.
+func (o *authoringOptions) fleet(e *env) (*fleet.Fleet, error) {
+	cfg, err := o.config(e)
 	if err != nil {
-		return authoring.Request{}, err
+		return nil, err
 	}
-	creds, err := o.cp.credentials(e)
-	if err != nil {
-		return authoring.Request{}, err
-	}
-	popts.Credentials = creds
-	req := authoring.Request{ControlPlane: o.cp.controlPlane, Platform: popts, Operations: ops, Mode: o.mode(),
-		Author: o.sig, Message: o.message, Logger: e.Logger, Credentials: creds}
-	if o.pr {
-		req.OpenPR = prOpener(creds, o.forgeURL)
-	}
-	return req, nil
+	return fleet.New(cfg), nil
 }
 
-// prOpener opens the pull requests of authored changes on the forge (GitHub).
-func prOpener(creds *gitauth.Store, forgeURL string) authoring.PROpener {
-	return func(ctx context.Context, repoURL string, cr forge.NewChangeRequest) (*pipeline.PullRequest, error) {
-		repo, client, err := pipeline.ForgeClient(ctx, creds, repoURL, forgeURL)
-		if err != nil {
-			return nil, err
-		}
-		pr, err := client.Create(ctx, repo, cr)
-		if err != nil {
-			return nil, err
-		}
-		return &pipeline.PullRequest{Number: pr.Number, URL: pr.URL, Head: pr.Head, Base: pr.Base}, nil
+// config is the application layer's configuration of an authoring command.
+func (o *authoringOptions) config(e *env) (fleet.Config, error) {
+	o.cp.trusted = append(o.cp.trusted, o.forgeURL)
+	cfg, err := o.cp.config(e)
+	if err != nil {
+		return cfg, err
 	}
+	cfg.Author, cfg.ForgeURL = o.sig, o.forgeURL
+	return cfg, nil
 }
 
 // report prints the result of a change and chooses the exit code.
@@ -139,19 +119,16 @@ func (o *authoringOptions) report(e *env, res *authoring.Result, err error) erro
 		if err == nil {
 			err = errors.New("no result")
 		}
-		return failed(ExitFailed, err)
+		return err
 	}
 	if opErr := (*authoring.OperationError)(nil); !errors.As(err, &opErr) {
 		printDiagnostics(e.Stderr, res.Errors) // an operation's error is the error printed last
 	}
 	werr := o.out.Write(e.Stdout, res, func(w io.Writer) error { return authoringText(w, res, o.dryRun) })
-	switch {
-	case err != nil:
-		return failed(ExitFailed, err)
-	case werr != nil:
-		return failed(ExitFailed, werr)
+	if err != nil {
+		return err
 	}
-	return nil
+	return werr
 }
 
 func authoringText(w io.Writer, res *authoring.Result, withDiff bool) error {

@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fleetform/fleetform/api/v1alpha1"
 	"github.com/fleetform/fleetform/internal/authoring"
 )
 
@@ -45,10 +44,5 @@ func newAddRegistrationCmd(e *env) *cobra.Command {
 }
 
 func (o *addRegistrationOptions) operation(name string) authoring.Operation {
-	return registrationOp(name, o.repo, o.branch, o.path, o.workspace)
-}
-
-func registrationOp(name, repo, branch, path, workspace string) authoring.Operation {
-	return authoring.Operation{Op: authoring.OpAdd, Kind: v1alpha1.KindWorkloadRegistration, Name: name,
-		Spec: map[string]any{"workload": map[string]any{"repo": repo, "branch": branch, "path": path}, "workspace": workspace}}
+	return authoring.AddRegistration(name, o.repo, o.branch, o.path, o.workspace)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/mail"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -13,6 +12,7 @@ import (
 	"github.com/fleetform/fleetform/internal/authoring"
 	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/controlplane"
+	"github.com/fleetform/fleetform/internal/fleet"
 )
 
 type initOptions struct {
@@ -59,20 +59,18 @@ func (o *initOptions) validate() error {
 		return err
 	}
 	if o.layout != string(controlplane.LayoutFolder) && o.layout != string(controlplane.LayoutKalypso) {
-		return failed(ExitUsage, fmt.Errorf("--layout %q: want folder or kalypso", o.layout))
+		return command.Usagef("--layout %q: want folder or kalypso", o.layout)
 	}
-	if _, err := mail.ParseAddress(o.author); err != nil {
-		return failed(ExitUsage, fmt.Errorf("--author %q: want \"Name <email>\"", o.author))
-	}
-	return nil
+	_, err := author(o.author)
+	return err
 }
 
 func (o *initOptions) run(ctx context.Context, e *env, dir string) error {
-	addr, _ := mail.ParseAddress(o.author) // checked in validate
-	res, err := authoring.Init(ctx, authoring.InitOptions{Dir: dir, Layout: controlplane.Layout(o.layout), Environments: o.environments,
-		Reconciler: o.reconciler, GitOps: o.gitops, Author: object.Signature{Name: addr.Name, Email: addr.Address}})
+	sig, _ := author(o.author) // checked in validate
+	res, err := fleet.Init(ctx, authoring.InitOptions{Dir: dir, Layout: controlplane.Layout(o.layout), Environments: o.environments,
+		Reconciler: o.reconciler, GitOps: o.gitops, Author: object.Signature{Name: sig.Name, Email: sig.Email}})
 	if err != nil {
-		return failed(ExitFailed, err)
+		return err
 	}
 	err = o.out.Write(e.Stdout, res, func(w io.Writer) error {
 		fmt.Fprintf(w, "created control plane %s (%s layout): %s\n", res.Dir, res.Layout, strings.Join(res.Environments, " -> "))
@@ -86,8 +84,5 @@ func (o *initOptions) run(ctx context.Context, e *env, dir string) error {
 		fmt.Fprintf(w, "next: fleetform add cluster-type NAME --env %s --control-plane %s\n", res.Environments[0], res.Dir)
 		return nil
 	})
-	if err != nil {
-		return failed(ExitFailed, err)
-	}
-	return nil
+	return err
 }

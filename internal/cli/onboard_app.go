@@ -3,14 +3,12 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/fleetform/fleetform/internal/authoring"
+	"github.com/fleetform/fleetform/internal/cli/command"
+	"github.com/fleetform/fleetform/internal/fleet"
 )
 
 type onboardAppOptions struct {
@@ -21,10 +19,6 @@ type onboardAppOptions struct {
 	appDir    string
 	targets   []string
 }
-
-// workloadFolder is where onboard app writes workload.yaml in the application repository,
-// and the path its WorkloadRegistration reads (Kalypso's sample layout).
-const workloadFolder = "workload"
 
 func newOnboardAppCmd(e *env) *cobra.Command {
 	var o onboardAppOptions
@@ -44,7 +38,7 @@ func newOnboardAppCmd(e *env) *cobra.Command {
 				return err
 			}
 			if o.repo == "" || o.workspace == "" {
-				return failed(ExitUsage, errors.New("--repo and --workspace are required"))
+				return command.Usage(errors.New("--repo and --workspace are required"))
 			}
 			return o.run(cmd.Context(), e, args[0])
 		},
@@ -59,66 +53,29 @@ func newOnboardAppCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-// workloadYAML is the starting workload.yaml.
-func (o *onboardAppOptions) workloadYAML(name string) ([]byte, error) {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# The %s workload, registered by `fleetform onboard app`. Each deployment target is where\n"+
-		"# the application runs in one environment; point its manifests at the folder (and branch) of\n"+
-		"# its Kubernetes manifests, and give it labels the platform's scheduling policies select.\n", name)
-	fmt.Fprintf(&b, "apiVersion: scheduler.kalypso.io/v1alpha1\nkind: Workload\nmetadata:\n  name: %s\nspec:\n  deploymentTargets:", name)
-	if len(o.targets) == 0 {
-		b.WriteString(" []\n")
-	} else {
-		b.WriteString("\n")
-	}
+// targetsFlag parses --target TARGET=ENV flags.
+func (o *onboardAppOptions) targetsFlag() ([]fleet.AppTarget, error) {
+	var out []fleet.AppTarget
 	for _, t := range o.targets {
 		target, env, ok := strings.Cut(t, "=")
 		if !ok || target == "" || env == "" {
-			return nil, failed(ExitUsage, fmt.Errorf("--target %q: want TARGET=ENV", t))
+			return nil, command.Usagef("--target %q: want TARGET=ENV", t)
 		}
-		fmt.Fprintf(&b, "    - name: %s\n      environment: %s\n      labels:\n        purpose: %s\n      manifests:\n"+
-			"        repo: %s\n        branch: %s\n        path: ./%s\n", target, env, target, o.repo, o.branch, target)
+		out = append(out, fleet.AppTarget{Name: target, Environment: env})
 	}
-	return []byte(b.String()), nil
+	return out, nil
 }
 
 func (o *onboardAppOptions) run(ctx context.Context, e *env, name string) error {
-	content, err := o.workloadYAML(name)
+	targets, err := o.targetsFlag()
 	if err != nil {
 		return err
 	}
-	// Validate the registration with the new workload.yaml, read from a copy.
-	tmp, err := os.MkdirTemp("", "fleetform-onboard-*")
-	if err != nil {
-		return failed(ExitFailed, err)
-	}
-	defer func() { _ = os.RemoveAll(tmp) }()
-	if err := writeWorkload(tmp, content); err != nil {
-		return failed(ExitFailed, err)
-	}
-	op := registrationOp(name, o.repo, o.branch, "./"+workloadFolder, o.workspace)
-	req, err := o.a.request(ctx, e, []authoring.Operation{op})
+	f, err := o.a.fleet(e)
 	if err != nil {
 		return err
 	}
-	if o.appDir != "" {
-		req.Platform.RepoMap[o.repo] = tmp
-	}
-	res, err := authoring.Apply(ctx, req)
-	if err == nil && o.appDir != "" && !o.a.dryRun {
-		if werr := writeWorkload(o.appDir, content); werr != nil {
-			err = werr
-		} else {
-			res.Notes = append(res.Notes, "wrote "+filepath.Join(o.appDir, workloadFolder, "workload.yaml")+": commit it in the application's repository")
-		}
-	}
+	res, err := f.OnboardApp(ctx, fleet.OnboardAppRequest{Name: name, Repo: o.repo, Workspace: o.workspace, Branch: o.branch,
+		Targets: targets, AppDir: o.appDir, Mode: o.a.mode(), Message: o.a.message})
 	return o.a.report(e, res, err)
-}
-
-func writeWorkload(dir string, content []byte) error {
-	p := filepath.Join(dir, workloadFolder, "workload.yaml")
-	if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
-		return err
-	}
-	return os.WriteFile(p, content, 0o600)
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/fleetform/fleetform/internal/authoring"
 	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/controlplane"
-	"github.com/fleetform/fleetform/internal/hub/api"
+	"github.com/fleetform/fleetform/internal/fleet"
 )
 
 type onboardClusterOptions struct {
@@ -91,13 +91,13 @@ func (o *onboardClusterOptions) check(name string) error {
 	switch o.reconciler {
 	case "", authoring.ReconcilerFlux, authoring.ReconcilerArgoCD, authoring.ReconcilerHost:
 	default:
-		return failed(ExitUsage, fmt.Errorf("--reconciler %q: want flux, argocd or host", o.reconciler))
+		return command.Usagef("--reconciler %q: want flux, argocd or host", o.reconciler)
 	}
 	if err := authoring.CheckName("cluster", name); err != nil {
-		return failed(ExitUsage, err)
+		return command.Usage(err)
 	}
 	if o.hub.URL == "" && (o.showToken || o.rotate || len(o.labels) > 0) {
-		return failed(ExitUsage, errors.New("--show-token, --rotate and --label register the cluster: they need --hub"))
+		return command.Usage(errors.New("--show-token, --rotate and --label register the cluster: they need --hub"))
 	}
 	return nil
 }
@@ -107,44 +107,24 @@ func (o *onboardClusterOptions) run(ctx context.Context, e *env, name string) er
 	if err != nil {
 		return err
 	}
-	popts, err := o.cp.platformOptions(e)
+	f, err := o.cp.fleet(e)
 	if err != nil {
 		return err
 	}
-	if popts.Credentials, err = o.cp.credentials(e); err != nil {
-		return err
-	}
-	target, err := authoring.ResolveCluster(ctx, o.cp.controlPlane, popts, o.env, o.clusterType)
-	if err != nil {
-		return failed(ExitFailed, err)
-	}
-	reconciler := o.reconciler
-	if reconciler == "" {
-		reconciler = target.Reconciler
-	}
-	opts := authoring.ClusterOptions{Name: name, Environment: o.env, ClusterType: o.clusterType, Reconciler: reconciler,
-		GitOps: target.GitOps, Hub: o.hub.URL, AgentImage: o.agentImage}
 	preview := o.hub.URL != "" && !o.showToken && stdoutIsTerminal(e.Stdout)
+	var reg fleet.Registrar
 	if o.hub.URL != "" && !preview {
-		c, err := o.hub.Client()
-		if err != nil {
+		if reg, err = o.hub.Client(); err != nil {
 			return err
 		}
-		tok, err := c.RegisterCluster(ctx, api.ClusterRegistration{Name: name, Environment: o.env, ClusterType: o.clusterType, Labels: labels}, o.rotate)
-		if err != nil {
-			return failed(ExitFailed, fmt.Errorf("register %s: %w", name, err))
-		}
-		opts.Token = tok.Token
 	}
-	b, err := authoring.ClusterManifests(opts)
+	b, err := f.OnboardCluster(ctx, fleet.OnboardClusterRequest{Name: name, Environment: o.env, ClusterType: o.clusterType,
+		Reconciler: o.reconciler, HubURL: o.hub.URL, Labels: labels, Rotate: o.rotate, AgentImage: o.agentImage}, reg)
 	if err != nil {
-		return failed(ExitFailed, err)
+		return err
 	}
 	o.summary(e, b, preview)
-	if err := o.print(e.Stdout, b); err != nil {
-		return failed(ExitFailed, err)
-	}
-	return nil
+	return o.print(e.Stdout, b)
 }
 
 // summary says on stderr what was done and what is next.

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/controlplane"
@@ -164,19 +163,14 @@ func (o *serveOptions) run(ctx context.Context, e *env) error {
 	hs.ui.SetScheduler(svc)
 	hs.ui.SetPromotions(svc.Promotions())
 	webhooks := serve.NewWebhooks(os.Getenv(serve.WebhookSecretEnv), svc, e.Logger)
-	changes := o.changes(e, hs, svc, f.Config())
+	changes := o.changes(e, hs, svc, f)
 	hs.ui.SetChanges(changes)
 	return o.srv.serve(ctx, e, hs, serve.Handler(hs.handler(), hs.hub, svc, webhooks, changes.Handler()), svc.Run)
 }
 
 // changes is the authoring API: changes committed to the control plane (pull requests with
 // --pr), recorded in the hub's history, and applied at once.
-func (o *serveOptions) changes(e *env, hs *hubServer, svc *serve.Service, cfg fleet.Config) *serve.ControlPlaneChanges {
-	opts := serve.ChangesOptions{ControlPlane: cfg.ControlPlane, Platform: cfg.Read, Credentials: cfg.Credentials, Hub: hs.hub,
-		Author: object.Signature{Name: cfg.Author.Name, Email: cfg.Author.Email}, Logger: e.Logger,
-		Applied: func() { svc.Trigger(cfg.ControlPlane) }}
-	if o.pr {
-		opts.OpenPR = prOpener(cfg.Credentials, o.forgeURL)
-	}
-	return serve.NewControlPlaneChanges(opts)
+func (o *serveOptions) changes(e *env, hs *hubServer, svc *serve.Service, f *fleet.Fleet) *serve.ControlPlaneChanges {
+	return serve.NewControlPlaneChanges(serve.ChangesOptions{Fleet: f, Hub: hs.hub, PullRequests: o.pr, Logger: e.Logger,
+		Applied: func() { svc.Trigger(f.Config().ControlPlane) }})
 }

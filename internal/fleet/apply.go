@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/fleetform/fleetform/internal/controlplane"
+	"github.com/fleetform/fleetform/internal/forge"
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/render"
@@ -47,9 +48,9 @@ type ApplyResult struct {
 	Refused     string `json:"refused,omitempty"`
 	// PullRequest is set with ApplyRequest.PullRequest; Superseded lists fleetform's earlier
 	// pull requests it closed.
-	PullRequest *pipeline.PullRequest `json:"pullRequest,omitempty"`
-	Superseded  []int                 `json:"superseded,omitempty"`
-	Plan        pipeline.PlanReport   `json:"plan"`
+	PullRequest *forge.PullRequest  `json:"pullRequest,omitempty"`
+	Superseded  []int               `json:"superseded,omitempty"`
+	Plan        pipeline.PlanReport `json:"plan"`
 	// Diagnostics are every problem met on the way, in the order met.
 	Diagnostics []controlplane.Diagnostic `json:"-"`
 }

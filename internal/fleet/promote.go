@@ -34,7 +34,7 @@ type PromoteRequest struct {
 // PromoteResult is what a promotion did: the contract of `promote -o json`.
 type PromoteResult struct {
 	promote.Result
-	PullRequest *pipeline.PullRequest `json:"pullRequest,omitempty"`
+	PullRequest *forge.PullRequest `json:"pullRequest,omitempty"`
 }
 
 // Promote checks the gates of req.To (its source pinned to the commit, applied, compliant on
@@ -169,7 +169,7 @@ func (f *Fleet) pinPullRequests(ctx context.Context, cp *controlplane.ControlPla
 }
 
 // openPinPullRequest opens the pull request of a pin written on head.
-func openPinPullRequest(ctx context.Context, prs *pipeline.PullRequests, head string, res promote.Result, reason string) (*pipeline.PullRequest, error) {
+func openPinPullRequest(ctx context.Context, prs *pipeline.PullRequests, head string, res promote.Result, reason string) (*forge.PullRequest, error) {
 	title := fmt.Sprintf("fleetform: promote %s to %s", res.Commit[:min(len(res.Commit), 12)], res.To)
 	var body strings.Builder
 	fmt.Fprintf(&body, "Pins the common content of `%s` to control-plane commit `%s`", res.To, res.Commit)

@@ -28,9 +28,21 @@ type EnvironmentValidation struct {
 }
 
 // InvalidError is input with errors: the result that comes with it locates each one.
-type InvalidError struct{ Errors int }
+type InvalidError struct {
+	Errors int
+	// Err is the error of the layer below that says so, when there is one.
+	Err error
+}
 
-func (e *InvalidError) Error() string { return fmt.Sprintf("the input has %d error(s)", e.Errors) }
+func (e *InvalidError) Error() string {
+	if e.Err != nil {
+		return e.Err.Error()
+	}
+	return fmt.Sprintf("the input has %d error(s)", e.Errors)
+}
+
+// Unwrap returns the error of the layer below.
+func (e *InvalidError) Unwrap() error { return e.Err }
 
 // invalid is an InvalidError when ds has errors, else nil.
 func invalid(ds []controlplane.Diagnostic) error {

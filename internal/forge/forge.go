@@ -8,26 +8,27 @@ import (
 	"time"
 )
 
-// PullRequest is a pull request as fleetform sees it.
+// PullRequest is a pull request as fleetform sees it. Its JSON is what fleetform's commands
+// print of a pull request they opened: number, url, head and base.
 type PullRequest struct {
 	// Number is the pull request's number in its repository.
-	Number int
+	Number int `json:"number"`
 	// URL is the pull request's web (html) URL.
-	URL string
+	URL string `json:"url"`
 	// Head is the head branch name, without refs/heads/.
-	Head string
+	Head string `json:"head"`
 	// Base is the base branch name, without refs/heads/.
-	Base string
+	Base string `json:"base"`
 	// Title is the pull request's title.
-	Title string
+	Title string `json:"-"`
 	// Body is the pull request's description (markdown), where fleetform puts its Marker.
-	Body string
+	Body string `json:"-"`
 	// Author is the login of the account that opened the pull request.
-	Author string
+	Author string `json:"-"`
 	// CrossRepository is true when the head branch lives in another repository (a fork), or in
 	// a repository that no longer exists. fleetform pushes its branches to the repository itself,
 	// so such a pull request is never fleetform's own (see Owned). Default false.
-	CrossRepository bool
+	CrossRepository bool `json:"-"`
 }
 
 // Repo identifies a repository on a forge.

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 
+	"github.com/fleetform/fleetform/internal/forge"
 	"github.com/fleetform/fleetform/internal/gitops"
 )
 
@@ -21,7 +22,7 @@ type ApplyOptions struct {
 type Applied struct {
 	// Result is the writer's result; nil when nothing could be planned.
 	Result      *gitops.Result
-	PullRequest *PullRequest
+	PullRequest *forge.PullRequest
 	// Superseded are fleetform's earlier pull requests for the environment it closed.
 	Superseded []int
 	// HubErr is the hub's refusal of the desired state: the commit is written regardless.

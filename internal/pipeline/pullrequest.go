@@ -15,14 +15,6 @@ import (
 	"github.com/fleetform/fleetform/internal/render"
 )
 
-// PullRequest is a pull request fleetform opened.
-type PullRequest struct {
-	Number int    `json:"number"`
-	URL    string `json:"url"`
-	Head   string `json:"head"`
-	Base   string `json:"base"`
-}
-
 // PullRequests opens fleetform's pull requests for one environment into one base branch,
 // and closes fleetform's earlier ones there (never anybody else's).
 type PullRequests struct {
@@ -86,7 +78,7 @@ func (p *PullRequests) Head(what string) string {
 }
 
 // OpenApply opens the pull request of an applied plan (its Markdown as the body).
-func (p *PullRequests) OpenApply(ctx context.Context, r *Run, res *gitops.Result) (*PullRequest, []int, error) {
+func (p *PullRequests) OpenApply(ctx context.Context, r *Run, res *gitops.Result) (*forge.PullRequest, []int, error) {
 	plan := Report(res.Plan, r, false)
 	var body bytes.Buffer
 	if err := WriteMarkdown(&body, &plan, false); err != nil {
@@ -106,16 +98,15 @@ func (p *PullRequests) OpenApply(ctx context.Context, r *Run, res *gitops.Result
 	return p.Create(ctx, forge.NewChangeRequest{Base: p.base, Head: res.Branch, Title: title, Body: body.String(), Labels: labels})
 }
 
-// Create opens a pull request and closes fleetform's earlier ones for the environment into
-// the same base (never anybody else's).
-func (p *PullRequests) Create(ctx context.Context, req forge.NewChangeRequest) (*PullRequest, []int, error) {
-	pr, err := p.client.Create(ctx, p.repo, req)
-	if err != nil {
-		return nil, nil, fmt.Errorf("open pull request: %w", err)
+// Create opens a pull request (forge.Open) and closes fleetform's earlier ones for the
+// environment into the same base (never anybody else's; a failure to close one is logged).
+func (p *PullRequests) Create(ctx context.Context, req forge.NewChangeRequest) (*forge.PullRequest, []int, error) {
+	pr, closed, err := forge.Open(ctx, p.client, p.repo, p.env, req, p.logger)
+	if pr.Number == 0 {
+		return nil, nil, err
 	}
-	closed, err := forge.Supersede(ctx, p.client, p.repo, p.base, p.env, pr.Number, p.logger)
 	if err != nil {
 		p.logger.WarnContext(ctx, "closing superseded pull requests", "error", strings.TrimSpace(err.Error()))
 	}
-	return &PullRequest{Number: pr.Number, URL: pr.URL, Head: pr.Head, Base: pr.Base}, closed, nil
+	return &forge.PullRequest{Number: pr.Number, URL: pr.URL, Head: pr.Head, Base: pr.Base}, closed, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/fleetform/fleetform/internal/controlplane"
+	"github.com/fleetform/fleetform/internal/forge"
 	"github.com/fleetform/fleetform/internal/gitops"
 )
 
@@ -50,7 +51,7 @@ func TestMemoOf(t *testing.T) {
 	}{
 		"a warning":                   {run(), applied(target, "dev"), withWarning},
 		"published to another branch": {run(), applied(target, "fleetform/dev/x"), doc},
-		"a pull request":              {run(), &Applied{Result: applied(target, "dev").Result, PullRequest: &PullRequest{Number: 1}}, doc},
+		"a pull request":              {run(), &Applied{Result: applied(target, "dev").Result, PullRequest: &forge.PullRequest{Number: 1}}, doc},
 		"a token in the GitOps URL":   {run(), applied(gitops.Target{Repo: "https://x:secret@example.com/gitops.git", Branch: "dev"}, "dev"), doc},
 		"a token in a workload URL":   {run(controlplane.InputTree{Repo: "https://x:secret@example.com/apps", Ref: "main"}), applied(target, "dev"), doc},
 		"nothing applied":             {run(), &Applied{}, doc},

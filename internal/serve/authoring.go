@@ -12,12 +12,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/go-git/go-git/v5/plumbing/object"
-
 	"github.com/fleetform/fleetform/api/v1alpha1"
 	"github.com/fleetform/fleetform/internal/authoring"
 	"github.com/fleetform/fleetform/internal/controlplane"
-	"github.com/fleetform/fleetform/internal/gitauth"
+	"github.com/fleetform/fleetform/internal/fleet"
 	"github.com/fleetform/fleetform/internal/hub"
 )
 
@@ -30,18 +28,13 @@ type ChangesHub interface {
 
 // ChangesOptions configure the authoring API.
 type ChangesOptions struct {
-	// ControlPlane is the control plane's location: a directory or a local git repository
-	// (a bare one, or a work tree), as serve's --control-plane. Platform is how it is read.
-	ControlPlane string
-	Platform     controlplane.Options
-	// Credentials push the branch of a pull request (nil: git's own).
-	Credentials *gitauth.Store
+	// Fleet is the control plane changed (a directory or a local git repository, as serve's
+	// --control-plane), how it is read, and who commits.
+	Fleet *fleet.Fleet
 	// Hub authenticates the callers of the HTTP handler and records the history.
 	Hub ChangesHub
-	// OpenPR, when set, makes every change a pull request instead of a commit (serve --pr).
-	OpenPR authoring.PROpener
-	// Author signs the commits (default fleetform <fleetform@localhost>).
-	Author object.Signature
+	// PullRequests makes every change a pull request instead of a commit (serve --pr).
+	PullRequests bool
 	// Applied is called after a change was committed, so that it is applied at once (the
 	// service's Trigger of the control plane). Nil: nothing is called.
 	Applied func()
@@ -75,16 +68,12 @@ func (c *ControlPlaneChanges) Change(ctx context.Context, ops []authoring.Operat
 	if actor == "" {
 		return nil, errors.New("a change needs the name of who makes it")
 	}
-	req := authoring.Request{ControlPlane: c.opts.ControlPlane, Platform: c.opts.Platform, Operations: ops,
-		Author: c.opts.Author, Actor: actor, OpenPR: c.opts.OpenPR, Logger: c.opts.Logger}
-	if c.opts.Credentials != nil {
-		req.Credentials = c.opts.Credentials
-	}
+	req := fleet.AuthorRequest{Operations: ops, Actor: actor}
 	switch {
 	case dryRun:
 		req.Mode = authoring.ModeDryRun
-		return authoring.Apply(ctx, req)
-	case c.opts.OpenPR != nil:
+		return c.opts.Fleet.Author(ctx, req)
+	case c.opts.PullRequests:
 		req.Mode = authoring.ModePR
 	default:
 		// A git repository is committed to; a plain directory is written.
@@ -95,7 +84,7 @@ func (c *ControlPlaneChanges) Change(ctx context.Context, ops []authoring.Operat
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	res, err := authoring.Apply(ctx, req)
+	res, err := c.opts.Fleet.Author(ctx, req)
 	if err != nil || !res.Written {
 		return res, err
 	}
@@ -115,13 +104,14 @@ func (c *ControlPlaneChanges) Change(ctx context.Context, ops []authoring.Operat
 
 // isGit reports whether the control plane is a git repository.
 func (c *ControlPlaneChanges) isGit(ctx context.Context) bool {
-	p, ok := controlplane.LocalPath(c.opts.ControlPlane)
+	cfg := c.opts.Fleet.Config()
+	p, ok := controlplane.LocalPath(cfg.ControlPlane)
 	if !ok {
 		return true // refused by authoring as not local
 	}
-	popts := c.opts.Platform
-	popts.Logger = nil
-	cp, err := controlplane.Open(ctx, p, popts)
+	read := cfg.Read
+	read.Logger = nil
+	cp, err := controlplane.Open(ctx, p, read)
 	return err != nil || cp.Repo().IsGit()
 }
 
@@ -257,13 +247,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // nothing and carries a placeholder instead of the token, which only `fleetform onboard
 // cluster` prints.
 func (c *ControlPlaneChanges) ClusterManifests(ctx context.Context, name, env, clusterType, reconciler, hubURL string) (*authoring.ClusterBootstrap, error) {
-	target, err := authoring.ResolveCluster(ctx, c.opts.ControlPlane, c.opts.Platform, env, clusterType)
-	if err != nil {
-		return nil, err
-	}
-	if reconciler == "" {
-		reconciler = target.Reconciler
-	}
-	return authoring.ClusterManifests(authoring.ClusterOptions{Name: name, Environment: env, ClusterType: clusterType,
-		Reconciler: reconciler, GitOps: target.GitOps, Hub: hubURL})
+	return c.opts.Fleet.OnboardCluster(ctx, fleet.OnboardClusterRequest{Name: name, Environment: env, ClusterType: clusterType,
+		Reconciler: reconciler, HubURL: hubURL}, nil)
 }

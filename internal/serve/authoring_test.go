@@ -42,7 +42,7 @@ func newChangesServer(t *testing.T) *changesServer {
 	if _, s.reader, err = f.hub.CreateToken(t.Context(), hub.TokenRead, "viewer", time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	s.changes = NewControlPlaneChanges(ChangesOptions{ControlPlane: f.cp.Dir, Platform: f.svc.read, Hub: f.hub,
+	s.changes = NewControlPlaneChanges(ChangesOptions{Fleet: f.svc.opts.Fleet, Hub: f.hub,
 		Applied: func() { f.svc.Trigger(f.cp.Dir) }})
 	srv := httptest.NewServer(Handler(api.New(f.hub, api.Options{}), f.hub, f.svc, NewWebhooks("", f.svc, nil), s.changes.Handler()))
 	t.Cleanup(srv.Close)

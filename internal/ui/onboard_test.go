@@ -12,6 +12,7 @@ import (
 
 	"github.com/fleetform/fleetform/internal/authoring"
 	"github.com/fleetform/fleetform/internal/controlplane"
+	usecases "github.com/fleetform/fleetform/internal/fleet"
 	"github.com/fleetform/fleetform/internal/serve"
 )
 
@@ -23,7 +24,7 @@ func TestOnboardClusterFormShowsManifestsWithoutAToken(t *testing.T) {
 		Author: object.Signature{Name: "test", Email: "test@localhost"}}); err != nil {
 		t.Fatal(err)
 	}
-	changes := serve.NewControlPlaneChanges(serve.ChangesOptions{ControlPlane: dir})
+	changes := serve.NewControlPlaneChanges(serve.ChangesOptions{Fleet: usecases.New(usecases.Config{ControlPlane: dir})})
 	if _, err := changes.Change(t.Context(), []authoring.Operation{authoring.AddClusterType("plant-lyon", "dev", nil, "", "", "")}, false, "test"); err != nil {
 		t.Fatal(err)
 	}

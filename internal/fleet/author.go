@@ -1,0 +1,61 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/fleetform/fleetform/internal/authoring"
+	"github.com/fleetform/fleetform/internal/forge"
+	"github.com/fleetform/fleetform/internal/pipeline"
+)
+
+// AuthorRequest is a change of the control plane.
+type AuthorRequest struct {
+	Operations []authoring.Operation
+	// Mode says what is done with a valid change: written, committed, proposed as a pull
+	// request, or only validated and planned.
+	Mode authoring.Mode
+	// Message is the commit subject ("": what the operations do).
+	Message string
+	// Actor, when set, is recorded in the commit message.
+	Actor string
+}
+
+// Author makes a change of the control plane (authoring.Apply): the edits, the whole
+// control plane validated with them and each environment's plan, then what req.Mode says,
+// as the Fleet's author. A change that would make the control plane invalid is an
+// InvalidError along with the result, which locates the errors; a branch that kept moving
+// is ErrConflict.
+func (f *Fleet) Author(ctx context.Context, req AuthorRequest) (*authoring.Result, error) {
+	ar := authoring.Request{ControlPlane: f.cfg.ControlPlane, Platform: f.cfg.Read, Operations: req.Operations, Mode: req.Mode,
+		Author: object.Signature{Name: f.cfg.Author.Name, Email: f.cfg.Author.Email}, Message: req.Message, Actor: req.Actor,
+		Logger: f.cfg.Logger, Credentials: f.cfg.Credentials}
+	if req.Mode == authoring.ModePR {
+		ar.OpenPR = f.openPullRequest
+	}
+	res, err := authoring.Apply(ctx, ar)
+	switch {
+	case errors.Is(err, authoring.ErrInvalid) && res != nil:
+		return res, &InvalidError{Errors: max(len(res.Errors), 1), Err: err}
+	case errors.Is(err, authoring.ErrConflict):
+		return res, fmt.Errorf("%w: %w", ErrConflict, err)
+	}
+	return res, err
+}
+
+// openPullRequest opens the pull request of a change on the forge of repoURL: each change
+// is its own, none supersedes another.
+func (f *Fleet) openPullRequest(ctx context.Context, repoURL string, req forge.NewChangeRequest) (*forge.PullRequest, error) {
+	repo, client, err := pipeline.ForgeClient(ctx, f.cfg.Credentials, repoURL, f.cfg.ForgeURL)
+	if err != nil {
+		return nil, err
+	}
+	pr, _, err := forge.Open(ctx, client, repo, "", req, f.cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
+	return &forge.PullRequest{Number: pr.Number, URL: pr.URL, Head: pr.Head, Base: pr.Base}, nil
+}
