@@ -4,9 +4,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// hubAdminTokenEnv is the environment variable hub serve reads the admin token from.
-const hubAdminTokenEnv = "FLEETFORM_HUB_ADMIN_TOKEN" //nolint:gosec // the variable's name, not a token
-
 func newHubCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "hub",

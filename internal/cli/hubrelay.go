@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -16,7 +15,7 @@ import (
 	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/relay"
-	"github.com/fleetform/fleetform/internal/redact"
+	"github.com/fleetform/fleetform/internal/serve"
 )
 
 type hubRelayOptions struct {
@@ -67,11 +66,11 @@ func newHubRelayCmd(e *env) *cobra.Command {
 func (o *hubRelayOptions) check() error {
 	switch {
 	case (o.tlsCert == "") != (o.tlsKey == ""):
-		return failed(ExitUsage, errors.New("--tls-cert and --tls-key go together"))
+		return command.Usage(errors.New("--tls-cert and --tls-key go together"))
 	case o.maxBatch < 1 || o.maxBatch > hub.MaxReportsPerBatch:
-		return failed(ExitUsage, fmt.Errorf("--max-batch must be 1 to %d", hub.MaxReportsPerBatch))
+		return command.Usagef("--max-batch must be 1 to %d", hub.MaxReportsPerBatch)
 	case o.senders < 1 || o.timeout <= 0 || o.shutdownTimeout <= 0:
-		return failed(ExitUsage, errors.New("--senders, --timeout and --shutdown-timeout must be positive"))
+		return command.Usage(errors.New("--senders, --timeout and --shutdown-timeout must be positive"))
 	}
 	return nil
 }
@@ -84,37 +83,7 @@ func (o *hubRelayOptions) run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	rl := relay.New(c, relay.Options{MaxBatch: o.maxBatch, Senders: o.senders, Timeout: o.timeout, Logger: e.Logger})
-	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", o.addr)
-	if err != nil {
-		return failed(ExitFailed, err)
-	}
-	scheme := "http"
-	if o.tlsCert != "" {
-		scheme = "https"
-	}
-	fmt.Fprintf(e.Stderr, "fleetform hub relay: serving %s://%s (forwarding to %s)\n", scheme, ln.Addr(), redact.URL(o.hub.URL))
-	srv := newHTTPServer(rl, e.Logger)
-	// The senders outlive the server: the reports in flight are answered before they stop.
-	sendCtx, stopSending := context.WithCancel(context.WithoutCancel(ctx))
-	sent := make(chan struct{})
-	go func() {
-		defer close(sent)
-		rl.Run(sendCtx)
-	}()
-	serveErr := serveInBackground(srv, ln, o.tlsCert, o.tlsKey)
-	select {
-	case err = <-serveErr:
-	case <-ctx.Done():
-		e.Logger.Info("stopping: answering the reports in flight")
-		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.shutdownTimeout)
-		err = srv.Shutdown(shutdownCtx)
-		cancel()
-	}
-	stopSending()
-	<-sent
-	if err = ignoreClosed(err); err != nil {
-		return failed(ExitFailed, err)
-	}
-	return nil
+	return serve.ServeRelay(ctx, serve.RelayConfig{Addr: o.addr, Hub: c, HubURL: o.hub.URL,
+		Relay:   relay.Options{MaxBatch: o.maxBatch, Senders: o.senders, Timeout: o.timeout, Logger: e.Logger},
+		TLSCert: o.tlsCert, TLSKey: o.tlsKey, ShutdownTimeout: o.shutdownTimeout, Out: e.Stderr, Logger: e.Logger})
 }

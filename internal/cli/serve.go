@@ -147,30 +147,30 @@ func (o *serveOptions) run(ctx context.Context, e *env) error {
 	}
 	cfg.Author, _ = author(o.author) // validated
 	cfg.ForgeURL = o.forgeURL
-	hs, err := o.srv.start(ctx, e)
+	hs, err := serve.StartHub(ctx, o.srv.config(e))
 	if err != nil {
 		return err
 	}
-	cfg.Hub = fleet.LocalHub(hs.hub)
+	cfg.Hub = fleet.LocalHub(hs.Hub)
 	f := fleet.New(cfg)
-	opts := serve.Options{Fleet: f, Environments: o.envs, Interval: o.interval, PullRequests: o.pr, Hub: hs.hub,
-		Promote: o.promote, Metrics: serve.NewMetrics(hs.metrics.Registry()), Logger: e.Logger}
-	if l, ok := hs.store.(hub.Leadership); ok {
+	opts := serve.Options{Fleet: f, Environments: o.envs, Interval: o.interval, PullRequests: o.pr, Hub: hs.Hub,
+		Promote: o.promote, Metrics: serve.NewMetrics(hs.Metrics.Registry()), Logger: e.Logger}
+	if l, ok := hs.Store.(hub.Leadership); ok {
 		opts.Leadership = l
 	}
 	svc := serve.New(opts)
-	hs.ui.SetChain(svc.Chain)
-	hs.ui.SetScheduler(svc)
-	hs.ui.SetPromotions(svc.Promotions())
+	hs.UI.SetChain(svc.Chain)
+	hs.UI.SetScheduler(svc)
+	hs.UI.SetPromotions(svc.Promotions())
 	webhooks := serve.NewWebhooks(os.Getenv(serve.WebhookSecretEnv), svc, e.Logger)
 	changes := o.changes(e, hs, svc, f)
-	hs.ui.SetChanges(changes)
-	return o.srv.serve(ctx, e, hs, serve.Handler(hs.handler(), hs.hub, svc, webhooks, changes.Handler()), svc.Run)
+	hs.UI.SetChanges(changes)
+	return hs.Serve(ctx, serve.Handler(hs.Handler(), hs.Hub, svc, webhooks, changes.Handler()), svc.Run)
 }
 
 // changes is the authoring API: changes committed to the control plane (pull requests with
 // --pr), recorded in the hub's history, and applied at once.
-func (o *serveOptions) changes(e *env, hs *hubServer, svc *serve.Service, f *fleet.Fleet) *serve.ControlPlaneChanges {
-	return serve.NewControlPlaneChanges(serve.ChangesOptions{Fleet: f, Hub: hs.hub, PullRequests: o.pr, Logger: e.Logger,
+func (o *serveOptions) changes(e *env, hs *serve.HubServer, svc *serve.Service, f *fleet.Fleet) *serve.ControlPlaneChanges {
+	return serve.NewControlPlaneChanges(serve.ChangesOptions{Fleet: f, Hub: hs.Hub, PullRequests: o.pr, Logger: e.Logger,
 		Applied: func() { svc.Trigger(f.Config().ControlPlane) }})
 }
