@@ -9,7 +9,6 @@ import (
 
 	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/fleet"
-	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/pipeline"
 )
 
@@ -63,7 +62,7 @@ func newApplyCmd(e *env) *cobra.Command {
 	f.BoolVar(&o.allowMassDelete, "allow-mass-delete", false, "allow removing more than --mass-delete-threshold of the owned folders")
 	f.StringVar(&o.author, "author", "fleetform <fleetform@localhost>", "commit author, as \"Name <email>\"")
 	f.StringVar(&o.subject, "message", "", "commit subject (default: names the environment and the control-plane commit)")
-	f.IntVar(&o.maxAttempts, "max-attempts", gitops.DefaultMaxAttempts, "how many times to re-plan when the branch moved in between")
+	f.IntVar(&o.maxAttempts, "max-attempts", fleet.DefaultMaxAttempts, "how many times to re-plan when the branch moved in between")
 	f.BoolVar(&o.pr, "pr", false, "push to a new branch and open a pull request (GitHub; token from FLEETFORM_GITHUB_TOKEN or GITHUB_TOKEN)")
 	f.StringVar(&o.forgeURL, "forge-url", "", "API base URL of the forge (GitHub Enterprise: https://HOST/api/v3/); default from the repository URL")
 	f.BoolVar(&o.noCache, "no-cache", false, "load and plan in full, even when the record of the last apply shows that nothing changed since")
@@ -131,7 +130,7 @@ func (o *applyOptions) run(ctx context.Context, e *env) error {
 	prog := newProgress(e, "rendering")
 	write := o.g.write(prog)
 	write.AllowMassDelete = o.allowMassDelete
-	doc, err := fleet.New(cfg).Apply(ctx, fleet.ApplyRequest{Env: o.cp.env, Target: o.g.target(), Write: write,
+	doc, err := fleet.New(cfg).Apply(ctx, fleet.ApplyRequest{Env: o.cp.env, GitOps: o.g.repo, Branch: o.g.branch, Path: o.g.path, Write: write,
 		Subject: o.subject, MaxAttempts: o.maxAttempts, PullRequest: o.pr, Remember: !o.noCache})
 	prog.finish()
 	if doc == nil {

@@ -11,7 +11,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/fleetform/fleetform/internal/fleet"
-	"github.com/fleetform/fleetform/internal/gitops"
 )
 
 // gitopsOptions are the flags of plan and apply that say where the tree goes.
@@ -29,11 +28,6 @@ func (o *gitopsOptions) bind(cmd *cobra.Command) {
 	f.StringVar(&o.branch, "branch", "", "branch to write; default: the GitOpsRepo's branch, else the environment name")
 	f.StringVar(&o.path, "path", "", "folder inside the repository; default: the GitOpsRepo's path")
 	f.Float64Var(&o.threshold, "mass-delete-threshold", 0.5, "largest fraction of owned deployment-target folders an apply may remove")
-}
-
-// target is where the flags say the tree goes (empty: the environment's own).
-func (o *gitopsOptions) target() gitops.Target {
-	return gitops.Target{Repo: o.repo, Branch: o.branch, Path: o.path}
 }
 
 // write is how the flags say to write, with rendering progress reported to prog.

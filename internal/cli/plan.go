@@ -55,7 +55,7 @@ func (o *planOptions) run(ctx context.Context, e *env) error {
 		return err
 	}
 	prog := newProgress(e, "rendering")
-	doc, err := f.Plan(ctx, fleet.PlanRequest{Env: o.cp.env, Target: o.g.target(), Write: o.g.write(prog)})
+	doc, err := f.Plan(ctx, fleet.PlanRequest{Env: o.cp.env, GitOps: o.g.repo, Branch: o.g.branch, Path: o.g.path, Write: o.g.write(prog)})
 	prog.finish()
 	if doc == nil {
 		return err

@@ -9,9 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/cli/command"
-	"github.com/fleetform/fleetform/internal/controlplane"
+	"github.com/fleetform/fleetform/internal/fleet"
 	"github.com/fleetform/fleetform/internal/pipeline"
-	"github.com/fleetform/fleetform/internal/schedule"
 )
 
 type scheduleOptions struct {
@@ -20,22 +19,6 @@ type scheduleOptions struct {
 }
 
 // scheduleJSON is the contract of `schedule -o json`.
-type scheduleJSON struct {
-	Environment string           `json:"environment"`
-	Assignments []assignmentJSON `json:"assignments"`
-	controlplane.DiagnosticReport
-}
-
-type assignmentJSON struct {
-	Workload         string   `json:"workload"`
-	DeploymentTarget string   `json:"deploymentTarget"`
-	ClusterType      string   `json:"clusterType"`
-	Namespace        string   `json:"namespace"`
-	Policies         []string `json:"policies"`
-	// Pinned is set when a pin of the environment holds the target's manifests here.
-	Pinned *schedule.Pinned `json:"pinned,omitempty"`
-}
-
 func newScheduleCmd(e *env) *cobra.Command {
 	var o scheduleOptions
 	cmd := &cobra.Command{
@@ -58,14 +41,7 @@ func newScheduleCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-func (o *scheduleOptions) print(e *env, r *pipeline.Run) error {
-	doc := scheduleJSON{Environment: r.Snapshot.Environment, Assignments: []assignmentJSON{}, DiagnosticReport: controlplane.SplitDiagnostics(r.Diagnostics())}
-	for _, a := range r.Schedule.Assignments {
-		doc.Assignments = append(doc.Assignments, assignmentJSON{
-			Workload: a.Workload, DeploymentTarget: a.DeploymentTarget, ClusterType: a.ClusterType,
-			Namespace: a.Namespace, Policies: a.Policies, Pinned: a.Pinned,
-		})
-	}
+func (o *scheduleOptions) print(e *env, doc *fleet.Scheduling) error {
 	err := o.out.Write(e.Stdout, doc, func(w io.Writer) error {
 		anyPinned := false
 		for _, a := range doc.Assignments {
@@ -88,7 +64,7 @@ func (o *scheduleOptions) print(e *env, r *pipeline.Run) error {
 	if err != nil {
 		return err
 	}
-	printDiagnostics(e.Stderr, r.Diagnostics())
+	printDiagnostics(e.Stderr, doc.Diagnostics)
 	return nil
 }
 
@@ -99,18 +75,19 @@ func (o *scheduleOptions) run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	r, err := f.Schedule(ctx, o.cp.env)
-	if r == nil {
-		if env := pipeline.ErrorEnvironment(err); env != "" && o.out.Format != "text" {
-			doc := scheduleJSON{Environment: env, Assignments: []assignmentJSON{},
-				DiagnosticReport: controlplane.SplitDiagnostics(pipeline.ErrorDiagnostics(err))}
+	doc, err := f.Schedule(ctx, o.cp.env)
+	switch {
+	case doc == nil:
+		return err
+	case pipeline.ErrorEnvironment(err) != "": // the environment could not be read
+		if o.out.Format != "text" {
 			if werr := o.out.Write(e.Stdout, doc, nil); werr != nil {
 				return werr
 			}
 		}
 		return err
 	}
-	if perr := o.print(e, r); perr != nil {
+	if perr := o.print(e, doc); perr != nil {
 		return perr
 	}
 	return command.Reported(err)

@@ -21,9 +21,9 @@ import (
 type ApplyRequest struct {
 	// Env is the environment ("": the only one there is).
 	Env string
-	// Target overrides where the environment is written (Fleet.Target).
-	Target gitops.Target
-	Write  WriteOptions
+	// GitOps, Branch and Path override where the environment is written (Fleet.Target).
+	GitOps, Branch, Path string
+	Write                WriteOptions
 	// Subject replaces the first line of the commit message ("": generated).
 	Subject string
 	// MaxAttempts bounds how many times the branch is re-read and the plan made again when
@@ -79,7 +79,7 @@ func (f *Fleet) Apply(ctx context.Context, req ApplyRequest) (*ApplyResult, erro
 	if err != nil {
 		return nil, err
 	}
-	t, err := f.Target(r, req.Target)
+	t, err := f.Target(r, gitops.Target{Repo: req.GitOps, Branch: req.Branch, Path: req.Path})
 	if err != nil {
 		return nil, err
 	}
@@ -155,9 +155,9 @@ func (f *Fleet) memos(req ApplyRequest) (*pipeline.Memos, string) {
 		return nil, ""
 	}
 	wd, _ := os.Getwd() // relative locations are read from there ("" is a key part too)
-	read, t := f.cfg.Read, req.Target
+	read := f.cfg.Read
 	parts := []string{"apply", wd, f.cfg.ControlPlane, req.Env, read.Ref, read.CommonRef, string(read.Layout),
-		t.Repo, t.Branch, t.Path, strconv.FormatFloat(req.Write.MassDeleteThreshold, 'g', -1, 64)}
+		req.GitOps, req.Branch, req.Path, strconv.FormatFloat(req.Write.MassDeleteThreshold, 'g', -1, 64)}
 	for _, k := range slices.Sorted(maps.Keys(read.RepoMap)) {
 		parts = append(parts, "repo-map "+k+"="+read.RepoMap[k])
 	}

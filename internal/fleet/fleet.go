@@ -52,6 +52,10 @@ type Config struct {
 // Author signs commits.
 type Author struct{ Name, Email string }
 
+// DefaultMaxAttempts bounds how many times a write re-reads its branch and is made again
+// when someone else wrote in between.
+const DefaultMaxAttempts = gitops.DefaultMaxAttempts
+
 // DefaultAuthor signs commits when no author is given.
 var DefaultAuthor = Author{Name: "fleetform", Email: "fleetform@localhost"}
 

@@ -19,9 +19,9 @@ type Planned struct {
 type PlanRequest struct {
 	// Env is the environment ("": the only one there is).
 	Env string
-	// Target overrides where the environment is written (Fleet.Target).
-	Target gitops.Target
-	Write  WriteOptions
+	// GitOps, Branch and Path override where the environment is written (Fleet.Target).
+	GitOps, Branch, Path string
+	Write                WriteOptions
 }
 
 // Plan renders env (only what changed since its branch was last written) and compares it
@@ -32,7 +32,7 @@ func (f *Fleet) Plan(ctx context.Context, req PlanRequest) (*Planned, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := f.Target(r, req.Target)
+	t, err := f.Target(r, gitops.Target{Repo: req.GitOps, Branch: req.Branch, Path: req.Path})
 	if err != nil {
 		return nil, err
 	}

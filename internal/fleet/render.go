@@ -6,6 +6,7 @@ import (
 
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/pipeline"
+	"github.com/fleetform/fleetform/internal/schedule"
 )
 
 // Rendering is what Render did: the contract of `render -o json`.
@@ -30,14 +31,48 @@ type FailedAssignment struct {
 	Error            string `json:"error"`
 }
 
+// Scheduling is an environment's assignments: the contract of `schedule -o json`. They are
+// sorted by cluster type, then deployment target.
+type Scheduling struct {
+	Environment string                `json:"environment"`
+	Assignments []ScheduledAssignment `json:"assignments"`
+	controlplane.DiagnosticReport
+	// Diagnostics are every problem met, in the order met.
+	Diagnostics []controlplane.Diagnostic `json:"-"`
+}
+
+// ScheduledAssignment is a deployment target on a cluster type, with the policies that
+// put it there.
+type ScheduledAssignment struct {
+	Workload         string   `json:"workload"`
+	DeploymentTarget string   `json:"deploymentTarget"`
+	ClusterType      string   `json:"clusterType"`
+	Namespace        string   `json:"namespace"`
+	Policies         []string `json:"policies"`
+	// Pinned, when set, is the pin of the environment that holds the assignment's manifests.
+	Pinned *schedule.Pinned `json:"pinned,omitempty"`
+}
+
 // Schedule loads env (or the only environment) and schedules it. Errors in the input are an
-// InvalidError along with the pipeline.Run, which says which.
-func (f *Fleet) Schedule(ctx context.Context, env string) (*pipeline.Run, error) {
+// InvalidError along with the Scheduling, which says which. An environment that cannot be
+// read is a pipeline.EnvError, along with a Scheduling of no assignment that says why.
+func (f *Fleet) Schedule(ctx context.Context, env string) (*Scheduling, error) {
 	r, err := f.Load(ctx, env, pipeline.UpToSchedule)
 	if err != nil {
+		if name := pipeline.ErrorEnvironment(err); name != "" {
+			ds := pipeline.ErrorDiagnostics(err)
+			return &Scheduling{Environment: name, Assignments: []ScheduledAssignment{}, DiagnosticReport: controlplane.SplitDiagnostics(ds)}, err
+		}
 		return nil, err
 	}
-	return r, invalid(r.Diagnostics())
+	ds := r.Diagnostics()
+	doc := &Scheduling{Environment: r.Snapshot.Environment, Assignments: []ScheduledAssignment{},
+		DiagnosticReport: controlplane.SplitDiagnostics(ds), Diagnostics: ds}
+	for _, a := range r.Schedule.Assignments {
+		doc.Assignments = append(doc.Assignments, ScheduledAssignment{Workload: a.Workload, DeploymentTarget: a.DeploymentTarget,
+			ClusterType: a.ClusterType, Namespace: a.Namespace, Policies: a.Policies, Pinned: a.Pinned})
+	}
+	return doc, invalid(ds)
 }
 
 // Render renders env (or the only environment) into the folder out, which stands for the
