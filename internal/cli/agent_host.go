@@ -14,6 +14,7 @@ import (
 
 	"github.com/fleetform/fleetform/internal/agent"
 	"github.com/fleetform/fleetform/internal/agent/host"
+	"github.com/fleetform/fleetform/internal/fleet"
 	"github.com/fleetform/fleetform/internal/hub"
 )
 
@@ -91,7 +92,7 @@ func (o *agentHostOptions) run(ctx context.Context, e *env) error {
 		}
 	}
 	cluster := cmp.Or(o.hub.cluster, "check")
-	creds, err := commandLineCredentials(e, o.gitops)
+	creds, err := fleet.Credentials("", nil, "", []string{o.gitops}, e.Logger)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/fleetform/fleetform/internal/fleet"
 )
 
 // configNames are the config files looked for, in the working directory and its parents,
@@ -29,7 +31,9 @@ type fileConfig struct {
 	RepoMap map[string]string `json:"repoMap,omitempty"`
 	// Layout forces the repository layout.
 	Layout string `json:"layout,omitempty"`
-	credentialsConfig
+	// Credentials scope the tokens sent to git repositories and forge APIs: each goes only
+	// to the URLs under its url (see docs/security.md).
+	Credentials []fleet.CredentialEntry `json:"credentials,omitempty"`
 	// Serve sets what `fleetform serve`'s flags set.
 	Serve serveConfig `json:"serve,omitzero"`
 }

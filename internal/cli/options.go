@@ -92,7 +92,9 @@ func (o *controlPlaneOptions) config(e *env) (fleet.Config, error) {
 	if err != nil {
 		return fleet.Config{}, err
 	}
-	creds, err := o.credentials(e)
+	// FLEETFORM_GIT_TOKEN and the legacy forge token go to the hosts the command line names:
+	// the control plane's and those of o.trusted (--gitops, --forge-url).
+	creds, err := fleet.Credentials(o.configFile, o.file.Credentials, o.controlPlane, o.trusted, e.Logger)
 	if err != nil {
 		return fleet.Config{}, err
 	}
