@@ -47,6 +47,52 @@ func AddWorkload(name, workspace string, labels map[string]string, target, env, 
 	return op, nil
 }
 
+// AddEnvironment declares an environment, receiving promotions from promoteFrom ("": none).
+func AddEnvironment(name, promoteFrom string) Operation {
+	op := Operation{Op: OpAdd, Kind: v1alpha1.KindEnvironment, Name: name}
+	if promoteFrom != "" {
+		op.Spec = map[string]any{"promotion": map[string]any{"from": promoteFrom}}
+	}
+	return op
+}
+
+// Remove removes the object of kind named name: of env, or for a deployment target of
+// workload.
+func Remove(kind, name, env, workload string) Operation {
+	op := Operation{Op: OpRemove, Kind: kind, Name: name, Env: env}
+	if kind == KindDeploymentTarget {
+		op.Env, op.Workload = "", workload
+	}
+	return op
+}
+
+// ChangeConfig is a change of the platform-config ConfigMap of scope in env; the caller
+// says what it does (Op, Data or Keys).
+func ChangeConfig(env string, scope *ConfigScope) Operation {
+	return Operation{Kind: v1alpha1.KindConfigMap, Env: env, Scope: scope}
+}
+
+// kindWords are the kinds by the words the command line names them with.
+var kindWords = map[string]string{
+	"environment": v1alpha1.KindEnvironment, "cluster-type": v1alpha1.KindClusterType, "workload": v1alpha1.KindWorkload,
+	"target": KindDeploymentTarget, "policy": v1alpha1.KindSchedulingPolicy,
+	"registration": v1alpha1.KindWorkloadRegistration, "config-map": v1alpha1.KindConfigMap,
+}
+
+// ParseKind returns the kind a word names: environment, cluster-type, workload, target,
+// policy, registration or config-map, or the kind's own name (in any case).
+func ParseKind(word string) (string, error) {
+	if k, ok := kindWords[strings.ToLower(word)]; ok {
+		return k, nil
+	}
+	for _, k := range kindWords {
+		if strings.EqualFold(k, word) {
+			return k, nil
+		}
+	}
+	return "", fmt.Errorf("kind %q: want environment, cluster-type, workload, target, policy, registration or config-map", word)
+}
+
 // AddClusterType adds a cluster type to env with labels and, where not empty, its
 // templates.
 func AddClusterType(name, env string, labels map[string]string, reconciler, namespaceTemplate, configTemplate string) Operation {

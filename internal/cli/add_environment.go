@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fleetform/fleetform/api/v1alpha1"
 	"github.com/fleetform/fleetform/internal/authoring"
 )
 
@@ -35,9 +34,5 @@ func newAddEnvironmentCmd(e *env) *cobra.Command {
 }
 
 func (o *addEnvironmentOptions) run(ctx context.Context, e *env, name string) error {
-	op := authoring.Operation{Op: authoring.OpAdd, Kind: v1alpha1.KindEnvironment, Name: name}
-	if o.promoteFrom != "" {
-		op.Spec = map[string]any{"promotion": map[string]any{"from": o.promoteFrom}}
-	}
-	return o.a.change(ctx, e, op)
+	return o.a.change(ctx, e, authoring.AddEnvironment(name, o.promoteFrom))
 }

@@ -2,25 +2,16 @@ package cli
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/fleetform/fleetform/api/v1alpha1"
 	"github.com/fleetform/fleetform/internal/authoring"
+	"github.com/fleetform/fleetform/internal/cli/command"
 )
 
 type removeOptions struct {
 	a        authoringOptions
 	workload string
-}
-
-// removeKinds maps the command line's kind names to the model's kinds.
-var removeKinds = map[string]string{
-	"environment": v1alpha1.KindEnvironment, "cluster-type": v1alpha1.KindClusterType, "workload": v1alpha1.KindWorkload,
-	"target": authoring.KindDeploymentTarget, "policy": v1alpha1.KindSchedulingPolicy,
-	"registration": v1alpha1.KindWorkloadRegistration, "config-map": v1alpha1.KindConfigMap,
 }
 
 func newRemoveCmd(e *env) *cobra.Command {
@@ -49,26 +40,10 @@ func newRemoveCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-func kindOf(s string) (string, error) {
-	if k, ok := removeKinds[strings.ToLower(s)]; ok {
-		return k, nil
-	}
-	for _, k := range removeKinds {
-		if strings.EqualFold(k, s) {
-			return k, nil
-		}
-	}
-	return "", failed(ExitUsage, fmt.Errorf("kind %q: want environment, cluster-type, workload, target, policy, registration or config-map", s))
-}
-
 func (o *removeOptions) run(ctx context.Context, e *env, kindArg, name string) error {
-	kind, err := kindOf(kindArg)
+	kind, err := authoring.ParseKind(kindArg)
 	if err != nil {
-		return err
+		return command.Usage(err)
 	}
-	op := authoring.Operation{Op: authoring.OpRemove, Kind: kind, Name: name, Env: o.a.cp.env}
-	if kind == authoring.KindDeploymentTarget {
-		op.Env, op.Workload = "", o.workload
-	}
-	return o.a.change(ctx, e, op)
+	return o.a.change(ctx, e, authoring.Remove(kind, name, o.a.cp.env, o.workload))
 }

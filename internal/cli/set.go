@@ -3,13 +3,12 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/fleetform/fleetform/api/v1alpha1"
 	"github.com/fleetform/fleetform/internal/authoring"
+	"github.com/fleetform/fleetform/internal/cli/command"
 )
 
 // scopeFlags choose the precedence level of config values.
@@ -87,7 +86,7 @@ func (o *setConfigOptions) run(ctx context.Context, e *env, args []string) error
 		for _, a := range args {
 			k, v, ok := strings.Cut(a, "=")
 			if !ok || k == "" {
-				return failed(ExitUsage, fmt.Errorf("%q: want KEY=VALUE", a))
+				return command.Usagef("%q: want KEY=VALUE", a)
 			}
 			op.Data[k] = v
 		}
@@ -104,9 +103,9 @@ func (o *setConfigOptions) changeConfig(ctx context.Context, e *env, fill func(*
 		return err
 	}
 	if o.a.cp.env == "" {
-		return failed(ExitUsage, errors.New("--env is required"))
+		return command.Usage(errors.New("--env is required"))
 	}
-	op := authoring.Operation{Kind: v1alpha1.KindConfigMap, Env: o.a.cp.env, Scope: scope}
+	op := authoring.ChangeConfig(o.a.cp.env, scope)
 	if err := fill(&op); err != nil {
 		return err
 	}
