@@ -2,14 +2,12 @@ package cli
 
 import (
 	"errors"
-	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/fleetform/fleetform/internal/agent"
+	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/hub/client"
 )
 
@@ -30,34 +28,25 @@ func (o *agentHubOptions) bind(cmd *cobra.Command) {
 }
 
 // poster checks the flags and returns the Poster they describe.
-func (o *agentHubOptions) poster() (*agent.HTTPPoster, error) {
+// token checks the flags that reach the hub and returns the token: from --token-file (read
+// before every report: tokenFile) or FLEETFORM_AGENT_TOKEN.
+func (o *agentHubOptions) token() (tokenFile, token string, err error) {
 	if o.hub == "" || o.cluster == "" {
-		return nil, failed(ExitUsage, errors.New("--hub and --cluster are required"))
+		return "", "", command.Usage(errors.New("--hub and --cluster are required"))
 	}
 	if _, err := client.New(o.hub, "", nil); err != nil {
-		return nil, failed(ExitUsage, fmt.Errorf("--hub: %w", err))
+		return "", "", command.Usagef("--hub: %w", err)
 	}
-	token := agent.TokenSource(nil)
 	switch env := os.Getenv("FLEETFORM_AGENT_TOKEN"); {
 	case o.tokenFile != "":
-		path := o.tokenFile
-		if _, err := os.Stat(path); err != nil {
-			return nil, failed(ExitUsage, fmt.Errorf("--token-file: %w", err))
+		if _, err := os.Stat(o.tokenFile); err != nil {
+			return "", "", command.Usagef("--token-file: %w", err)
 		}
-		token = func() (string, error) {
-			b, err := os.ReadFile(path)
-			return strings.TrimSpace(string(b)), err
-		}
+		return o.tokenFile, "", nil
 	case env != "":
-		token = func() (string, error) { return env, nil }
-	default:
-		return nil, failed(ExitUsage, errors.New("no token: set FLEETFORM_AGENT_TOKEN or --token-file"))
+		return "", env, nil
 	}
-	p, err := agent.NewHTTPPoster(o.hub, token, nil)
-	if err != nil {
-		return nil, failed(ExitUsage, fmt.Errorf("--hub: %w", err))
-	}
-	return p, nil
+	return "", "", command.Usage(errors.New("no token: set FLEETFORM_AGENT_TOKEN or --token-file"))
 }
 
 func newAgentCmd(e *env) *cobra.Command {

@@ -5,15 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/fleetform/fleetform/internal/agent"
 	"github.com/fleetform/fleetform/internal/agent/host"
+	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/fleet"
 	"github.com/fleetform/fleetform/internal/hub"
 )
@@ -82,96 +81,30 @@ func defaultAgentStateDir() string {
 
 func (o *agentHostOptions) run(ctx context.Context, e *env) error {
 	if o.gitops == "" || o.branch == "" || o.clusterType == "" {
-		return failed(ExitUsage, errors.New("--gitops, --branch and --cluster-type are required"))
+		return command.Usage(errors.New("--gitops, --branch and --cluster-type are required"))
 	}
-	var poster *agent.HTTPPoster
+	ro := host.RunOptions{Options: host.Options{Cluster: cmp.Or(o.hub.cluster, "check"), Repo: o.gitops, Branch: o.branch,
+		Path: o.path, ClusterType: o.clusterType, StateDir: o.stateDir, Check: o.check, Resync: o.resync,
+		AnsiblePlaybook: o.ansiblePlaybook, Logger: e.Logger}, HubURL: o.hub.hub, Heartbeat: o.hub.heartbeat,
+		Once: o.once, Interval: o.interval}
 	if !o.check {
 		var err error
-		if poster, err = o.hub.poster(); err != nil {
+		if ro.TokenFile, ro.Token, err = o.hub.token(); err != nil {
 			return err
 		}
 	}
-	cluster := cmp.Or(o.hub.cluster, "check")
 	creds, err := fleet.Credentials("", nil, "", []string{o.gitops}, e.Logger)
 	if err != nil {
 		return err
 	}
-	a, err := host.New(host.Options{
-		Cluster: cluster, Repo: o.gitops, Branch: o.branch, Path: o.path, ClusterType: o.clusterType,
-		StateDir: o.stateDir, Check: o.check, Resync: o.resync, AnsiblePlaybook: o.ansiblePlaybook, Logger: e.Logger,
-		Credentials: creds,
-	})
-	if err != nil {
-		return failed(ExitUsage, err)
-	}
-	if o.once || o.check {
-		return o.runOnce(ctx, e, a, poster)
-	}
-	return o.runLoop(ctx, e, a, poster)
-}
-
-// runOnce applies once, reports with a few retries, and exits 1 when anything failed.
-func (o *agentHostOptions) runOnce(ctx context.Context, e *env, a *host.Agent, poster *agent.HTTPPoster) error {
-	r, err := a.Cycle(ctx)
-	if err != nil {
-		return failed(ExitFailed, err)
-	}
-	printHostReport(e, r, o.check)
-	if poster != nil {
-		if err := deliverWithRetries(ctx, poster, r, 5); err != nil {
-			return failed(ExitFailed, fmt.Errorf("report to the hub: %w", err))
-		}
-	}
-	if r.Status != hub.Compliant {
-		return failed(ExitFailed, nil)
-	}
-	return nil
-}
-
-// runLoop applies every --interval and hands each report to a Sender.
-func (o *agentHostOptions) runLoop(ctx context.Context, e *env, a *host.Agent, poster *agent.HTTPPoster) error {
-	sender := agent.NewSender(poster, agent.SenderOptions{Heartbeat: o.hub.heartbeat, Logger: e.Logger})
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = sender.Run(ctx)
-	}()
-	defer func() { cancel(); <-done }()
-	tick := time.NewTicker(o.interval)
-	defer tick.Stop()
-	for {
-		r, err := a.Cycle(ctx)
-		switch {
-		case ctx.Err() != nil:
-			return nil
-		case err != nil:
-			// The host still runs what it applied last: the heartbeat keeps reporting it.
-			e.Logger.ErrorContext(ctx, "run failed", "error", err.Error())
-		default:
-			printHostReport(e, r, false)
-			sender.Update(r)
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		}
-	}
-}
-
-func deliverWithRetries(ctx context.Context, p agent.Poster, r hub.Report, attempts int) error {
-	var err error
-	for i := range attempts {
-		if err = p.Report(ctx, r); err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Duration(rand.N(int64(time.Second) << i))): //nolint:gosec // retry backoff jitter; nothing secret depends on it
-		}
+	ro.Credentials = creds
+	err = host.Run(ctx, ro, func(r hub.Report) { printHostReport(e, r, o.check) })
+	var oe *host.OptionsError
+	switch {
+	case errors.Is(err, host.ErrNotCompliant):
+		return command.Reported(err)
+	case errors.As(err, &oe):
+		return command.Usage(err)
 	}
 	return err
 }

@@ -2,19 +2,15 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"runtime/debug"
 	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/fleetform/fleetform/internal/agent"
 	"github.com/fleetform/fleetform/internal/agent/kube"
+	"github.com/fleetform/fleetform/internal/cli/command"
 )
 
 type agentKubeOptions struct {
@@ -62,7 +58,7 @@ func newAgentKubernetesCmd(e *env) *cobra.Command {
 func setMemoryLimit(limit string) error {
 	q, err := resource.ParseQuantity(limit)
 	if err != nil {
-		return failed(ExitUsage, fmt.Errorf("--memory-limit %q: want a quantity such as 24Mi", limit))
+		return command.Usagef("--memory-limit %q: want a quantity such as 24Mi", limit)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" && q.Value() > 0 {
 		debug.SetMemoryLimit(q.Value())
@@ -71,50 +67,18 @@ func setMemoryLimit(limit string) error {
 }
 
 func (o *agentKubeOptions) run(ctx context.Context, e *env) error {
-	poster, err := o.hub.poster()
+	tokenFile, token, err := o.hub.token()
 	if err != nil {
 		return err
 	}
 	platform, err := kube.ParseRef(o.platform)
 	if err != nil {
-		return failed(ExitUsage, fmt.Errorf("--platform %w", err))
+		return command.Usagef("--platform %w", err)
 	}
 	if err := setMemoryLimit(o.memoryLimit); err != nil {
 		return err
 	}
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = o.kubeconfig
-	config, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
-	if err != nil {
-		return failed(ExitFailed, fmt.Errorf("kubernetes configuration: %w", err))
-	}
-	config.UserAgent = "fleetform-agent"
-	client, err := dynamic.NewForConfig(config)
-	if err != nil {
-		return failed(ExitFailed, fmt.Errorf("kubernetes client: %w", err))
-	}
-	sender := agent.NewSender(poster, agent.SenderOptions{Heartbeat: o.hub.heartbeat, Logger: e.Logger})
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	senderDone := make(chan struct{})
-	go func() {
-		defer close(senderDone)
-		_ = sender.Run(ctx)
-	}()
-	e.Logger.InfoContext(ctx, "agent started", "cluster", o.hub.cluster)
-	err = kube.WatchDiscovered(ctx, client, o.namespace, o.rediscover, e.Logger, sender.Forget,
-		func(ctx context.Context, resources []schema.GroupVersionResource) error {
-			watcher := kube.NewWatcher(client, o.hub.cluster, sender, kube.WatcherOptions{
-				Resources: resources, Namespace: o.namespace, Logger: e.Logger,
-				Mapping: kube.Mapping{Platform: platform, LabelOnly: o.labelOnly},
-			})
-			e.Logger.InfoContext(ctx, "watching", "resources", kube.ResourceNames(resources))
-			return watcher.Run(ctx, func() { e.Logger.InfoContext(ctx, "caches synced") })
-		})
-	cancel()
-	<-senderDone
-	if err != nil {
-		return failed(ExitFailed, err)
-	}
-	return nil
+	return kube.Run(ctx, kube.RunOptions{HubURL: o.hub.hub, Cluster: o.hub.cluster, TokenFile: tokenFile, Token: token,
+		Heartbeat: o.hub.heartbeat, Kubeconfig: o.kubeconfig, Namespace: o.namespace,
+		Mapping: kube.Mapping{Platform: platform, LabelOnly: o.labelOnly}, Rediscover: o.rediscover, Logger: e.Logger})
 }

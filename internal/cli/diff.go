@@ -12,7 +12,6 @@ import (
 	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/pipeline"
-	"github.com/fleetform/fleetform/internal/yamlnode"
 )
 
 func newDiffCmd(e *env) *cobra.Command {
@@ -99,7 +98,7 @@ func valuesText(vs []any) string {
 	}
 	parts := make([]string, 0, len(vs))
 	for _, v := range vs {
-		text := yamlnode.Text(v)
+		text := command.Value(v)
 		if strings.Contains(text, "\n") {
 			text = "\n    " + strings.ReplaceAll(text, "\n", "\n    ")
 		}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/hub"
-	"github.com/fleetform/fleetform/internal/hub/relay"
 	"github.com/fleetform/fleetform/internal/serve"
 )
 
@@ -54,9 +53,9 @@ func newHubRelayCmd(e *env) *cobra.Command {
 	o.hub.BindRequired(cmd)
 	f := cmd.Flags()
 	f.StringVar(&o.addr, "addr", "127.0.0.1:8081", "address the agents post to, HOST:PORT (port 0: any free port)")
-	f.IntVar(&o.maxBatch, "max-batch", relay.DefaultMaxBatch, fmt.Sprintf("most reports per batch (at most %d)", hub.MaxReportsPerBatch))
-	f.IntVar(&o.senders, "senders", relay.DefaultSenders, "batches in flight to the hub at once")
-	f.DurationVar(&o.timeout, "timeout", relay.DefaultTimeout, "how long a batch may take before its agents hear 502")
+	f.IntVar(&o.maxBatch, "max-batch", serve.RelayMaxBatch, fmt.Sprintf("most reports per batch (at most %d)", hub.MaxReportsPerBatch))
+	f.IntVar(&o.senders, "senders", serve.RelaySenders, "batches in flight to the hub at once")
+	f.DurationVar(&o.timeout, "timeout", serve.RelayTimeout, "how long a batch may take before its agents hear 502")
 	f.StringVar(&o.tlsCert, "tls-cert", "", "serve the agents HTTPS with this certificate (PEM; with --tls-key)")
 	f.StringVar(&o.tlsKey, "tls-key", "", "private key of --tls-cert (PEM)")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a stop waits for the reports in flight")
@@ -84,6 +83,6 @@ func (o *hubRelayOptions) run(ctx context.Context, e *env) error {
 		return err
 	}
 	return serve.ServeRelay(ctx, serve.RelayConfig{Addr: o.addr, Hub: c, HubURL: o.hub.URL,
-		Relay:   relay.Options{MaxBatch: o.maxBatch, Senders: o.senders, Timeout: o.timeout, Logger: e.Logger},
+		MaxBatch: o.maxBatch, Senders: o.senders, Timeout: o.timeout,
 		TLSCert: o.tlsCert, TLSKey: o.tlsKey, ShutdownTimeout: o.shutdownTimeout, Out: e.Stderr, Logger: e.Logger})
 }

@@ -160,6 +160,13 @@ func (hs *HubServer) Serve(ctx context.Context, handler http.Handler, work func(
 	return errors.Join(ignoreClosed(err), hs.Store.Close())
 }
 
+// The relay's defaults.
+const (
+	RelayMaxBatch = relay.DefaultMaxBatch
+	RelaySenders  = relay.DefaultSenders
+	RelayTimeout  = relay.DefaultTimeout
+)
+
 // RelayConfig is how a relay is served (`fleetform hub relay`).
 type RelayConfig struct {
 	// Addr is where the agents post (HOST:PORT; port 0: any free port).
@@ -167,8 +174,11 @@ type RelayConfig struct {
 	// Hub is the hub's client (with a relay token), HubURL its URL as shown.
 	Hub    *client.Client
 	HubURL string
-	// Relay is how reports are batched.
-	Relay relay.Options
+	// MaxBatch is the most reports per batch, Senders the batches in flight to the hub at
+	// once, Timeout how long a batch may take before its agents hear 502 (0: the relay's
+	// defaults, RelayMaxBatch, RelaySenders and RelayTimeout).
+	MaxBatch, Senders int
+	Timeout           time.Duration
 	// TLSCert and TLSKey, when set, serve the agents HTTPS.
 	TLSCert, TLSKey string
 	// ShutdownTimeout is how long a stop waits for the reports in flight.
@@ -181,7 +191,7 @@ type RelayConfig struct {
 // ServeRelay takes a site's agents' reports on cfg.Addr and forwards them to the hub in
 // batches until ctx ends; the reports in flight are answered before it returns.
 func ServeRelay(ctx context.Context, cfg RelayConfig) error {
-	rl := relay.New(cfg.Hub, cfg.Relay)
+	rl := relay.New(cfg.Hub, relay.Options{MaxBatch: cfg.MaxBatch, Senders: cfg.Senders, Timeout: cfg.Timeout, Logger: cfg.Logger})
 	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.Addr)
 	if err != nil {
 		return err

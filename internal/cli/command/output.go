@@ -13,6 +13,7 @@ import (
 
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/pipeline"
+	"github.com/fleetform/fleetform/internal/yamlnode"
 )
 
 // Output is the -o flag: text, json or yaml.
@@ -56,6 +57,10 @@ func (o *Output) Write(w io.Writer, v any, text func(io.Writer) error) error {
 		return text(w)
 	}
 }
+
+// Value shows a configuration value to a person as the web UI does (yamlnode.Text): a
+// scalar as itself, a mapping or a list as YAML.
+func Value(v any) string { return yamlnode.Text(v) }
 
 // Table writes aligned columns.
 type Table struct{ tw *tabwriter.Writer }
