@@ -3,11 +3,11 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/authoring"
+	"github.com/fleetform/fleetform/internal/cli/command"
 )
 
 type addPolicyOptions struct {
@@ -33,7 +33,7 @@ func newAddPolicyCmd(e *env) *cobra.Command {
 				return err
 			}
 			if !cmd.Flags().Changed("targets") || !cmd.Flags().Changed("cluster-types") {
-				return failed(ExitUsage, errors.New("--targets and --cluster-types are required ('' selects everything)"))
+				return command.Usage(errors.New("--targets and --cluster-types are required ('' selects everything)"))
 			}
 			return o.run(cmd.Context(), e, args[0])
 		},
@@ -51,10 +51,10 @@ func (o *addPolicyOptions) run(ctx context.Context, e *env, name string) error {
 	var se *authoring.SelectorError
 	if errors.As(err, &se) {
 		flag := map[string]string{authoring.SelectsTargets: "--targets", authoring.SelectsClusterTypes: "--cluster-types"}[se.Of]
-		return failed(ExitUsage, fmt.Errorf("%s: %w", flag, se.Err))
+		return command.Usagef("%s: %w", flag, se.Err)
 	}
 	if err != nil {
-		return failed(ExitUsage, err)
+		return command.Usage(err)
 	}
 	return o.a.change(ctx, e, op)
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/authoring"
+	"github.com/fleetform/fleetform/internal/cli/command"
 )
 
 type addRegistrationOptions struct {
@@ -29,7 +30,7 @@ func newAddRegistrationCmd(e *env) *cobra.Command {
 				return err
 			}
 			if o.repo == "" || o.workspace == "" {
-				return failed(ExitUsage, errors.New("--repo and --workspace are required"))
+				return command.Usage(errors.New("--repo and --workspace are required"))
 			}
 			return o.a.change(cmd.Context(), e, o.operation(args[0]))
 		},

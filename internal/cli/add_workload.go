@@ -3,11 +3,11 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/authoring"
+	"github.com/fleetform/fleetform/internal/cli/command"
 )
 
 // targetFlags are the flags of a deployment target.
@@ -78,7 +78,7 @@ func (o *addWorkloadOptions) run(ctx context.Context, e *env, name string) error
 	}
 	op, err := authoring.AddWorkload(name, o.workspace, labels, o.target.name, o.a.cp.env, o.target.repo, o.target.branch, o.target.path, targetLabels)
 	if err != nil {
-		return failed(ExitUsage, fmt.Errorf("%w: --target, --env and --repo", err))
+		return command.Usagef("%w: --target, --env and --repo", err)
 	}
 	return o.a.change(ctx, e, op)
 }
@@ -101,7 +101,7 @@ func newAddTargetCmd(e *env) *cobra.Command {
 				return err
 			}
 			if o.a.cp.env == "" || o.target.repo == "" {
-				return failed(ExitUsage, errors.New("--env and --repo are required"))
+				return command.Usage(errors.New("--env and --repo are required"))
 			}
 			return o.run(cmd.Context(), e, args[0], args[1])
 		},

@@ -32,17 +32,17 @@ func newApproveCmd(e *env) *cobra.Command {
 				return err
 			}
 			if o.by == "" {
-				return failed(ExitUsage, fmt.Errorf("--by is required (default $FLEETFORM_ACTOR, $GITHUB_ACTOR or $USER)"))
+				return command.Usagef("--by is required (default $FLEETFORM_ACTOR, $GITHUB_ACTOR or $USER)")
 			}
 			if !fullSHA.MatchString(o.commit) {
-				return failed(ExitUsage, fmt.Errorf("--commit %q: give the full 40-character commit SHA (git rev-parse %s): an approval is for one exact commit", o.commit, o.commit))
+				return command.Usagef("--commit %q: give the full 40-character commit SHA (git rev-parse %s): an approval is for one exact commit", o.commit, o.commit)
 			}
 			c, err := o.hub.Client()
 			if err != nil {
 				return err
 			}
 			if err := c.Approve(cmd.Context(), o.environment, o.commit, o.by); err != nil {
-				return failed(ExitFailed, err)
+				return err
 			}
 			doc := api.Approval{Environment: o.environment, Commit: o.commit, By: o.by}
 			return writeOut(e, o.out, doc, func(w io.Writer) error {

@@ -22,9 +22,6 @@ const (
 // env is what commands run with: streams and a logger.
 type env = command.Env
 
-// failed returns an error that makes Main exit with code after printing err (when not nil).
-func failed(code int, err error) error { return command.Exit(code, err) }
-
 // Run runs the command line until it ends or a SIGINT or SIGTERM stops it (command.Run).
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return command.Run(newRoot, args, stdin, stdout, stderr)

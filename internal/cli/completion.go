@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetform/fleetform/internal/controlplane"
+	"github.com/fleetform/fleetform/internal/pipeline"
 )
 
 // Shell completion: cobra's `completion` command prints the script for bash, zsh, fish or
@@ -38,20 +39,11 @@ func (o *controlPlaneOptions) completeEnvironments(e *env) cobra.CompletionFunc 
 // completeFromSnapshot completes names listed by names from the environment's snapshot.
 func (o *controlPlaneOptions) completeFromSnapshot(e *env, names func(*controlplane.Snapshot) []string) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		ctx := completionContext(cmd)
-		cp, err := o.open(ctx, e)
+		r, err := o.pipeline(completionContext(cmd), e, pipeline.UpToSchedule)
 		if err != nil {
 			return nil, noFiles
 		}
-		envs, err := o.environments(ctx, cp, false)
-		if err != nil {
-			return nil, noFiles
-		}
-		snap, err := cp.Load(ctx, envs[0])
-		if err != nil {
-			return nil, noFiles
-		}
-		out := names(snap)
+		out := names(r.Snapshot)
 		slices.Sort(out)
 		return slices.Compact(out), noFiles
 	}

@@ -12,6 +12,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/fleet"
 )
 
@@ -132,7 +133,7 @@ func (o *controlPlaneOptions) resolve(e *env) error {
 	if o.configFile != "" {
 		fc, err := readConfig(o.configFile)
 		if err != nil {
-			return failed(ExitUsage, err)
+			return command.Usage(err)
 		}
 		o.file = fc
 		e.Logger.Debug("config file", "path", o.configFile, "how", how)

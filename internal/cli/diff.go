@@ -31,7 +31,7 @@ func newDiffCmd(e *env) *cobra.Command {
 			}
 			d, err := c.Diff(cmd.Context(), args[0], args[1])
 			if err != nil {
-				return failed(ExitFailed, err)
+				return err
 			}
 			return writeOut(e, o.out, d, func(w io.Writer) error { return diffText(w, d) })
 		},

@@ -36,7 +36,7 @@ func newDriftCmd(e *env) *cobra.Command {
 			}
 			d, err := c.Drift(cmd.Context(), o.environment, o.behind)
 			if err != nil {
-				return failed(ExitFailed, err)
+				return err
 			}
 			return writeOut(e, o.out, d, func(w io.Writer) error { return driftText(w, d) })
 		},

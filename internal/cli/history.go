@@ -65,13 +65,13 @@ func newHistoryCmd(e *env) *cobra.Command {
 // run asks for one event more than --limit, to tell whether the limit cut the history.
 func (o *historyOptions) run(ctx context.Context, e *env, c *client.Client) error {
 	if o.f.Limit <= 0 || o.f.Limit > hub.MaxHistoryLimit {
-		return failed(ExitUsage, fmt.Errorf("--limit %d: want 1 to %d", o.f.Limit, hub.MaxHistoryLimit))
+		return command.Usagef("--limit %d: want 1 to %d", o.f.Limit, hub.MaxHistoryLimit)
 	}
 	f := o.f
 	f.Limit = min(o.f.Limit+1, hub.MaxHistoryLimit)
 	events, err := c.History(ctx, f)
 	if err != nil {
-		return failed(ExitFailed, err)
+		return err
 	}
 	doc := api.HistoryList{Events: events}
 	if len(events) > o.f.Limit {
@@ -93,7 +93,7 @@ func (o *historyOptions) run(ctx context.Context, e *env, c *client.Client) erro
 func knownWorkload(ctx context.Context, c *client.Client, workload string) error {
 	envs, err := c.Environments(ctx)
 	if err != nil {
-		return failed(ExitFailed, err)
+		return err
 	}
 	for _, env := range envs {
 		ro, err := c.Rollout(ctx, env)
@@ -101,7 +101,7 @@ func knownWorkload(ctx context.Context, c *client.Client, workload string) error
 			continue
 		}
 		if err != nil {
-			return failed(ExitFailed, err)
+			return err
 		}
 		for _, t := range ro.Targets {
 			if t.Workload == workload {
@@ -109,7 +109,7 @@ func knownWorkload(ctx context.Context, c *client.Client, workload string) error
 			}
 		}
 	}
-	return failed(ExitFailed, fmt.Errorf("workload %q is unknown: no environment's latest desired state has it and the hub recorded nothing of it (fleetform status lists the workloads)", workload))
+	return fmt.Errorf("workload %q is unknown: no environment's latest desired state has it and the hub recorded nothing of it (fleetform status lists the workloads)", workload)
 }
 
 func (o *historyOptions) parseSince(now time.Time) error {
@@ -122,7 +122,7 @@ func (o *historyOptions) parseSince(now time.Time) error {
 	}
 	d, err := time.ParseDuration(o.since)
 	if err != nil || d < 0 {
-		return failed(ExitUsage, fmt.Errorf("--since %q: want an RFC 3339 time or a duration such as 24h", o.since))
+		return command.Usagef("--since %q: want an RFC 3339 time or a duration such as 24h", o.since)
 	}
 	o.f.Since = now.Add(-d)
 	return nil

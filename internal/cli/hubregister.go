@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -47,7 +46,7 @@ func newHubRegisterCmd(e *env) *cobra.Command {
 			}
 			tok, err := c.RegisterCluster(cmd.Context(), req, o.rotate)
 			if err != nil {
-				return failed(ExitFailed, err)
+				return err
 			}
 			return printToken(e, o.out, tok)
 		},
@@ -74,7 +73,7 @@ func (o *hubRegisterOptions) registration(name string) (api.ClusterRegistration,
 	for _, l := range o.labels {
 		k, v, ok := strings.Cut(l, "=")
 		if !ok || k == "" {
-			return req, failed(ExitUsage, fmt.Errorf("--label %q: want KEY=VALUE", l))
+			return req, command.Usagef("--label %q: want KEY=VALUE", l)
 		}
 		if req.Labels == nil {
 			req.Labels = map[string]string{}

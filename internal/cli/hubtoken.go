@@ -36,7 +36,7 @@ func (o *expiresOption) bind(cmd *cobra.Command, what string) {
 func (o *expiresOption) at() (*time.Time, error) {
 	switch {
 	case o.in < 0:
-		return nil, failed(ExitUsage, errors.New("--expires-in must be positive"))
+		return nil, command.Usage(errors.New("--expires-in must be positive"))
 	case o.in == 0:
 		return nil, nil
 	}

@@ -43,7 +43,7 @@ func newHubTokenCreateCmd(e *env) *cobra.Command {
 			}
 			tok, err := c.CreateToken(cmd.Context(), api.TokenRequest{Name: args[0], Kind: o.kind, ExpiresAt: expiresAt})
 			if err != nil {
-				return failed(ExitFailed, err)
+				return err
 			}
 			return printToken(e, o.out, tok)
 		},
@@ -62,7 +62,7 @@ func printToken(e *env, out command.Output, tok api.IssuedToken) error {
 		return err
 	})
 	if err != nil {
-		return failed(ExitFailed, err)
+		return err
 	}
 	return nil
 }

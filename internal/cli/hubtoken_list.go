@@ -33,7 +33,7 @@ func newHubTokenListCmd(e *env) *cobra.Command {
 			}
 			ts, err := c.Tokens(cmd.Context(), hub.TokenFilter{Kind: o.kind, Cluster: o.cluster})
 			if err != nil {
-				return failed(ExitFailed, err)
+				return err
 			}
 			return writeOut(e, o.out, api.TokenList{Tokens: ts}, func(w io.Writer) error { return tokensText(w, ts) })
 		},

@@ -24,7 +24,7 @@ func newHubTokenRevokeCmd(e *env) *cobra.Command {
 			}
 			ti, err := c.RevokeToken(cmd.Context(), args[0])
 			if err != nil {
-				return failed(ExitFailed, err)
+				return err
 			}
 			return writeOut(e, o.out, ti, func(w io.Writer) error {
 				_, err := fmt.Fprintf(w, "revoked %s (%s token %s)\n", ti.ID, ti.Kind, ti.Name+ti.Cluster)

@@ -31,7 +31,7 @@ func newHubTokenRotateCmd(e *env) *cobra.Command {
 			}
 			tok, err := c.RotateToken(cmd.Context(), args[0], api.RotateRequest{ExpiresAt: expiresAt})
 			if err != nil {
-				return failed(ExitFailed, err)
+				return err
 			}
 			return printToken(e, o.out, tok)
 		},

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"net/mail"
 	"os"
@@ -67,7 +66,7 @@ func (o *controlPlaneOptions) platformOptions(e *env) (controlplane.Options, err
 	for _, m := range o.repoMap {
 		url, p, ok := strings.Cut(m, "=")
 		if !ok || url == "" || p == "" {
-			return opts, failed(ExitUsage, fmt.Errorf("--repo-map %q: want URL=PATH", m))
+			return opts, command.Usagef("--repo-map %q: want URL=PATH", m)
 		}
 		opts.RepoMap[url] = p
 	}
@@ -77,7 +76,7 @@ func (o *controlPlaneOptions) platformOptions(e *env) (controlplane.Options, err
 	switch opts.Layout {
 	case controlplane.LayoutAuto, controlplane.LayoutKalypso, controlplane.LayoutFolder:
 	default:
-		return opts, failed(ExitUsage, fmt.Errorf("--layout %q: want kalypso or folder", opts.Layout))
+		return opts, command.Usagef("--layout %q: want kalypso or folder", opts.Layout)
 	}
 	return opts, nil
 }
@@ -128,29 +127,6 @@ func (o *controlPlaneOptions) pipeline(ctx context.Context, e *env, upTo pipelin
 		return nil, err
 	}
 	return f.Load(ctx, o.env, upTo)
-}
-
-// environments returns the environments to work on: --env, or every one (all=true), or the
-// only one there is.
-func (o *controlPlaneOptions) environments(ctx context.Context, cp *controlplane.ControlPlane, all bool) ([]string, error) {
-	if o.env != "" {
-		return []string{o.env}, nil
-	}
-	envs, _, err := cp.Environments(ctx)
-	if err != nil {
-		return nil, failed(ExitFailed, err)
-	}
-	names := make([]string, 0, len(envs))
-	for _, e := range envs {
-		names = append(names, e.Name)
-	}
-	if all || len(names) == 1 {
-		return names, nil
-	}
-	if len(names) == 0 {
-		return nil, failed(ExitFailed, fmt.Errorf("the control plane declares no environment"))
-	}
-	return nil, failed(ExitUsage, fmt.Errorf("--env is required: the control plane declares %s", strings.Join(names, ", ")))
 }
 
 // author parses --author ("Name <email>").

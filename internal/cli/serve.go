@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/mail"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/fleet"
 	"github.com/fleetform/fleetform/internal/hub"
@@ -90,12 +90,12 @@ func (o *serveOptions) validate(cmd *cobra.Command, e *env) error {
 	o.cp.trusted = append(o.cp.trusted, o.forgeURL)
 	switch {
 	case o.interval <= 0:
-		return failed(ExitUsage, errors.New("--interval must be positive"))
+		return command.Usage(errors.New("--interval must be positive"))
 	case o.srv.shutdownTimeout <= 0:
 		o.srv.shutdownTimeout = 30 * time.Second
 	}
 	if _, err := mail.ParseAddress(o.author); err != nil {
-		return failed(ExitUsage, fmt.Errorf("--author %q: want \"Name <email>\"", o.author))
+		return command.Usagef("--author %q: want \"Name <email>\"", o.author)
 	}
 	return o.srv.check()
 }

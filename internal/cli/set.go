@@ -36,7 +36,7 @@ func (s *scopeFlags) scope() (*authoring.ConfigScope, error) {
 		}
 	}
 	if n != 1 {
-		return nil, failed(ExitUsage, errors.New("give exactly one of --cluster-type, --workload, --deployment-target, --selector or --environment-wide"))
+		return nil, command.Usage(errors.New("give exactly one of --cluster-type, --workload, --deployment-target, --selector or --environment-wide"))
 	}
 	return sc, nil
 }

@@ -25,7 +25,7 @@ func newSourcesCmd(e *env) *cobra.Command {
 			}
 			ss, err := c.Sources(cmd.Context())
 			if err != nil {
-				return failed(ExitFailed, err)
+				return err
 			}
 			doc := struct {
 				Sources []hub.SourceState `json:"sources"`

@@ -62,7 +62,7 @@ func (o *statusOptions) run(ctx context.Context, e *env, c *client.Client) error
 	if o.environment == "" {
 		all, err := c.Environments(ctx)
 		if err != nil {
-			return failed(ExitFailed, err)
+			return err
 		}
 		envs = all
 	}
@@ -73,7 +73,7 @@ func (o *statusOptions) run(ctx context.Context, e *env, c *client.Client) error
 			continue // registered clusters, no desired state yet
 		}
 		if err != nil {
-			return failed(ExitFailed, err)
+			return err
 		}
 		rollouts = append(rollouts, ro)
 	}
@@ -84,8 +84,8 @@ func (o *statusOptions) run(ctx context.Context, e *env, c *client.Client) error
 			known = known || len(rollouts[i].Targets) > 0
 		}
 		if !known {
-			return failed(ExitFailed, fmt.Errorf("workload %q is not in the latest desired state of %s: check its name (fleetform status lists the workloads)",
-				o.workload, strings.Join(envs, ", ")))
+			return fmt.Errorf("workload %q is not in the latest desired state of %s: check its name (fleetform status lists the workloads)",
+				o.workload, strings.Join(envs, ", "))
 		}
 	}
 	summary := hub.SummariseRollouts(rollouts)
@@ -115,7 +115,7 @@ func reachText(w io.Writer, reach []hub.WorkloadReach) error {
 // writeOut prints v in the chosen format and maps a failure to ExitFailed.
 func writeOut(e *env, out command.Output, v any, text func(io.Writer) error) error {
 	if err := out.Write(e.Stdout, v, text); err != nil {
-		return failed(ExitFailed, err)
+		return err
 	}
 	return nil
 }

@@ -34,12 +34,12 @@ func newSyncCmd(e *env) *cobra.Command {
 			}
 			rec, err := c.LatestSync(cmd.Context(), o.environment)
 			if err != nil {
-				return failed(ExitFailed, err)
+				return err
 			}
 			if err := writeOut(e, o.out, rec, func(w io.Writer) error { return syncText(w, rec) }); err != nil || rec.Error == "" {
 				return err
 			}
-			return failed(ExitFailed, nil)
+			return command.Reported(fmt.Errorf("the last sync of %s failed: %s", rec.Environment, rec.Error))
 		},
 	}
 	o.hub.BindRequired(cmd)
