@@ -111,7 +111,7 @@ func (p *PullRequests) open(ctx context.Context, r *Run, base, head, msg string)
 	req := forge.NewChangeRequest{Base: base, Head: head, Title: fmt.Sprintf("Deploy to '%s' '%s'", r.Env, version),
 		Body:   subject + "\n" + body + "\n" + forge.Marker(scope) + "\n",
 		Labels: []string{"fleetform"}}
-	created, closed, err := forge.Open(ctx, p.Forge, p.Repo, scope, req, nil)
+	created, closed, err := forge.OpenPullRequest(ctx, p.Forge, p.Repo, scope, req, nil)
 	if created.Number == 0 {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
 	"github.com/fleetform/fleetform/internal/controlplane"
+	"github.com/fleetform/fleetform/internal/repourl"
 )
 
 // InitOptions describe a new control plane.
@@ -105,7 +106,7 @@ func (o InitOptions) gitops(res *InitResult) (string, error) {
 	if o.GitOps == "" {
 		return "", nil
 	}
-	p, local := controlplane.LocalPath(o.GitOps)
+	p, local := repourl.LocalPath(o.GitOps)
 	if !local {
 		res.GitOps = o.GitOps
 		return o.GitOps, nil

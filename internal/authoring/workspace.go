@@ -18,6 +18,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/fleetform/fleetform/internal/controlplane"
+	"github.com/fleetform/fleetform/internal/repourl"
 )
 
 // fileKey names a file of the control plane: its branch (empty for a directory) and path.
@@ -55,7 +56,7 @@ var ErrNotLocal = errors.New("authoring needs a local control plane: a directory
 // openWorkspace opens the control plane at location. git is true when the change is to be
 // committed (or pushed): a folder-layout work tree is then edited through its branch.
 func openWorkspace(ctx context.Context, location string, popts controlplane.Options, gitMode bool) (*workspace, *controlplane.ControlPlane, error) {
-	p, ok := controlplane.LocalPath(location)
+	p, ok := repourl.LocalPath(location)
 	if !ok {
 		return nil, nil, fmt.Errorf("%s: %w", location, ErrNotLocal)
 	}

@@ -116,7 +116,7 @@ func (o *controlPlaneOptions) open(ctx context.Context, e *env) (*controlplane.C
 	if err != nil {
 		return nil, err
 	}
-	return f.Open(ctx)
+	return f.OpenControlPlane(ctx)
 }
 
 // pipeline opens the control plane and runs the pipeline up to upTo for the one environment

@@ -9,7 +9,7 @@ import (
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 
 	"github.com/fleetform/fleetform/internal/gitauth"
-	"github.com/fleetform/fleetform/internal/redact"
+	"github.com/fleetform/fleetform/internal/repourl"
 )
 
 // Credentials choose the credential for a repository URL: nil for none (gitauth.Store).
@@ -26,7 +26,7 @@ func httpAuth(ctx context.Context, creds Credentials, url string) (transport.Aut
 	}
 	c, err := creds.For(ctx, url)
 	if err != nil {
-		return nil, fmt.Errorf("fetch %s: %w", redact.URL(url), err)
+		return nil, fmt.Errorf("fetch %s: %w", repourl.Redact(url), err)
 	}
 	if c == nil {
 		return nil, nil

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
-	"github.com/fleetform/fleetform/internal/redact"
+	"github.com/fleetform/fleetform/internal/repourl"
 )
 
 // Layout is how a control-plane repository maps to "common content + environment content".
@@ -485,7 +485,7 @@ func (cp *ControlPlane) loadRegistrations(ctx context.Context, b *builder) {
 		}
 		ref := reg.Spec.Workload
 		fail := func(err error) {
-			b.diag(reg.Source.Diag("spec.workload.repo", fmt.Sprintf("cannot read workloads from %s: %v", redact.URL(ref.Repo), err),
+			b.diag(reg.Source.Diag("spec.workload.repo", fmt.Sprintf("cannot read workloads from %s: %v", repourl.Redact(ref.Repo), err),
 				"check the URL and credentials, or map it with --repo-map URL=PATH"))
 			b.snap.FailedSources = append(b.snap.FailedSources, "registration/"+reg.Metadata.Name)
 		}
@@ -499,7 +499,7 @@ func (cp *ControlPlane) loadRegistrations(ctx context.Context, b *builder) {
 			fail(err)
 			continue
 		}
-		shown := redact.URL(ref.Repo) // credentials never reach a source or a message
+		shown := repourl.Redact(ref.Repo) // credentials never reach a source or a message
 		docs, diags, err := section{tree: tree, root: ref.Path, repo: shown}.read(ctx)
 		if err != nil {
 			fail(err)

@@ -15,7 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/memory"
 
-	"github.com/fleetform/fleetform/internal/redact"
+	"github.com/fleetform/fleetform/internal/repourl"
 )
 
 // DirRef is the one "ref" of a plain directory in Refs: a fingerprint of its files.
@@ -31,7 +31,7 @@ func (rs *Repos) Refs(ctx context.Context, url string) (map[string]string, error
 	if mapped, ok := rs.repoMap.Lookup(url); ok {
 		loc = mapped
 	}
-	p, local := LocalPath(loc)
+	p, local := repourl.LocalPath(loc)
 	if !local {
 		return rs.remoteRefs(ctx, loc)
 	}
@@ -76,7 +76,7 @@ func (rs *Repos) remoteRefs(ctx context.Context, url string) (map[string]string,
 	remote := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{url}})
 	refs, err := remote.ListContext(ctx, &git.ListOptions{Auth: auth})
 	if err != nil {
-		return nil, fmt.Errorf("list the branches of %s: %w", redact.URL(url), err)
+		return nil, fmt.Errorf("list the branches of %s: %w", repourl.Redact(url), err)
 	}
 	out := map[string]string{}
 	byName := map[plumbing.ReferenceName]plumbing.Hash{}

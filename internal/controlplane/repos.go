@@ -20,7 +20,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/storage/memory"
 
-	"github.com/fleetform/fleetform/internal/redact"
+	"github.com/fleetform/fleetform/internal/repourl"
 )
 
 // RepoMap maps repository URLs to local directories or git repositories. A key ending in
@@ -28,15 +28,16 @@ import (
 type RepoMap map[string]string
 
 // Lookup returns the local location of url, if mapped. An exact key wins over the
-// normalized ones (trailing "/" and ".git" ignored), which win over prefixes, the longest
-// first. What a prefix maps never leaves the mapped folder: ".." cannot climb above it.
+// trimmed ones (repourl.Trim: a trailing "/" or ".git" ignored), which win over prefixes,
+// the longest first. The scheme counts: an http:// URL is not mapped by an https:// key.
+// What a prefix maps never leaves the mapped folder: ".." cannot climb above it.
 func (m RepoMap) Lookup(url string) (string, bool) {
 	if v, ok := m[url]; ok && !strings.HasSuffix(url, "/") {
 		return v, true
 	}
-	n := normalizeURL(url)
+	n := repourl.Trim(url)
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if normalizeURL(k) == n && !strings.HasSuffix(k, "/") {
+		if repourl.Trim(k) == n && !strings.HasSuffix(k, "/") {
 			return m[k], true
 		}
 	}
@@ -53,12 +54,6 @@ func (m RepoMap) Lookup(url string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-func normalizeURL(u string) string {
-	u = strings.TrimSpace(u)
-	u = strings.TrimSuffix(u, "/")
-	return strings.TrimSuffix(u, ".git")
 }
 
 // Repo is an opened repository: a plain directory or a git repository.
@@ -181,27 +176,15 @@ func (rs *Repos) Open(ctx context.Context, url string) (*Repo, error) {
 }
 
 func (rs *Repos) open(ctx context.Context, loc string) (*Repo, error) {
-	if p, ok := LocalPath(loc); ok {
+	if p, ok := repourl.LocalPath(loc); ok {
 		return openLocal(p)
 	}
-	rs.logger.InfoContext(ctx, "fetching repository", "url", redact.URL(loc))
+	rs.logger.InfoContext(ctx, "fetching repository", "url", repourl.Redact(loc))
 	auth, err := httpAuth(ctx, rs.creds, loc)
 	if err != nil {
 		return nil, err
 	}
 	return fetchRemote(ctx, loc, auth)
-}
-
-// LocalPath returns the filesystem path of a local repository location (a path or a
-// file:// URL); ok is false for a remote URL (http, https, ssh, scp-like user@host:path).
-func LocalPath(loc string) (path string, ok bool) {
-	if p, ok := strings.CutPrefix(loc, "file://"); ok {
-		return p, true
-	}
-	if strings.Contains(loc, "://") || (strings.Contains(loc, "@") && strings.Contains(loc, ":")) {
-		return "", false
-	}
-	return loc, true
 }
 
 func openLocal(p string) (*Repo, error) {
@@ -249,7 +232,7 @@ func fetchRemote(ctx context.Context, url string, auth transport.AuthMethod) (*R
 		Tags:     git.NoTags,
 	})
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-		return nil, fmt.Errorf("fetch %s: %w", redact.URL(url), err)
+		return nil, fmt.Errorf("fetch %s: %w", repourl.Redact(url), err)
 	}
 	if head, err := remote.ListContext(ctx, &git.ListOptions{Auth: auth}); err == nil {
 		for _, ref := range head {

@@ -61,7 +61,7 @@ type ApplyResult struct {
 // refuses the desired state after the commit is written an error: each along with the
 // ApplyResult, which says the rest.
 func (f *Fleet) Apply(ctx context.Context, req ApplyRequest) (*ApplyResult, error) {
-	cp, err := f.Open(ctx)
+	cp, err := f.OpenControlPlane(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func (f *Fleet) applyRun(ctx context.Context, r *pipeline.Run, t gitops.Target, 
 		}
 		opts.PullRequests = prs
 	}
-	applied, err := pipeline.Apply(ctx, f.writer(req.Write), r, opts)
+	applied, err := pipeline.Write(ctx, f.writer(req.Write), r, opts)
 	if applied.Result == nil || applied.Result.Plan == nil || (err != nil && !errors.Is(err, gitops.ErrRefused)) {
 		return nil, applied, err
 	}

@@ -53,7 +53,7 @@ func (f *Fleet) openPullRequest(ctx context.Context, repoURL string, req forge.N
 	if err != nil {
 		return nil, err
 	}
-	pr, _, err := forge.Open(ctx, client, repo, "", req, f.cfg.Logger)
+	pr, _, err := forge.OpenPullRequest(ctx, client, repo, "", req, f.cfg.Logger)
 	if err != nil {
 		return nil, err
 	}

@@ -8,9 +8,8 @@ import (
 
 	git "github.com/go-git/go-git/v5"
 
-	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitauth"
-	"github.com/fleetform/fleetform/internal/redact"
+	"github.com/fleetform/fleetform/internal/repourl"
 )
 
 // CredentialEntry is one entry of the config file's credentials: a token scoped to the URLs
@@ -45,7 +44,7 @@ func Credentials(configPath string, entries []CredentialEntry, controlPlane stri
 	for i, c := range entries {
 		if c.Token != "" || c.Password != "" {
 			errs = append(errs, fmt.Errorf("config %s: credentials[%d] (%s): a secret written in the config file is refused: "+
-				"name an environment variable (tokenEnv) or a file (tokenFile) that holds it", configPath, i, redact.URL(c.URL)))
+				"name an environment variable (tokenEnv) or a file (tokenFile) that holds it", configPath, i, repourl.Redact(c.URL)))
 			continue
 		}
 		file := c.TokenFile
@@ -69,7 +68,7 @@ func Credentials(configPath string, entries []CredentialEntry, controlPlane stri
 // its origin remote (what it was cloned from: not something a change to its content can
 // set); nothing for a directory that is not a clone.
 func controlPlaneHosts(location string) []string {
-	p, local := controlplane.LocalPath(location)
+	p, local := repourl.LocalPath(location)
 	if !local {
 		return []string{location}
 	}

@@ -85,8 +85,8 @@ func (f *Fleet) Config() Config { return f.cfg }
 // Logger is the Fleet's logger.
 func (f *Fleet) Logger() *slog.Logger { return f.cfg.Logger }
 
-// Open reads the control plane afresh.
-func (f *Fleet) Open(ctx context.Context) (*controlplane.ControlPlane, error) {
+// OpenControlPlane reads the control plane afresh.
+func (f *Fleet) OpenControlPlane(ctx context.Context) (*controlplane.ControlPlane, error) {
 	return controlplane.Open(ctx, f.cfg.ControlPlane, f.cfg.Read)
 }
 
@@ -116,7 +116,7 @@ func (f *Fleet) Environments(ctx context.Context, cp *controlplane.ControlPlane,
 // Load opens the control plane and runs the pipeline up to upTo for env (or the only
 // environment there is).
 func (f *Fleet) Load(ctx context.Context, env string, upTo pipeline.Stage) (*pipeline.Run, error) {
-	cp, err := f.Open(ctx)
+	cp, err := f.OpenControlPlane(ctx)
 	if err != nil {
 		return nil, err
 	}

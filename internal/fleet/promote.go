@@ -46,7 +46,7 @@ func (f *Fleet) Promote(ctx context.Context, req PromoteRequest) (*PromoteResult
 	if err != nil {
 		return nil, err
 	}
-	cp, err := f.Open(ctx)
+	cp, err := f.OpenControlPlane(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +80,7 @@ func (f *Fleet) Review(ctx context.Context, now time.Time) ([]promote.Status, er
 	if err != nil {
 		return nil, err
 	}
-	cp, err := f.Open(ctx)
+	cp, err := f.OpenControlPlane(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func (f *Fleet) Review(ctx context.Context, now time.Time) ([]promote.Status, er
 // called for it. now is the clock (nil: time.Now).
 func (f *Fleet) Watcher(actor string, now func() time.Time, apply func(ctx context.Context, cp *controlplane.ControlPlane, env string) error) *promote.Watcher {
 	p, _ := f.promoter(context.Background(), false) // without commit statuses: never an error
-	return &promote.Watcher{Promoter: p, Actor: actor, Logger: f.cfg.Logger, Now: now, Open: f.Open, Apply: apply}
+	return &promote.Watcher{Promoter: p, Actor: actor, Logger: f.cfg.Logger, Now: now, Open: f.OpenControlPlane, Apply: apply}
 }
 
 // Watch follows the promotion chain every interval until ctx ends (Watcher), applying each

@@ -62,7 +62,7 @@ func invalid(ds []controlplane.Diagnostic) error {
 // environment and the promotion chain, writing nothing. An environment that cannot be read
 // does not stop the others. Problems found are an InvalidError along with the Validation.
 func (f *Fleet) Validate(ctx context.Context, env string) (*Validation, error) {
-	cp, err := f.Open(ctx)
+	cp, err := f.OpenControlPlane(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -8,12 +8,12 @@ import (
 	"strings"
 )
 
-// Open opens fleetform's pull request req in r: labelled "fleetform", and, for a scope (an
+// OpenPullRequest opens fleetform's pull request req in r: labelled "fleetform", and, for a scope (an
 // environment, or "<env>/app/<workload>"), marked as the scope's (Marker) with fleetform's
 // earlier pull requests of the scope into the same base closed (Supersede). It returns the
 // pull request and the numbers closed; a failure to close one is an error along with them.
 // Every pull request fleetform opens goes through here.
-func Open(ctx context.Context, p PullRequests, r Repo, scope string, req NewChangeRequest, logger *slog.Logger) (PullRequest, []int, error) {
+func OpenPullRequest(ctx context.Context, p PullRequests, r Repo, scope string, req NewChangeRequest, logger *slog.Logger) (PullRequest, []int, error) {
 	if !slices.Contains(req.Labels, "fleetform") {
 		req.Labels = append([]string{"fleetform"}, req.Labels...)
 	}

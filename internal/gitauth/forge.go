@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/fleetform/fleetform/internal/redact"
+	"github.com/fleetform/fleetform/internal/repourl"
 )
 
 // forgeTokenEnvs are the environment variables the legacy forge token is read from, the
@@ -33,7 +33,7 @@ var ErrNoForgeToken = errors.New("no forge token for this API")
 func (s *Store) ForgeToken(ctx context.Context, apiBase, repoURL string) (*Credential, error) {
 	api, ok := parseTarget(apiBase)
 	if !ok {
-		return nil, fmt.Errorf("forge API %q: want an https URL without user information", redact.URL(apiBase))
+		return nil, fmt.Errorf("forge API %q: want an https URL without user information", repourl.Redact(apiBase))
 	}
 	repoHost, ok := repositoryHost(repoURL)
 	if !ok || (api.host != repoHost && api.host != "api."+repoHost) {

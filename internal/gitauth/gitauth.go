@@ -21,7 +21,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fleetform/fleetform/internal/redact"
+	"github.com/fleetform/fleetform/internal/repourl"
 )
 
 // The environment variables of the compatibility credential.
@@ -125,7 +125,7 @@ func New(cfg Config) (*Store, error) {
 			err = errors.New("another entry has the same URL")
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("credentials[%d] (%s): %w", i, redact.URL(e.URL), err))
+			errs = append(errs, fmt.Errorf("credentials[%d] (%s): %w", i, repourl.Redact(e.URL), err))
 			continue
 		}
 		seen[p] = true
@@ -180,7 +180,7 @@ func (s *Store) legacyEntries() ([]scoped, error) {
 				err = errors.New("the token is never sent over plain http (use a credentials entry with allowInsecureHTTP)")
 			}
 			if err != nil {
-				return nil, fmt.Errorf("%s: %q: %w", TokenHostsEnv, redact.URL(h), err)
+				return nil, fmt.Errorf("%s: %q: %w", TokenHostsEnv, repourl.Redact(h), err)
 			}
 			prefixes = append(prefixes, p)
 		}
@@ -304,9 +304,9 @@ func (s *Store) For(ctx context.Context, rawURL string) (*Credential, error) {
 	if os.Getenv(TokenEnv) != "" {
 		s.logger.InfoContext(ctx, "FLEETFORM_GIT_TOKEN not sent: it is for the hosts in FLEETFORM_GIT_TOKEN_HOSTS, "+
 			"or else for the hosts of the repositories named on the command line, over https; "+
-			"configure a credential for this URL if it needs one", "url", redact.URL(rawURL))
+			"configure a credential for this URL if it needs one", "url", repourl.Redact(rawURL))
 	} else {
-		s.logger.DebugContext(ctx, "no credential", "url", redact.URL(rawURL))
+		s.logger.DebugContext(ctx, "no credential", "url", repourl.Redact(rawURL))
 	}
 	return nil, nil
 }
@@ -315,11 +315,11 @@ func (s *Store) For(ctx context.Context, rawURL string) (*Credential, error) {
 func (s *Store) use(ctx context.Context, e scoped, t target, rawURL string) (*Credential, error) {
 	secret, err := s.secret(e.Entry)
 	if err != nil {
-		return nil, fmt.Errorf("credential %s for %s: %w", e.URL, redact.URL(rawURL), err)
+		return nil, fmt.Errorf("credential %s for %s: %w", e.URL, repourl.Redact(rawURL), err)
 	}
 	c := &Credential{Username: cmp.Or(e.Username, defaultUsername), Password: secret,
 		Entry: e.prefix.String(), Source: e.source(), origin: t.origin}
-	s.logger.DebugContext(ctx, "credential used", "host", t.String(), "url", redact.URL(rawURL),
+	s.logger.DebugContext(ctx, "credential used", "host", t.String(), "url", repourl.Redact(rawURL),
 		"credential", c.Entry, "source", c.Source)
 	return c, nil
 }

@@ -34,11 +34,11 @@ func Input(r *Run, t gitops.Target) gitops.Input {
 	return gitops.Input{Snapshot: r.Snapshot, Schedule: r.Schedule, Target: t}
 }
 
-// Apply writes the run's environment to its GitOps repository as one commit (only what
+// Write writes the run's environment to its GitOps repository as one commit (only what
 // changed; nothing changed, no commit), opens a pull request instead when asked, and posts
 // the desired state to the hub after a direct apply. A refusal by a safety rule
 // (gitops.ErrRefused) comes with the result that explains it.
-func Apply(ctx context.Context, w *gitops.Writer, r *Run, o ApplyOptions) (*Applied, error) {
+func Write(ctx context.Context, w *gitops.Writer, r *Run, o ApplyOptions) (*Applied, error) {
 	co := o.Commit
 	if o.PullRequests != nil {
 		co.HeadBranch = o.PullRequests.Head(r.Snapshot.Revisions.Environment)

@@ -8,8 +8,8 @@ import (
 	"github.com/fleetform/fleetform/internal/compose"
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/hub"
-	"github.com/fleetform/fleetform/internal/redact"
 	"github.com/fleetform/fleetform/internal/render"
+	"github.com/fleetform/fleetform/internal/repourl"
 )
 
 // DesiredPoster receives the desired state of an apply: the hub itself, or its client.
@@ -38,7 +38,7 @@ func PostDesired(ctx context.Context, h DesiredPoster, r *Run, res *gitops.Resul
 // was rendered from.
 func Desired(r *Run, res *gitops.Result) hub.Desired {
 	p := res.Plan
-	d := hub.Desired{Environment: r.Snapshot.Environment, GitOpsRepo: redact.URL(p.Target.Repo), Branch: res.Branch,
+	d := hub.Desired{Environment: r.Snapshot.Environment, GitOpsRepo: repourl.Redact(p.Target.Repo), Branch: res.Branch,
 		Assignments: []hub.DesiredAssignment{}}
 	switch {
 	case !res.Commit.IsZero():

@@ -101,7 +101,7 @@ func (p *PullRequests) OpenApply(ctx context.Context, r *Run, res *gitops.Result
 // Create opens a pull request (forge.Open) and closes fleetform's earlier ones for the
 // environment into the same base (never anybody else's; a failure to close one is logged).
 func (p *PullRequests) Create(ctx context.Context, req forge.NewChangeRequest) (*forge.PullRequest, []int, error) {
-	pr, closed, err := forge.Open(ctx, p.client, p.repo, p.env, req, p.logger)
+	pr, closed, err := forge.OpenPullRequest(ctx, p.client, p.repo, p.env, req, p.logger)
 	if pr.Number == 0 {
 		return nil, nil, err
 	}

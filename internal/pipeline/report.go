@@ -9,8 +9,8 @@ import (
 
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitops"
-	"github.com/fleetform/fleetform/internal/redact"
 	"github.com/fleetform/fleetform/internal/render"
+	"github.com/fleetform/fleetform/internal/repourl"
 )
 
 // PlanReport is what a plan changes: the contract of `plan -o json` (and the plan part of
@@ -71,7 +71,7 @@ type ChangeReport struct {
 // Report describes a plan of run.
 func Report(p *gitops.Plan, r *Run, withDiff bool) PlanReport {
 	doc := PlanReport{
-		Environment: p.Environment, Target: TargetReport{Repo: redact.URL(p.Target.Repo), Branch: p.Target.Branch, Path: p.Target.Path},
+		Environment: p.Environment, Target: TargetReport{Repo: repourl.Redact(p.Target.Repo), Branch: p.Target.Branch, Path: p.Target.Path},
 		Changes: make([]ChangeReport, 0, len(p.Changes)), AssignmentsAdded: nonNil(p.AssignmentsAdded), AssignmentsRemoved: nonNil(p.AssignmentsRemoved),
 		ClusterTypesAffected: nonNil(p.ClusterTypesAffected), Deferred: nonNil(p.Deferred), Failed: nonNil(p.Failed),
 		Rendered: p.Rendered, Skipped: p.Skipped, MassDelete: p.MassDelete,

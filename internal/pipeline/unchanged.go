@@ -16,8 +16,8 @@ import (
 
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitops"
-	"github.com/fleetform/fleetform/internal/redact"
 	"github.com/fleetform/fleetform/internal/render"
+	"github.com/fleetform/fleetform/internal/repourl"
 )
 
 // Memos remember, per apply (control plane, environment and options), the last apply that
@@ -147,11 +147,11 @@ func clean(doc PlanReport) bool {
 // canRemember refuses a memo that would write a credential to disk (a URL with a user or
 // a password in it).
 func canRemember(inputs []controlplane.InputTree, t gitops.Target) bool {
-	if redact.URL(t.Repo) != t.Repo {
+	if repourl.Redact(t.Repo) != t.Repo {
 		return false
 	}
 	for _, in := range inputs {
-		if redact.URL(in.Repo) != in.Repo {
+		if repourl.Redact(in.Repo) != in.Repo {
 			return false
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fleetform/fleetform/internal/controlplane"
+	"github.com/fleetform/fleetform/internal/repourl"
 )
 
 // envFacts is what serve remembers of an environment's last load: enough to tell which
@@ -28,7 +29,7 @@ func factsOf(s *controlplane.Snapshot, branch string) *envFacts {
 	f := &envFacts{pinned: s.Revisions.Pinned, branch: branch, workloads: map[string][]string{},
 		withTargets: map[string]bool{}, bases: map[string]bool{}}
 	for _, reg := range s.Registrations {
-		k := repoKey(reg.Spec.Workload.Repo)
+		k := repourl.Key(reg.Spec.Workload.Repo)
 		f.workloads[k] = append(f.workloads[k], reg.Metadata.Name)
 	}
 	for _, dt := range s.DeploymentTargets {
@@ -37,7 +38,7 @@ func factsOf(s *controlplane.Snapshot, branch string) *envFacts {
 		}
 	}
 	for _, br := range s.ExtraBaseRepos {
-		f.bases[repoKey(br.Spec.Repo)] = true
+		f.bases[repourl.Key(br.Spec.Repo)] = true
 	}
 	return f
 }

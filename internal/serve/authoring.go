@@ -17,6 +17,7 @@ import (
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/fleet"
 	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/repourl"
 )
 
 // ChangesHub is what the authoring API needs of the hub: who a token is, and the history
@@ -105,7 +106,7 @@ func (c *ControlPlaneChanges) Change(ctx context.Context, ops []authoring.Operat
 // isGit reports whether the control plane is a git repository.
 func (c *ControlPlaneChanges) isGit(ctx context.Context) bool {
 	cfg := c.opts.Fleet.Config()
-	p, ok := controlplane.LocalPath(cfg.ControlPlane)
+	p, ok := repourl.LocalPath(cfg.ControlPlane)
 	if !ok {
 		return true // refused by authoring as not local
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/promote"
-	"github.com/fleetform/fleetform/internal/redact"
+	"github.com/fleetform/fleetform/internal/repourl"
 )
 
 // change is what a round found moved, and why each environment is synced.
@@ -31,12 +31,12 @@ func (s *Service) round(ctx context.Context, woken map[string]bool) {
 	}
 	cp, err := s.open(ctx)
 	if err != nil {
-		s.failSource(ctx, repoKey(s.controlPlane), err)
+		s.failSource(ctx, repourl.Key(s.controlPlane), err)
 		return
 	}
 	envs, branches, err := s.served(ctx, cp)
 	if err != nil {
-		s.failSource(ctx, repoKey(s.controlPlane), err)
+		s.failSource(ctx, repourl.Key(s.controlPlane), err)
 		return
 	}
 	affected, trigger := s.affected(cp, c, envs, first)
@@ -181,7 +181,7 @@ func (s *Service) changedFiles(ctx context.Context, src *source, old, refs map[s
 	}
 	files, err := repo.ChangedFiles(old[tip], refs[tip])
 	if err != nil {
-		s.opts.Logger.DebugContext(ctx, "comparing commits", "source", redact.URL(src.url), "error", err.Error())
+		s.opts.Logger.DebugContext(ctx, "comparing commits", "source", repourl.Redact(src.url), "error", err.Error())
 		return nil
 	}
 	return files
@@ -200,7 +200,7 @@ func (s *Service) failSource(ctx context.Context, key string, err error) {
 	src.lastErr, src.lastPoll = err.Error(), now
 	src.next = now.Add(backoff(s.opts.Interval, src.failures))
 	s.mu.Unlock()
-	s.opts.Logger.WarnContext(ctx, "source failed", "source", redact.URL(src.url), "failures", src.failures,
+	s.opts.Logger.WarnContext(ctx, "source failed", "source", repourl.Redact(src.url), "failures", src.failures,
 		"next_poll", src.next, "error", err.Error())
 	s.putSource(ctx, key)
 }

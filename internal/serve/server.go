@@ -18,7 +18,7 @@ import (
 	"github.com/fleetform/fleetform/internal/hub/postgres"
 	"github.com/fleetform/fleetform/internal/hub/relay"
 	"github.com/fleetform/fleetform/internal/hub/sqlite"
-	"github.com/fleetform/fleetform/internal/redact"
+	"github.com/fleetform/fleetform/internal/repourl"
 	"github.com/fleetform/fleetform/internal/ui"
 )
 
@@ -111,7 +111,7 @@ func openStore(ctx context.Context, dsn string, logger *slog.Logger) (hub.Store,
 		// commits then grow with the load (docs/benchmarks.md).
 		s, err := postgres.Open(ctx, dsn, logger)
 		if err != nil {
-			return nil, 0, fmt.Errorf("open %s: %w", redact.URL(dsn), err)
+			return nil, 0, fmt.Errorf("open %s: %w", repourl.Redact(dsn), err)
 		}
 		return s, 1, nil
 	}
@@ -196,7 +196,7 @@ func ServeRelay(ctx context.Context, cfg RelayConfig) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(cfg.Out, "fleetform hub relay: serving %s://%s (forwarding to %s)\n", scheme(cfg.TLSCert), ln.Addr(), redact.URL(cfg.HubURL))
+	fmt.Fprintf(cfg.Out, "fleetform hub relay: serving %s://%s (forwarding to %s)\n", scheme(cfg.TLSCert), ln.Addr(), repourl.Redact(cfg.HubURL))
 	srv := newHTTPServer(rl, cfg.Logger)
 	// The senders outlive the server: the reports in flight are answered before they stop.
 	sendCtx, stopSending := context.WithCancel(context.WithoutCancel(ctx))

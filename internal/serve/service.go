@@ -12,6 +12,7 @@ import (
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/promote"
+	"github.com/fleetform/fleetform/internal/repourl"
 )
 
 // LeaseName names serve's leadership in the store.
@@ -85,7 +86,7 @@ func New(opts Options) *Service {
 	s := &Service{opts: opts, controlPlane: cfg.ControlPlane, read: cfg.Read,
 		repos: controlplane.NewRepos(cfg.Read.RepoMap, cfg.Credentials, opts.Logger),
 		wake:  make(chan string, 64), sources: map[string]*source{}, facts: map[string]*envFacts{}}
-	s.sources[repoKey(s.controlPlane)] = &source{url: s.controlPlane, kind: KindControlPlane, next: opts.Now()}
+	s.sources[repourl.Key(s.controlPlane)] = &source{url: s.controlPlane, kind: KindControlPlane, next: opts.Now()}
 	if opts.Promote {
 		s.watcher = opts.Fleet.Watcher("fleetform serve", opts.Now, s.applyPromoted)
 	}
@@ -94,7 +95,7 @@ func New(opts Options) *Service {
 
 // open reads the control plane afresh.
 func (s *Service) open(ctx context.Context) (*controlplane.ControlPlane, error) {
-	return s.opts.Fleet.Open(ctx)
+	return s.opts.Fleet.OpenControlPlane(ctx)
 }
 
 // Schedule loads an environment of the control plane at its latest commits and schedules it
@@ -106,7 +107,7 @@ func (s *Service) Schedule(ctx context.Context, env string) (*pipeline.Run, erro
 // Trigger asks for a sync of the repository a webhook named, at once; it reports whether
 // the repository is one of the sources.
 func (s *Service) Trigger(repoURL string) bool {
-	key := repoKey(repoURL)
+	key := repourl.Key(repoURL)
 	s.mu.Lock()
 	_, known := s.sources[key]
 	s.mu.Unlock()

@@ -2,9 +2,6 @@ package serve
 
 import (
 	"net/url"
-	"path"
-	"path/filepath"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -87,27 +84,6 @@ func (s *source) watched(refs map[string]string) []string {
 		}
 	}
 	return out
-}
-
-// repoKey identifies a repository whatever URL form names it: https://host/org/repo,
-// https://host/org/repo.git, git@host:org/repo.git and ssh://git@host/org/repo are one key
-// (host in lower case, no user, port or .git); a local path is its cleaned absolute path.
-func repoKey(loc string) string {
-	loc = strings.TrimSpace(loc)
-	if p, ok := controlplane.LocalPath(loc); ok {
-		if abs, err := filepath.Abs(p); err == nil {
-			p = abs
-		}
-		return "file:" + filepath.Clean(p)
-	}
-	host, p := "", ""
-	if u, err := url.Parse(loc); err == nil && u.Host != "" {
-		host, p = u.Hostname(), u.Path
-	} else if at, rest, ok := strings.Cut(loc, "@"); ok && at != "" { // scp-like user@host:path
-		host, p, _ = strings.Cut(rest, ":")
-	}
-	p = strings.TrimSuffix(strings.Trim(path.Clean("/"+p), "/"), ".git")
-	return strings.ToLower(host) + "/" + p
 }
 
 // shownURL is a repository URL as serve records and logs it: without user information.

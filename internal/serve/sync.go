@@ -11,6 +11,7 @@ import (
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/render"
+	"github.com/fleetform/fleetform/internal/repourl"
 )
 
 // syncAll syncs the affected environments one after the other (one failing never stops the
@@ -117,7 +118,7 @@ func (s *Service) learn(env string, f *envFacts, snap *controlplane.Snapshot) *e
 	s.facts[env] = f
 	now := s.opts.Now()
 	add := func(url, kind, branch string) {
-		if key := repoKey(url); s.sources[key] == nil {
+		if key := repourl.Key(url); s.sources[key] == nil {
 			s.sources[key] = &source{url: url, kind: kind, branch: branch, next: now}
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/repourl"
 )
 
 // triggers records the repositories webhooks named; known are the sources.
@@ -25,7 +26,7 @@ type triggers struct {
 
 func (tr *triggers) Trigger(u string) bool {
 	tr.got = append(tr.got, u)
-	return tr.known[repoKey(u)]
+	return tr.known[repourl.Key(u)]
 }
 
 func sign(secret string, body []byte) string {
@@ -70,8 +71,8 @@ func TestWebhooks(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tr := &triggers{known: map[string]bool{
-				repoKey("https://github.com/example-org/platform"):         true,
-				repoKey("git@gitlab.example.com:example-org/platform.git"): true,
+				repourl.Key("https://github.com/example-org/platform"):         true,
+				repourl.Key("git@gitlab.example.com:example-org/platform.git"): true,
 			}}
 			rec := httptest.NewRecorder()
 			req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/api/v1/webhooks/git", bytes.NewReader(tt.body))
@@ -103,12 +104,12 @@ func TestRepoKey(t *testing.T) {
 		"git@github.com:Org/Repo.git", "ssh://git@github.com/Org/Repo", "https://user@github.com:443/Org/Repo.git",
 	}
 	for _, u := range same {
-		if repoKey(u) != repoKey(same[0]) {
-			t.Errorf("%s -> %s, want %s", u, repoKey(u), repoKey(same[0]))
+		if repourl.Key(u) != repourl.Key(same[0]) {
+			t.Errorf("%s -> %s, want %s", u, repourl.Key(u), repourl.Key(same[0]))
 		}
 	}
 	for _, u := range []string{"https://github.com/Org/Other", "https://github.com/org/repo", "https://gitlab.com/Org/Repo"} {
-		if repoKey(u) == repoKey(same[0]) {
+		if repourl.Key(u) == repourl.Key(same[0]) {
 			t.Errorf("%s is not %s", u, same[0])
 		}
 	}

@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"github.com/fleetform/fleetform/internal/gitauth"
-	"github.com/fleetform/fleetform/internal/redact"
+	"github.com/fleetform/fleetform/internal/repourl"
 )
 
 // maxFile bounds one file of the cluster-type folder (rendered manifests are at most 4 MiB).
@@ -116,7 +116,7 @@ func (f *fetcher) git(ctx context.Context, args ...string) ([]byte, error) {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		msg := strings.TrimSpace(stderr.String())
-		msg = strings.ReplaceAll(msg, f.url, redact.URL(f.url))
+		msg = strings.ReplaceAll(msg, f.url, repourl.Redact(f.url))
 		return nil, fmt.Errorf("git %s: %s: %w", args[0], msg, err)
 	}
 	return stdout.Bytes(), nil

@@ -17,9 +17,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
-	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitauth"
-	"github.com/fleetform/fleetform/internal/redact"
+	"github.com/fleetform/fleetform/internal/repourl"
 )
 
 // ErrConflict means the branch moved while fleetform was writing: someone else wrote in
@@ -48,18 +47,18 @@ type Repo struct {
 // with the credential creds choose for their URL (nil creds: none). logger must not be nil.
 func Open(ctx context.Context, location, cacheDir string, creds Credentials, logger *slog.Logger) (*Repo, error) {
 	if strings.HasPrefix(location, "-") { // the git CLI would read it as an option (--upload-pack=...)
-		return nil, fmt.Errorf("repository %q: a repository URL or path cannot start with -", redact.URL(location))
+		return nil, fmt.Errorf("repository %q: a repository URL or path cannot start with -", repourl.Redact(location))
 	}
-	if p, ok := controlplane.LocalPath(location); ok {
+	if p, ok := repourl.LocalPath(location); ok {
 		gitDir, err := findGitDir(p)
 		if err != nil {
 			return nil, err
 		}
 		return &Repo{location: location, gitDir: gitDir, logger: logger}, nil
 	}
-	sum := sha256.Sum256([]byte(normalizeURL(location)))
+	sum := sha256.Sum256([]byte(repourl.Trim(location)))
 	cache := filepath.Join(cacheDir, hex.EncodeToString(sum[:8]))
-	r := &Repo{location: redact.URL(location), gitDir: cache, remote: location, logger: logger}
+	r := &Repo{location: repourl.Redact(location), gitDir: cache, remote: location, logger: logger}
 	if creds != nil {
 		cred, err := creds.For(ctx, location)
 		if err != nil {
@@ -92,8 +91,6 @@ func findGitDir(p string) (string, error) {
 	}
 	return "", fmt.Errorf("%s is not a git repository (create it with git init --bare)", p)
 }
-
-func normalizeURL(u string) string { return strings.TrimSuffix(strings.TrimSuffix(u, "/"), ".git") }
 
 // open returns a fresh go-git handle for reading (it sees packs written since).
 func (r *Repo) open() (*git.Repository, error) {
@@ -237,7 +234,7 @@ func (r *Repo) git(ctx context.Context, args ...string) ([]byte, error) {
 	if err := cmd.Run(); err != nil {
 		msg := strings.TrimSpace(stderr.String() + "\n" + stdout.String())
 		if r.remote != "" {
-			msg = strings.ReplaceAll(msg, r.remote, redact.URL(r.remote))
+			msg = strings.ReplaceAll(msg, r.remote, repourl.Redact(r.remote))
 		}
 		return nil, fmt.Errorf("git %s: %s: %w", args[0], msg, err)
 	}

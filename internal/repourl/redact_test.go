@@ -1,12 +1,12 @@
-package redact_test
+package repourl_test
 
 import (
 	"testing"
 
-	"github.com/fleetform/fleetform/internal/redact"
+	"github.com/fleetform/fleetform/internal/repourl"
 )
 
-func TestURL(t *testing.T) {
+func TestRedact(t *testing.T) {
 	tests := map[string]string{
 		"https://user:s3cret@github.com/org/repo.git": "https://***@github.com/org/repo.git",
 		"https://token@github.com/org/repo":           "https://***@github.com/org/repo",
@@ -18,7 +18,7 @@ func TestURL(t *testing.T) {
 		"http://u:p%zz@host/x":                        "http://***@host/x",
 	}
 	for in, want := range tests {
-		if got := redact.URL(in); got != want {
+		if got := repourl.Redact(in); got != want {
 			t.Errorf("URL(%q) = %q, want %q", in, got, want)
 		}
 	}

@@ -1,14 +1,13 @@
-// Package redact removes secrets from what fleetform prints or logs.
-package redact
+package repourl
 
 import (
 	"net/url"
 	"strings"
 )
 
-// URL removes the credentials (user and password) from a URL: https://user:token@host/x
+// Redact removes the credentials (user and password) from a URL: https://user:token@host/x
 // becomes https://***@host/x. Anything that is not a URL with credentials is returned as is.
-func URL(raw string) string {
+func Redact(raw string) string {
 	if u, err := url.Parse(raw); err == nil && u.Scheme != "" {
 		if u.User == nil {
 			return raw
