@@ -1,6 +1,7 @@
 package forge
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -21,6 +22,9 @@ var namePattern = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 // with its user information (a token, as user name or password) replaced by REDACTED.
 func ParseRepoURL(rawURL string) (host string, r Repo, err error) {
 	host, path, err := repourl.Split(rawURL)
+	if err == nil && !strings.Contains(rawURL, "://") && strings.HasPrefix(path, "/") {
+		err = errors.New("want https://host/owner/name, ssh://git@host/owner/name or git@host:owner/name") // no absolute scp path
+	}
 	if err != nil {
 		return "", Repo{}, fmt.Errorf("repository URL %q: %w", repourl.Redact(rawURL), err)
 	}

@@ -237,16 +237,10 @@ func hostOrigin(raw string) (origin, bool) {
 	return o, err == nil
 }
 
-// scpHost returns the host of an scp-like address "[user@]host:path".
+// scpHost returns the host of an scp-like address "[user@]host:path" (repourl.Split).
 func scpHost(raw string) (string, bool) {
-	host, rest, ok := strings.Cut(raw, ":")
-	if !ok || strings.ContainsAny(host, "/\\") || strings.HasPrefix(rest, "//") {
-		return "", false
-	}
-	if _, h, found := strings.Cut(host, "@"); found {
-		host = h
-	}
-	return host, host != ""
+	host, _, err := repourl.Split(raw)
+	return host, err == nil
 }
 
 // Credential is the secret chosen for one URL. Its String, GoString and LogValue never

@@ -58,8 +58,8 @@ func Key(loc string) string {
 	return strings.ToLower(host) + "/" + Trim(strings.Trim(path.Clean("/"+p), "/"))
 }
 
-// scpPattern is the scp-like git address "[user@]host:path".
-var scpPattern = regexp.MustCompile(`^(?:[^@/:]+@)?([^@/:]+):([^/].*)$`)
+// scpPattern is the scp-like git address "[user@]host:path" (a path not starting with //).
+var scpPattern = regexp.MustCompile(`^(?:[^@/:\\]+@)?([^@/:\\]+):(/?[^/].*)$`)
 
 // Split returns the host and the raw path of a repository URL: https://host/owner/name(.git),
 // ssh://git@host/owner/name(.git) or git@host:owner/name(.git). http:// is accepted like
