@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -67,14 +66,14 @@ func (w *Writer) run(ctx context.Context, r *Run, dry bool) (*Result, error) {
 
 // branch writes the targets of one branch, re-reading it when someone wrote in between.
 func (w *Writer) branch(ctx context.Context, r *Run, branch string, targets []*TargetRun, dry bool) (BranchResult, []TargetResult, error) {
-	for attempt := 1; ; attempt++ {
-		br, trs, err := w.tryBranch(ctx, r, branch, targets, dry)
-		if errors.Is(err, gitrepo.ErrConflict) && attempt < maxAttempts {
-			w.Logger.InfoContext(ctx, "the branch moved, planning again", "branch", branch, "attempt", attempt)
-			continue
-		}
-		return br, trs, err
-	}
+	var br BranchResult
+	var trs []TargetResult
+	err := gitrepo.Retry(ctx, maxAttempts, branch, w.Logger, func(int) error {
+		var err error
+		br, trs, err = w.tryBranch(ctx, r, branch, targets, dry)
+		return err
+	})
+	return br, trs, err
 }
 
 func (w *Writer) tryBranch(ctx context.Context, r *Run, branch string, targets []*TargetRun, dry bool) (BranchResult, []TargetResult, error) {

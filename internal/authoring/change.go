@@ -12,6 +12,7 @@ import (
 
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/forge"
+	"github.com/fleetform/fleetform/internal/gitops/gitrepo"
 )
 
 // Mode says what is done with a valid change.
@@ -49,6 +50,15 @@ func (e *OperationError) Unwrap() []error { return []error{ErrInvalid, e.Err} }
 
 // ErrConflict means the branch moved while the change was being made, every attempt.
 var ErrConflict = errors.New("the control plane changed while the change was being made; try again")
+
+// movedError is a branch of the control plane that moved while the change was being made:
+// it is ErrConflict, and gitrepo.ErrConflict, which makes the change again (gitrepo.Retry).
+type movedError struct{ branch string }
+
+func (e *movedError) Error() string { return ErrConflict.Error() + ": branch " + e.branch + " moved" }
+
+// Unwrap makes the error match ErrConflict and gitrepo.ErrConflict.
+func (e *movedError) Unwrap() []error { return []error{ErrConflict, gitrepo.ErrConflict} }
 
 // PROpener opens a pull request on the forge of repoURL.
 type PROpener func(ctx context.Context, repoURL string, req forge.NewChangeRequest) (*forge.PullRequest, error)
@@ -118,14 +128,13 @@ func Apply(ctx context.Context, req Request) (*Result, error) {
 	if req.MaxAttempts == 0 {
 		attempts = 3
 	}
-	for i := 1; ; i++ {
-		res, err := applyOnce(ctx, req)
-		if errors.Is(err, ErrConflict) && i < attempts {
-			req.Logger.InfoContext(ctx, "the control plane moved: making the change again on its latest commit", "attempt", i+1)
-			continue
-		}
-		return res, err
-	}
+	var res *Result
+	err := gitrepo.Retry(ctx, attempts, "the control plane", req.Logger, func(int) error {
+		var err error
+		res, err = applyOnce(ctx, req)
+		return err
+	})
+	return res, err
 }
 
 func applyOnce(ctx context.Context, req Request) (*Result, error) {

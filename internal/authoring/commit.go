@@ -81,7 +81,7 @@ func (ws *workspace) commitBranch(ctx context.Context, req Request, branch strin
 		return plumbing.ZeroHash, err
 	}
 	if tip != ws.tips[branch] {
-		return plumbing.ZeroHash, fmt.Errorf("%w: branch %s moved", ErrConflict, branch)
+		return plumbing.ZeroHash, &movedError{branch: branch}
 	}
 	if commit.IsZero() {
 		return commit, nil
@@ -121,7 +121,7 @@ func (ws *workspace) commitWorkTree(ctx context.Context, req Request, files map[
 	branch := plumbing.NewBranchReferenceName(ws.head)
 	err = ws.g.Storer.CheckAndSetReference(plumbing.NewHashReference(branch, commit), plumbing.NewHashReference(branch, ws.tips[ws.head]))
 	if err != nil || tip != ws.tips[ws.head] {
-		return plumbing.ZeroHash, fmt.Errorf("%w: branch %s moved", ErrConflict, ws.head)
+		return plumbing.ZeroHash, &movedError{branch: ws.head}
 	}
 	if err := applyToDir(ws.workTree, onBranch(files, ws.head)); err != nil {
 		return plumbing.ZeroHash, err

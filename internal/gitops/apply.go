@@ -106,47 +106,61 @@ func (w *Writer) Apply(ctx context.Context, in Input, co CommitOptions) (*Result
 	if co.MaxAttempts <= 0 {
 		co.MaxAttempts = DefaultMaxAttempts
 	}
-	res := &Result{}
-	for res.Attempts = 1; res.Attempts <= co.MaxAttempts; res.Attempts++ {
-		p, err := makePlan(ctx, repo, in, &w.opts, false)
-		if err != nil {
-			return nil, err
-		}
-		defer p.tree.Discard() // the objects of a plan not committed (nothing once committed)
-		res.Plan = p
-		if p.NoChange() {
-			return res, nil
-		}
-		if p.MassDelete != nil && !w.opts.AllowMassDelete {
-			return res, fmt.Errorf("%w: %w", ErrRefused, p.MassDelete)
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err // stopped: nothing is written
-		}
-		commit, err := p.writeCommit(in, co)
-		if err != nil {
-			return nil, err
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err // stopped: the objects stay unreferenced, the branch does not move
-		}
-		branch, old := in.Target.Branch, p.Base
-		if co.HeadBranch != "" {
-			branch, old = co.HeadBranch, plumbing.ZeroHash
-		}
-		err = repo.Publish(ctx, branch, commit, old)
-		if errors.Is(err, ErrConflict) && co.HeadBranch == "" {
-			w.opts.Logger.InfoContext(ctx, "branch moved, planning again", "branch", branch, "attempt", res.Attempts)
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("publish %s: %w", branch, err)
-		}
-		res.Commit, res.Branch = commit, branch
-		return res, nil
+	attempts := co.MaxAttempts
+	if co.HeadBranch != "" {
+		attempts = 1 // a new branch of its own: a conflict there is no race to retry
 	}
-	res.Attempts = co.MaxAttempts
-	return res, fmt.Errorf("%w after %d attempts: others keep writing to %s", ErrConflict, co.MaxAttempts, in.Target.Branch)
+	res := &Result{}
+	err = gitrepo.Retry(ctx, attempts, in.Target.Branch, w.opts.Logger, func(attempt int) error {
+		res.Attempts = attempt
+		return w.attempt(ctx, repo, in, co, res)
+	})
+	switch {
+	case err == nil:
+		return res, nil
+	case errors.Is(err, ErrRefused), errors.Is(err, ErrConflict) && co.HeadBranch == "":
+		return res, err
+	}
+	return nil, err
+}
+
+// attempt plans the change on the branch's tip and publishes it as one commit, moving the
+// branch only from that tip (ErrConflict when it moved). res gets the plan, and the commit.
+func (w *Writer) attempt(ctx context.Context, repo *gitrepo.Repo, in Input, co CommitOptions, res *Result) error {
+	p, err := makePlan(ctx, repo, in, &w.opts, false)
+	if err != nil {
+		return err
+	}
+	defer p.tree.Discard() // the objects of a plan not committed (nothing once committed)
+	res.Plan = p
+	if p.NoChange() {
+		return nil
+	}
+	if p.MassDelete != nil && !w.opts.AllowMassDelete {
+		return fmt.Errorf("%w: %w", ErrRefused, p.MassDelete)
+	}
+	if err := ctx.Err(); err != nil {
+		return err // stopped: nothing is written
+	}
+	commit, err := p.writeCommit(in, co)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err // stopped: the objects stay unreferenced, the branch does not move
+	}
+	branch, old := in.Target.Branch, p.Base
+	if co.HeadBranch != "" {
+		branch, old = co.HeadBranch, plumbing.ZeroHash
+	}
+	if err := repo.Publish(ctx, branch, commit, old); err != nil {
+		if errors.Is(err, ErrConflict) && co.HeadBranch == "" {
+			return err // the branch moved: planned again on its new tip
+		}
+		return fmt.Errorf("publish %s: %w", branch, err)
+	}
+	res.Commit, res.Branch = commit, branch
+	return nil
 }
 
 // writeCommit writes the plan's objects and a commit on top of its base into the

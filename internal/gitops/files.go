@@ -3,10 +3,11 @@ package gitops
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/fleetform/fleetform/internal/gitops/gitrepo"
 )
 
 // WriteFiles commits files (path -> content; nil content removes the file) onto branch of
@@ -23,19 +24,24 @@ func (w *Writer) WriteFiles(ctx context.Context, location, branch string, files 
 	if co.MaxAttempts <= 0 {
 		co.MaxAttempts = DefaultMaxAttempts
 	}
-	for range co.MaxAttempts {
-		commit, base, err := repo.WriteFiles(ctx, branch, files, message, co.signature())
+	attempts := co.MaxAttempts
+	if co.HeadBranch != "" {
+		attempts = 1 // a new branch of its own: a conflict there is no race to retry
+	}
+	var commit plumbing.Hash
+	err = gitrepo.Retry(ctx, attempts, branch, w.opts.Logger, func(int) error {
+		var base plumbing.Hash
+		commit, base, err = repo.WriteFiles(ctx, branch, files, message, co.signature())
 		if err != nil || commit.IsZero() {
-			return commit, err
+			return err
 		}
 		dest, old := co.destination(branch, base)
-		err = repo.Publish(ctx, dest, commit, old)
-		if errors.Is(err, ErrConflict) && co.HeadBranch == "" {
-			continue
-		}
-		return commit, err
+		return repo.Publish(ctx, dest, commit, old)
+	})
+	if err != nil && errors.Is(err, ErrConflict) && co.HeadBranch == "" {
+		return plumbing.ZeroHash, err
 	}
-	return plumbing.ZeroHash, fmt.Errorf("%w after %d attempts: others keep writing to %s", ErrConflict, co.MaxAttempts, branch)
+	return commit, err
 }
 
 // ReadFile reads a file at the tip of a branch; ok is false when the branch or the file
