@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/fleetform/fleetform/internal/forge"
+	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/gitops/gitrepo"
 )
 
@@ -71,28 +72,16 @@ func (ws *workspace) commit(ctx context.Context, req Request, msg string) ([]Com
 	return out, nil
 }
 
+// commitBranch commits the files on a branch that is not checked out, moving it only from
+// the tip the change was made against (the control-plane writer, gitops.Writer.WriteFiles).
 func (ws *workspace) commitBranch(ctx context.Context, req Request, branch string, files map[string][]byte, msg string) (plumbing.Hash, error) {
-	repo, err := gitrepo.Open(ctx, ws.location, "", nil, req.Logger)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	commit, tip, err := repo.WriteFiles(ctx, branch, files, msg, ws.signature(req))
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if tip != ws.tips[branch] {
+	sig, base := ws.signature(req), ws.tips[branch]
+	commit, err := gitops.NewWriter(gitops.Options{Logger: req.Logger}).WriteFiles(ctx, ws.location, branch, files, msg,
+		gitops.CommitOptions{AuthorName: sig.Name, AuthorEmail: sig.Email, Now: func() time.Time { return sig.When }, Base: &base})
+	if errors.Is(err, gitrepo.ErrConflict) {
 		return plumbing.ZeroHash, &movedError{branch: branch}
 	}
-	if commit.IsZero() {
-		return commit, nil
-	}
-	if err := repo.Publish(ctx, branch, commit, tip); err != nil {
-		if errors.Is(err, gitrepo.ErrConflict) {
-			return plumbing.ZeroHash, fmt.Errorf("%w: %w", ErrConflict, err)
-		}
-		return plumbing.ZeroHash, err
-	}
-	return commit, nil
+	return commit, err
 }
 
 // commitWorkTree commits the files on the branch checked out in the work tree (a commit

@@ -77,6 +77,10 @@ type CommitOptions struct {
 	// HeadBranch, when set, publishes the commit to this new branch instead of the target
 	// branch (for a pull request); the target branch is not changed.
 	HeadBranch string
+	// Base, when set, is the tip the files written were made against (WriteFiles; the zero
+	// hash: no branch yet): the branch is moved only from there, and a branch that moved is
+	// ErrConflict at once, for the caller to make its change again on the new tip.
+	Base *plumbing.Hash
 	// Now stamps the commit (default time.Now).
 	Now func() time.Time
 }

@@ -3,6 +3,7 @@ package gitops
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -13,8 +14,10 @@ import (
 // WriteFiles commits files (path -> content; nil content removes the file) onto branch of
 // the repository at location, as one commit with message, and publishes it like Apply:
 // compare-and-swap (local) or fast-forward push (remote), re-read and retried when the
-// branch moved; or, with co.HeadBranch, to that new branch (for a pull request). It
-// returns the zero hash when the files already have that content.
+// branch moved (unless co.Base says which tip the files were made against); or, with
+// co.HeadBranch, to that new branch (for a pull request). It returns the zero hash when the
+// files already have that content. Every write of control-plane files goes through here:
+// promotion pins, and the changes made with `fleetform add`, `set` and the authoring API.
 func (w *Writer) WriteFiles(ctx context.Context, location, branch string, files map[string][]byte, message string, co CommitOptions) (plumbing.Hash, error) {
 	repo, err := w.open(ctx, location)
 	if err != nil {
@@ -25,15 +28,20 @@ func (w *Writer) WriteFiles(ctx context.Context, location, branch string, files 
 		co.MaxAttempts = DefaultMaxAttempts
 	}
 	attempts := co.MaxAttempts
-	if co.HeadBranch != "" {
-		attempts = 1 // a new branch of its own: a conflict there is no race to retry
+	if co.HeadBranch != "" || co.Base != nil {
+		attempts = 1 // a new branch of its own, or files made against one tip: not to retry here
 	}
 	var commit plumbing.Hash
 	err = gitrepo.Retry(ctx, attempts, branch, w.opts.Logger, func(int) error {
 		var base plumbing.Hash
 		commit, base, err = repo.WriteFiles(ctx, branch, files, message, co.signature())
-		if err != nil || commit.IsZero() {
+		switch {
+		case err != nil:
 			return err
+		case co.Base != nil && base != *co.Base:
+			return fmt.Errorf("%w: %s is no longer at %s", ErrConflict, branch, *co.Base)
+		case commit.IsZero():
+			return nil
 		}
 		dest, old := co.destination(branch, base)
 		return repo.Publish(ctx, dest, commit, old)
