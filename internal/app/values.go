@@ -8,25 +8,15 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/fleetform/fleetform/internal/compose"
 )
 
-// Source says which file and line set a value.
-type Source struct {
-	// Repo is the repository the file is in: "source", "config", or "command line" for
-	// --set values.
-	Repo string `json:"repo"`
-	// File is the file's path in its repository ("--set" for the command line).
-	File string `json:"file"`
-	// Line is the value's line in the file (0 for the command line).
-	Line int `json:"line,omitempty"`
-}
-
-func (s Source) String() string {
-	if s.Line == 0 {
-		return s.Repo + " " + s.File
-	}
-	return fmt.Sprintf("%s %s:%d", s.Repo, s.File, s.Line)
-}
+// Source says which file and line set a value: compose's provenance, with Repo the
+// repository the file is in ("source", "config", or "command line" for --set values), File
+// its path there ("--set" for the command line) and Line the value's line (none for the
+// command line).
+type Source = compose.Source
 
 // Layer is one values file (or the command line's --set values), after variable
 // substitution, in precedence order: later layers win.
@@ -69,11 +59,8 @@ type Provenance struct {
 	Shadowed []Shadowed `json:"shadowed"`
 }
 
-// Shadowed is a lower-precedence value of a key and where it was set.
-type Shadowed struct {
-	Value  any    `json:"value"`
-	Source Source `json:"source"`
-}
+// Shadowed is a lower-precedence value of a key and where it was set (compose's).
+type Shadowed = compose.Shadowed
 
 // Values are composed values: the data Helm renders with, and the provenance of every
 // leaf (a scalar, a list, an empty mapping or a null) by its path.
@@ -83,7 +70,9 @@ type Values struct {
 }
 
 // Merge deep-merges layers as Helm merges values files: mappings merge key by key; a
-// scalar or a list replaces what is below it; a null removes the key.
+// scalar or a list replaces what is below it; a null removes the key. It is not
+// compose.Merge, which merges platform config as Kalypso does (lists by their items' name):
+// an application's values must render exactly as helm renders them.
 func Merge(layers []Layer) (*Values, error) {
 	v := &Values{Data: map[string]any{}, Prov: map[string]*Provenance{}}
 	var errs []error

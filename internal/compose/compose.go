@@ -5,6 +5,7 @@
 package compose
 
 import (
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -19,15 +20,25 @@ import (
 	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
-// Source says which object, file and line set a value.
+// Source says which object, file and line set a value: a platform-config ConfigMap's (Kind,
+// Name, and Level in the layered mode), or a values file's of the application team's flow
+// (Repo: source, config or "command line" for --set, which has no line).
 type Source struct {
-	Kind string `json:"kind"`
-	Name string `json:"name"`
+	Kind string `json:"kind,omitempty"`
+	Name string `json:"name,omitempty"`
 	File string `json:"file"`
-	Line int    `json:"line"`
+	Line int    `json:"line,omitempty"`
 	Repo string `json:"repo,omitempty"`
 	// Level is the precedence level of the source in the layered mode.
 	Level string `json:"level,omitempty"`
+}
+
+// String is "repo file:line", or "repo file" without a line.
+func (s Source) String() string {
+	if s.Line == 0 {
+		return s.Repo + " " + s.File
+	}
+	return fmt.Sprintf("%s %s:%d", s.Repo, s.File, s.Line)
 }
 
 // Value is an effective config value with its provenance.
@@ -145,7 +156,7 @@ func fromConfigMap(cm *controlplane.ConfigMap) contribution {
 	for k, raw := range cm.Data {
 		c.keys = append(c.keys, k)
 		c.values[k] = ParseValue(raw)
-		c.lines[k] = cm.Source.LineOf("data." + k)
+		c.lines[k] = cmp.Or(cm.Source.LineOf("data."+k), cm.Source.Line)
 	}
 	sort.Strings(c.keys)
 	c.raw = rawDigest(c.name, "", c.labels, c.keys, cm.Data)
@@ -168,7 +179,7 @@ func fromAzureConfigMap(cm *controlplane.ConfigMap) []contribution {
 		out = append(out, contribution{raw: raw,
 			labels: labels, level: lv, name: cm.Metadata.Name, keys: []string{key}, azureKey: full,
 			values: map[string]any{key: ParseValue(cm.Data[full])},
-			lines:  map[string]int{key: cm.Source.LineOf("data." + full)},
+			lines:  map[string]int{key: cmp.Or(cm.Source.LineOf("data."+full), cm.Source.Line)},
 			src: Source{Kind: "ConfigMap", Name: cm.Metadata.Name + ":" + full, File: cm.Source.File,
 				Line: cm.Source.Line, Repo: cm.Source.Repo, Level: lv.String()},
 		})
