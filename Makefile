@@ -46,8 +46,10 @@ demo-check: build build-dev
 	@d=$$(mktemp -d); if DEMO_DIR=$$d/demo scripts/demo.sh > $$d/demo.log 2>&1; then \
 		echo "demo: ok"; rm -rf $$d; else cat $$d/demo.log; echo "demo: FAILED"; rm -rf $$d; exit 1; fi
 
+# -timeout: a package's tests may take several times longer on a machine busy with other
+# work than on an idle one; the default of 10 minutes per package is not a bound on them.
 unit:
-	$(GO) test -race -count=1 -shuffle=on $(PKGS)
+	$(GO) test -race -count=1 -shuffle=on -timeout 45m $(PKGS)
 
 # Every fuzz target of the repository (scripts/fuzz.sh finds them; `scripts/fuzz.sh -l` lists
 # them) runs for FUZZTIME on top of its seed corpus.

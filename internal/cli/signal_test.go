@@ -10,20 +10,17 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/fleetform/fleetform/internal/dev/fleetgen"
 	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
-// stopWithin is how soon a stopped command must exit: rendering checks the signal between
-// batches of 64 assignments, loading between files.
-const stopWithin = time.Second
-
-// TestSignalStopsCommandsPromptly: SIGINT or SIGTERM stops a command part way, promptly, with
-// the shell's exit code (128 + the signal) and nothing half-written; the fleet (100,000
-// assignments) takes several seconds to render, so a command that ignored the signal would
-// run on.
+// TestSignalStopsCommandsPromptly: SIGINT or SIGTERM stops a command part way, with the
+// shell's exit code (128 + the signal) and nothing half-written. The signal is sent as the
+// fleet (100,000 assignments) starts rendering: a command that ignored it would render
+// everything and end as usual (exit 0 or 1, the apply's branch moved), whatever the load
+// of the machine; how fast it stops is measured by nothing here (rendering checks the
+// signal between batches of 64 assignments, loading between files).
 func TestSignalStopsCommandsPromptly(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("signals")
@@ -45,7 +42,7 @@ func TestSignalStopsCommandsPromptly(t *testing.T) {
 }
 
 // stopAfter runs fleetform with args, sends sig once it has started rendering, and requires
-// it to exit with code within stopWithin.
+// it to exit with code, saying it was interrupted.
 func stopAfter(t *testing.T, sig syscall.Signal, code int, args ...string) {
 	t.Helper()
 	cmd := exec.CommandContext(t.Context(), "fleetform", append(args, "--log-level", "debug")...)
@@ -67,17 +64,12 @@ func stopAfter(t *testing.T, sig syscall.Signal, code int, args ...string) {
 	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
-	signalled := time.Now()
 	rest, _ := io.ReadAll(stderr)
 	err = cmd.Wait()
-	took := time.Since(signalled)
 	log.Write(rest)
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != code {
 		t.Fatalf("exit %v, want code %d\n%s", err, code, log.String())
-	}
-	if took > stopWithin {
-		t.Errorf("stopped %s after %s, want within %s", sig, took, stopWithin)
 	}
 	if !strings.Contains(log.String(), "error: interrupted by "+sig.String()) {
 		t.Errorf("no interruption message:\n%s", log.String())
