@@ -1,4 +1,4 @@
-package bench
+package pipeline_test
 
 import (
 	"bytes"
