@@ -96,7 +96,7 @@ type index struct {
 	generic    []int
 	labels     []map[string]string
 	// pairs are each item's labels as a list, without the ignored ones: iterating a small
-	// map for each of a million pairs was a quarter of composing them.
+	// map for each pair would cost more than composing it.
 	pairs [][]labelPair
 }
 

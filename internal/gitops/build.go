@@ -668,8 +668,8 @@ func (pl *planner) writeInPlace(tp *typePlan, affected map[string]bool) (indexEn
 // skipTypeState stands for writeTypeState in a plan that is only shown, for a cluster type
 // written in place whose digests are not those its shard records: its shard changes, so the
 // state does, and that is all the plan reports of it. Its new shard, keys and folder's tree
-// are not made (a third of a one-workload plan's writing at a million assignments), and its
-// folder is dropped from memory: its index entry names no tree.
+// are not made (most of what such a plan would write), and its folder is dropped from
+// memory: its index entry names no tree.
 func (pl *planner) skipTypeState(tp *typePlan) indexEntry {
 	pl.p.StateChanged = true
 	tp.shard, tp.akeys = nil, nil

@@ -17,8 +17,8 @@ import (
 // planByWorkload picks, in a plan that is only shown, the cluster types of tps (those not
 // the same) to be planned by workload, and returns the others. For those, the state's
 // workload keys say which workloads' assignments changed: only theirs are composed and
-// rendered, and neither the shard nor the assignments' keys is read (with one workload
-// changed on a million assignments, reading those was a third of the plan).
+// rendered, and neither the shard nor the assignments' keys is read: for a change of one
+// workload, reading those would cost more than the rest of the plan.
 func (pl *planner) planByWorkload(tps []*typePlan) (rest, byWorkload []*typePlan, err error) {
 	if !pl.planOnly || pl.index == nil || len(pl.workloads) == 0 {
 		return tps, nil, nil

@@ -10,9 +10,8 @@ import (
 // deployment target's digest and workload) and their keys. Each is held by position when
 // it lists exactly the cluster type's current assignments in their order, as it does unless
 // targets were added or removed since: then nothing is looked up by name and no map is
-// built (with a change to one workload, a million-assignment plan read every cluster type's
-// shard and keys into maps, and looked each assignment up in them four times). Otherwise it
-// is held by deployment target.
+// built (which, for a change to one workload, would cost more than the rest of the plan).
+// Otherwise it is held by deployment target.
 type recorded struct {
 	at         []shardEntry // by position of typePlan.assigned (nil: see byName)
 	byName     shard        // by deployment target (nil with at: none to trust)

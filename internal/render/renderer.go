@@ -132,8 +132,7 @@ func NewRenderer(s *controlplane.Snapshot, sched *schedule.Result, opts Options)
 // preemptChunk is how many pointers a loop over a whole fleet stores between two calls.
 // A loop that only stores pointers has no point where the collector can stop it: when a
 // collection starts meanwhile, the collector signals the goroutine and spins until the
-// loop ends, slowing it about tenfold (0.44 s instead of 0.05 s for a million
-// assignments). A call every chunk is such a point.
+// loop ends, slowing it several times over. A call every chunk is such a point.
 const preemptChunk = 4096
 
 // pointAt points each of as at the schedule's assignment of the same index.
@@ -446,8 +445,8 @@ func (r *renderer) targetDigest(dt *controlplane.DeploymentTarget) []byte {
 }
 
 // targetDigests digests every deployment target once, before any assignment is keyed or
-// rendered: the map is only read afterwards, by every worker at once, without a lock (a
-// lock taken twice per assignment, by two workers, was 5% of a million-assignment plan's CPU).
+// rendered: the map is only read afterwards, by every worker at once, without a lock that
+// every worker would take twice per assignment.
 func targetDigests(dts []*controlplane.DeploymentTarget) map[*controlplane.DeploymentTarget][]byte {
 	m := make(map[*controlplane.DeploymentTarget][]byte, len(dts))
 	for _, dt := range dts {

@@ -216,7 +216,7 @@ func (rr *Renderer) typeBase(ct string) ([]byte, bool) {
 // target's digest (name, workload, workspace, labels, manifests), the target's own schemas
 // and the pinned manifests. Its namespace follows from the environment, the cluster type
 // and the target's name: it is not appended again (nor the names the digest covers), so
-// that a million assignments hash a third of what they did.
+// that every assignment hashes only what sets it apart.
 func (rr *Renderer) appendAssignment(b []byte, a *Assignment) []byte {
 	b = append(b, rr.r.targetDigest(a.Target)...)
 	for _, s := range a.Target.ConfigSchemas {

@@ -474,9 +474,8 @@ func entryHeader(b []byte, typ plumbing.ObjectType, size int) []byte {
 
 // minCompressSize is the smallest object that is compressed: below it objects are stored.
 // Building a deflate stream's Huffman tables costs about the same for 100 bytes as for
-// 2 KiB, and small objects (trees of binary hashes, short manifests) barely shrink: on the
-// 100,000-assignment fleet, storing the objects under 512 bytes makes a cold apply 1.2 s
-// faster for a 12% larger pack (147 MB instead of 131 MB; git gc compacts it later).
+// 2 KiB, and small objects (trees of binary hashes, short manifests) barely shrink: storing
+// them trades a slightly larger pack (which git gc compacts later) for a faster cold apply.
 const minCompressSize = 512
 
 // compressedObject is an object's entry data as compressAll made it: its content, or its

@@ -135,9 +135,9 @@ func (s *Store) Update(ctx context.Context, fn func(hub.Tx) error) error {
 // of a write transaction. Its statements read and write a few rows per cluster by key, each
 // in well under a millisecond, and would only pay those features' start-up; but a planner
 // without statistics (a bulk registration not analyzed yet, or a server with autovacuum
-// off) takes them for scans of millions of rows. At a million clusters it then started two
-// parallel workers, each loading the JIT compiler, for every batch of reports: most of the
-// server's CPU. Reads (View) keep the server's settings.
+// off) takes them for scans of millions of rows, and would start parallel workers, each
+// loading the JIT compiler, for every batch of reports. Reads (View) keep the server's
+// settings.
 const (
 	noParallelWorkers = `SET LOCAL max_parallel_workers_per_gather = 0`
 	noJIT             = `SET LOCAL jit = off`
