@@ -82,7 +82,7 @@ func (o *hubRelayOptions) run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	return serve.ServeRelay(ctx, serve.RelayConfig{Addr: o.addr, Hub: c, HubURL: o.hub.URL,
+	return serve.Relay(ctx, serve.RelayConfig{Addr: o.addr, Hub: c, HubURL: o.hub.URL,
 		MaxBatch: o.maxBatch, Senders: o.senders, Timeout: o.timeout,
 		TLSCert: o.tlsCert, TLSKey: o.tlsKey, ShutdownTimeout: o.shutdownTimeout, Out: e.Stderr, Logger: e.Logger})
 }

@@ -1,4 +1,4 @@
-// Package platform loads a control plane into a Snapshot per environment: the
+// Package controlplane loads a control plane into a Snapshot per environment: the
 // environment's own documents read at the tip, the common (promotable) documents read at
 // the commit its BaseRepo pins, and the Workloads of its WorkloadRegistrations, in the
 // Kalypso layout (a branch per environment) or the folder layout (environments/<env>/).

@@ -33,7 +33,7 @@ func TestClosest(t *testing.T) {
 		within int
 		want   string
 	}{
-		{"enviroment", 2, "environment"},
+		{"envronment", 2, "environment"},
 		{"clustertype", 0, "clusterType"}, // case is ignored
 		{"workloads", 1, "workload"},
 		{"workloads", 0, ""},

@@ -1,8 +1,6 @@
 package controlplane
 
 import (
-	"runtime"
-
 	"bytes"
 	"context"
 	"errors"
@@ -12,15 +10,15 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"golang.org/x/sync/errgroup"
 )
 
 // maxFileSize bounds every file read from a control plane or workload repository.

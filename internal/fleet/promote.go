@@ -42,9 +42,13 @@ type PromoteResult struct {
 // control plane, or proposes it as a pull request. A refusal changes nothing and is a
 // RefusedError along with the result, which gives the reasons.
 func (f *Fleet) Promote(ctx context.Context, req PromoteRequest) (*PromoteResult, error) {
-	p, err := f.promoter(ctx, req.CommitStatus)
-	if err != nil {
-		return nil, err
+	p := f.promoter()
+	if req.CommitStatus {
+		statuses, err := f.commitStatuses(ctx)
+		if err != nil {
+			return nil, err
+		}
+		p.Statuses = statuses
 	}
 	cp, err := f.OpenControlPlane(ctx)
 	if err != nil {
@@ -76,23 +80,18 @@ func (f *Fleet) Promote(ctx context.Context, req PromoteRequest) (*PromoteResult
 
 // Review checks every environment's gates now, in the chain's order, changing nothing.
 func (f *Fleet) Review(ctx context.Context, now time.Time) ([]promote.Status, error) {
-	p, err := f.promoter(ctx, false)
-	if err != nil {
-		return nil, err
-	}
 	cp, err := f.OpenControlPlane(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return p.Review(ctx, cp, now)
+	return f.promoter().Review(ctx, cp, now)
 }
 
 // Watcher follows the promotion chain for actor: every environment with automatic promotion
 // gets its source's pin as soon as the gates pass, and then apply (nil: promote only) is
 // called for it. now is the clock (nil: time.Now).
 func (f *Fleet) Watcher(actor string, now func() time.Time, apply func(ctx context.Context, cp *controlplane.ControlPlane, env string) error) *promote.Watcher {
-	p, _ := f.promoter(context.Background(), false) // without commit statuses: never an error
-	return &promote.Watcher{Promoter: p, Actor: actor, Logger: f.cfg.Logger, Now: now, Open: f.OpenControlPlane, Apply: apply}
+	return &promote.Watcher{Promoter: f.promoter(), Actor: actor, Logger: f.cfg.Logger, Now: now, Open: f.OpenControlPlane, Apply: apply}
 }
 
 // Watch follows the promotion chain every interval until ctx ends (Watcher), applying each
@@ -119,20 +118,22 @@ func (f *Fleet) applyPromoted(ctx context.Context, cp *controlplane.ControlPlane
 }
 
 // promoter promotes through the gates, recording in the Fleet's hub, with the pin commits
-// signed by its author (and commit statuses set when statuses is).
-func (f *Fleet) promoter(ctx context.Context, statuses bool) (*promote.Promoter, error) {
+// signed by its author.
+func (f *Fleet) promoter() *promote.Promoter {
 	p := &promote.Promoter{Git: f.writer(WriteOptions{}), Logger: f.cfg.Logger, Commit: f.commitOptions("", 0)}
 	if f.cfg.Hub != nil {
 		p.Hub = f.cfg.Hub
 	}
-	if statuses {
-		repo, client, err := pipeline.ForgeClient(ctx, f.cfg.Credentials, f.cfg.ControlPlane, f.cfg.ForgeURL)
-		if err != nil {
-			return nil, Usage(fmt.Errorf("--commit-status needs the control plane's URL on a forge and a token: %w", err))
-		}
-		p.Statuses = statusReporter{repo: repo, client: client}
+	return p
+}
+
+// commitStatuses sets the commit statuses of the promotions on the control plane's forge.
+func (f *Fleet) commitStatuses(ctx context.Context) (promote.StatusReporter, error) {
+	repo, client, err := pipeline.ForgeClient(ctx, f.cfg.Credentials, f.cfg.ControlPlane, f.cfg.ForgeURL)
+	if err != nil {
+		return nil, Usage(fmt.Errorf("--commit-status needs the control plane's URL on a forge and a token: %w", err))
 	}
-	return p, nil
+	return statusReporter{repo: repo, client: client}, nil
 }
 
 // statusReporter binds commit statuses to the control-plane repository.

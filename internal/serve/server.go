@@ -188,9 +188,9 @@ type RelayConfig struct {
 	Logger *slog.Logger
 }
 
-// ServeRelay takes a site's agents' reports on cfg.Addr and forwards them to the hub in
+// Relay takes a site's agents' reports on cfg.Addr and forwards them to the hub in
 // batches until ctx ends; the reports in flight are answered before it returns.
-func ServeRelay(ctx context.Context, cfg RelayConfig) error {
+func Relay(ctx context.Context, cfg RelayConfig) error {
 	rl := relay.New(cfg.Hub, relay.Options{MaxBatch: cfg.MaxBatch, Senders: cfg.Senders, Timeout: cfg.Timeout, Logger: cfg.Logger})
 	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.Addr)
 	if err != nil {
