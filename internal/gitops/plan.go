@@ -1,8 +1,3 @@
-// Package gitops writes an environment's rendered tree to the platform GitOps repository:
-// it plans exactly which files change (only the assignments whose inputs changed are
-// rendered again), enforces what fleetform owns and the mass-deletion guard, and writes the
-// change as one commit, retried when someone else wrote in between. The git plumbing it
-// reads and writes through (repository, trees, packs, publishing) is package gitrepo.
 package gitops
 
 import (
