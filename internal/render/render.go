@@ -1,6 +1,3 @@
-// Package render turns scheduled, composed assignments into the files of the GitOps tree,
-// with Go text/template and a hardened function set. It is pure: values in, bytes out.
-// Output is deterministic: the same input renders byte-identical files.
 package render
 
 import (
