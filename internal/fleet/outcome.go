@@ -6,9 +6,15 @@ import (
 	"strings"
 )
 
-// The outcomes a use case ends in other than success. Its callers choose what each means to
-// their user from these alone: the CLI an exit code (usage 2, refused 3, any other error 1),
-// the HTTP API a status (400, 409, 409, 422, 500).
+// The outcomes a use case ends in other than success, each with the result that explains it
+// where there is one. Its callers choose what each means to their users from these alone:
+//
+//	outcome        CLI exit code   HTTP status
+//	UsageError     2               400
+//	RefusedError   3               409
+//	InvalidError   1               422
+//	ErrConflict    1               409
+//	another error  1               500
 
 // UsageError is a request that is wrong in itself: a missing or contradictory option, a
 // name the control plane does not declare where one must be given.
@@ -47,6 +53,23 @@ func (e *RefusedError) Error() string {
 
 // Unwrap returns the cause.
 func (e *RefusedError) Unwrap() error { return e.Err }
+
+// InvalidError is input with errors: the result that comes with it locates each one.
+type InvalidError struct {
+	Errors int
+	// Err is the error of the layer below that says so, when there is one.
+	Err error
+}
+
+func (e *InvalidError) Error() string {
+	if e.Err != nil {
+		return e.Err.Error()
+	}
+	return fmt.Sprintf("the input has %d error(s)", e.Errors)
+}
+
+// Unwrap returns the error of the layer below.
+func (e *InvalidError) Unwrap() error { return e.Err }
 
 // ErrConflict is a write that lost a race with another writer too many times: nothing was
 // written, and the request can be made again.

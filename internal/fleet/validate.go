@@ -2,7 +2,6 @@ package fleet
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/pipeline"
@@ -26,23 +25,6 @@ type EnvironmentValidation struct {
 	Rendered    int    `json:"rendered"`
 	controlplane.DiagnosticReport
 }
-
-// InvalidError is input with errors: the result that comes with it locates each one.
-type InvalidError struct {
-	Errors int
-	// Err is the error of the layer below that says so, when there is one.
-	Err error
-}
-
-func (e *InvalidError) Error() string {
-	if e.Err != nil {
-		return e.Err.Error()
-	}
-	return fmt.Sprintf("the input has %d error(s)", e.Errors)
-}
-
-// Unwrap returns the error of the layer below.
-func (e *InvalidError) Unwrap() error { return e.Err }
 
 // invalid is an InvalidError when ds has errors, else nil.
 func invalid(ds []controlplane.Diagnostic) error {
