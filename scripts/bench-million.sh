@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# bench-million: the GitOps side of issue 17 end to end, with wall time and peak RSS.
+# bench-million: apply, plan and render of a fleet of a million assignments end to end, with
+# wall time and peak RSS.
 #
 # Generates the synthetic fleet (TARGETS deployment targets x CLUSTER_TYPES cluster types;
 # default 10,000 x 100 = 1,000,000 assignments) once into .bench/million-<TARGETS>x<TYPES>/,
