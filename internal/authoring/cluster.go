@@ -15,6 +15,7 @@ import (
 	agentmanifests "github.com/fleetform/fleetform/deploy/agent"
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitops"
+	"github.com/fleetform/fleetform/internal/repourl"
 )
 
 // Reconcilers a cluster is onboarded with.
@@ -155,6 +156,13 @@ type ClusterBootstrap struct {
 // ClusterFolder is the cluster type's folder in the GitOps repository, as "./a/b".
 func ClusterFolder(g GitOpsSource, clusterType string) string {
 	return "./" + path.Join(strings.TrimPrefix(path.Clean("/"+g.Path), "/"), clusterType)
+}
+
+// Unreachable reports whether the GitOps repository is a local path, which the cluster
+// cannot read: its GitOpsRepo (or the config file's gitops) should give the repository's URL.
+func (g GitOpsSource) Unreachable() bool {
+	_, local := repourl.LocalPath(g.Repo)
+	return local
 }
 
 // ClusterManifests builds what the cluster needs.

@@ -13,7 +13,6 @@ import (
 	"github.com/fleetform/fleetform/internal/authoring"
 	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/fleet"
-	"github.com/fleetform/fleetform/internal/repourl"
 )
 
 type onboardClusterOptions struct {
@@ -140,7 +139,7 @@ func (o *onboardClusterOptions) summary(e *env, b *authoring.ClusterBootstrap, p
 	}
 	fmt.Fprintf(e.Stderr, "%s reads %s, branch %s, folder %s\n", b.Reconciler, b.GitOps.Repo, b.GitOps.Branch,
 		authoring.ClusterFolder(b.GitOps, b.ClusterType))
-	if _, local := repourl.LocalPath(b.GitOps.Repo); local {
+	if b.GitOps.Unreachable() {
 		fmt.Fprintf(e.Stderr, "warning: the GitOps repository %s is a local path, which a cluster cannot read: "+
 			"give the environment's GitOpsRepo the repository's URL (or the config file's gitops)\n", b.GitOps.Repo)
 	}
