@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
+	"github.com/fleetform/fleetform/internal/access"
 )
 
 // origin says which part of the control plane a document was read from; it decides which
@@ -97,6 +98,10 @@ func (b *builder) add(doc document, from origin, reg *WorkloadRegistration) {
 		return
 	}
 	if !b.checkName(src, doc.name) {
+		return
+	}
+	if ap, ok := doc.object.(*v1alpha1.AccessPolicy); ok {
+		b.addAccessPolicy(ap, src, from)
 		return
 	}
 	b.addObject(doc, src, reg)
@@ -198,6 +203,23 @@ func (b *builder) addBaseRepo(o *v1alpha1.BaseRepo, src Source) {
 	}
 	if b.checkRepoRef(src, "spec", o.Spec.RepoRef) {
 		b.snap.ExtraBaseRepos = append(b.snap.ExtraBaseRepos, &BaseRepo{o, src})
+	}
+}
+
+// addAccessPolicy records an AccessPolicy of the common part without problems; one with
+// problems is left out whole, so that a mistake never grants anything.
+func (b *builder) addAccessPolicy(o *v1alpha1.AccessPolicy, src Source, from origin) {
+	if from != fromCommon {
+		b.diag(src.Diag("kind", fmt.Sprintf("AccessPolicy %q is ignored: access policies are read from the common part only", o.Metadata.Name),
+			"move it to the common content (in the Kalypso layout: the main branch), where it is reviewed and promoted like the rest"))
+		return
+	}
+	problems := access.Check(o)
+	for _, p := range problems {
+		b.diag(src.Diag(p.Path, p.Message+"; the whole policy is left out: it grants nothing until this is fixed", p.Hint))
+	}
+	if len(problems) == 0 && b.claim(v1alpha1.KindAccessPolicy, o.Metadata.Name, src) {
+		b.snap.AccessPolicies = append(b.snap.AccessPolicies, &AccessPolicy{o, src})
 	}
 }
 

@@ -29,17 +29,18 @@ type document struct {
 
 // kindTypes maps apiVersion/kind to the Go type a document decodes into.
 var kindTypes = map[string]reflect.Type{
-	v1alpha1.APIVersion + "/" + v1alpha1.KindEnvironment:          reflect.TypeFor[v1alpha1.Environment](),
-	v1alpha1.APIVersion + "/" + v1alpha1.KindClusterType:          reflect.TypeFor[v1alpha1.ClusterType](),
-	v1alpha1.APIVersion + "/" + v1alpha1.KindWorkload:             reflect.TypeFor[v1alpha1.Workload](),
-	v1alpha1.APIVersion + "/" + v1alpha1.KindDeploymentTarget:     reflect.TypeFor[v1alpha1.DeploymentTarget](),
-	v1alpha1.APIVersion + "/" + v1alpha1.KindWorkloadRegistration: reflect.TypeFor[v1alpha1.WorkloadRegistration](),
-	v1alpha1.APIVersion + "/" + v1alpha1.KindSchedulingPolicy:     reflect.TypeFor[v1alpha1.SchedulingPolicy](),
-	v1alpha1.APIVersion + "/" + v1alpha1.KindTemplate:             reflect.TypeFor[v1alpha1.Template](),
-	v1alpha1.APIVersion + "/" + v1alpha1.KindConfigSchema:         reflect.TypeFor[v1alpha1.ConfigSchema](),
-	v1alpha1.APIVersion + "/" + v1alpha1.KindGitOpsRepo:           reflect.TypeFor[v1alpha1.GitOpsRepo](),
-	v1alpha1.APIVersion + "/" + v1alpha1.KindBaseRepo:             reflect.TypeFor[v1alpha1.BaseRepo](),
-	"v1/" + v1alpha1.KindConfigMap:                                reflect.TypeFor[v1alpha1.ConfigMap](),
+	v1alpha1.APIVersion + "/" + v1alpha1.KindEnvironment:           reflect.TypeFor[v1alpha1.Environment](),
+	v1alpha1.APIVersion + "/" + v1alpha1.KindClusterType:           reflect.TypeFor[v1alpha1.ClusterType](),
+	v1alpha1.APIVersion + "/" + v1alpha1.KindWorkload:              reflect.TypeFor[v1alpha1.Workload](),
+	v1alpha1.APIVersion + "/" + v1alpha1.KindDeploymentTarget:      reflect.TypeFor[v1alpha1.DeploymentTarget](),
+	v1alpha1.APIVersion + "/" + v1alpha1.KindWorkloadRegistration:  reflect.TypeFor[v1alpha1.WorkloadRegistration](),
+	v1alpha1.APIVersion + "/" + v1alpha1.KindSchedulingPolicy:      reflect.TypeFor[v1alpha1.SchedulingPolicy](),
+	v1alpha1.APIVersion + "/" + v1alpha1.KindTemplate:              reflect.TypeFor[v1alpha1.Template](),
+	v1alpha1.APIVersion + "/" + v1alpha1.KindConfigSchema:          reflect.TypeFor[v1alpha1.ConfigSchema](),
+	v1alpha1.APIVersion + "/" + v1alpha1.KindGitOpsRepo:            reflect.TypeFor[v1alpha1.GitOpsRepo](),
+	v1alpha1.APIVersion + "/" + v1alpha1.KindBaseRepo:              reflect.TypeFor[v1alpha1.BaseRepo](),
+	"v1/" + v1alpha1.KindConfigMap:                                 reflect.TypeFor[v1alpha1.ConfigMap](),
+	v1alpha1.FleetformAPIVersion + "/" + v1alpha1.KindAccessPolicy: reflect.TypeFor[v1alpha1.AccessPolicy](),
 }
 
 var yamlLineRE = regexp.MustCompile(`^line (\d+): `)

@@ -199,6 +199,9 @@ func loaded(s *controlplane.Snapshot) []string {
 	if s.BaseRepo != nil {
 		add("BaseRepo", s.BaseRepo.Metadata.Name)
 	}
+	for _, o := range s.AccessPolicies {
+		add("AccessPolicy", o.Metadata.Name)
+	}
 	slices.Sort(out)
 	return out
 }

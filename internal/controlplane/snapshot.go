@@ -34,6 +34,8 @@ type Snapshot struct {
 	// ExtraBaseRepos are the environment's other BaseRepos, sorted by name: each brings
 	// more common content from its own repository (as every BaseRepo does in Kalypso).
 	ExtraBaseRepos []*BaseRepo
+	// AccessPolicies say who may change what; read from the common part only.
+	AccessPolicies []*AccessPolicy
 	// BaseRevisions are the commits the ExtraBaseRepos were read at, by name ("" for a
 	// directory).
 	BaseRevisions map[string]string
@@ -127,6 +129,12 @@ type ConfigMap struct {
 // ConfigSchema is a loaded ConfigSchema document.
 type ConfigSchema struct {
 	*v1alpha1.ConfigSchema
+	Source Source
+}
+
+// AccessPolicy is a loaded AccessPolicy and its source.
+type AccessPolicy struct {
+	*v1alpha1.AccessPolicy
 	Source Source
 }
 
