@@ -2,6 +2,9 @@ package controlplane_test
 
 import (
 	"testing"
+
+	"github.com/fleetform/fleetform/internal/controlplane"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 const accessPolicyDoc = `apiVersion: fleetform.io/v1alpha1
@@ -46,4 +49,38 @@ func TestAccessPolicyKnowsItsAPIVersion(t *testing.T) {
 	checkLoaded(t, snap)
 	checkDiags(t, snap.Diagnostics, want{file: "access/teams.yaml", line: 1,
 		has: []string{"kind AccessPolicy has apiVersion fleetform.io/v1alpha1", "set apiVersion: fleetform.io/v1alpha1"}})
+}
+
+// TestAccessPoliciesAtTheTip: a change of the control plane is judged by the policies at the
+// tip of the common part, while an environment pinned to an older commit holds the
+// policies promoted into it.
+func TestAccessPoliciesAtTheTip(t *testing.T) {
+	t.Parallel()
+	r := gittest.NewBare(t)
+	files := map[string]string{"environments/dev/env.yaml": envDoc("dev")}
+	c1 := r.Commit(t, "main", files)
+	files["environments/dev/base-repo.yaml"] = baseRepoDoc(c1.String())
+	files["access/teams.yaml"] = accessPolicyDoc
+	files["access/broken.yaml"] = "apiVersion: fleetform.io/v1alpha1\nkind: AccessPolicy\nmetadata: {name: broken}\nspec: {rolez: []}\n"
+	files["environments/dev/access.yaml"] = "apiVersion: fleetform.io/v1alpha1\nkind: AccessPolicy\nmetadata: {name: env}\nspec: {roles: []}\n"
+	r.Commit(t, "main", files)
+	cp, err := controlplane.Open(t.Context(), r.Dir, controlplane.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tip, diags, err := cp.AccessPolicies(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tip) != 1 || tip[0].Metadata.Name != "teams" || tip[0].Source.File != "access/teams.yaml" {
+		t.Errorf("policies at the tip = %v, want teams from access/teams.yaml", tip)
+	}
+	checkDiags(t, diags, want{file: "access/broken.yaml", line: 4, has: []string{"rolez"}})
+	dev, err := cp.Load(t.Context(), "dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dev.AccessPolicies) != 0 {
+		t.Errorf("dev, pinned before the policy, holds %d policies", len(dev.AccessPolicies))
+	}
 }
