@@ -85,7 +85,10 @@ type Request struct {
 	Remote string
 	// Credentials for pushing to Remote (nil: git's own).
 	Credentials gitCredentials
-	Logger      *slog.Logger
+	// Permit, when set, judges the change by what it touches before it is validated or
+	// written; its error refuses the change (Apply returns it with the Result).
+	Permit func(Scope) error
+	Logger *slog.Logger
 }
 
 // FileChange is a file the change adds, modifies or deletes.
@@ -105,13 +108,15 @@ type CommitRef struct {
 // Result is what a change did, or would do: the -o json of the authoring commands and the
 // answer of the authoring API.
 type Result struct {
-	Operations []string          `json:"operations"`
-	Valid      bool              `json:"valid"`
-	NoChange   bool              `json:"noChange"`
-	Written    bool              `json:"written"`
-	Files      []FileChange      `json:"files"`
-	Plan       []EnvironmentPlan `json:"plan"`
-	Commits    []CommitRef       `json:"commits"`
+	Operations []string     `json:"operations"`
+	Valid      bool         `json:"valid"`
+	NoChange   bool         `json:"noChange"`
+	Written    bool         `json:"written"`
+	Files      []FileChange `json:"files"`
+	// Scope is what the files' documents touch: the workspaces, and the platform's objects.
+	Scope   Scope             `json:"scope"`
+	Plan    []EnvironmentPlan `json:"plan"`
+	Commits []CommitRef       `json:"commits"`
 	// PullRequest is set with ModePR.
 	PullRequest *forge.PullRequest `json:"pullRequest,omitempty"`
 	Notes       []string           `json:"notes,omitempty"`
@@ -142,7 +147,7 @@ func applyOnce(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Files: []FileChange{}, Plan: []EnvironmentPlan{}, Commits: []CommitRef{},
+	res := &Result{Files: []FileChange{}, Scope: Scope{Workspaces: []string{}}, Plan: []EnvironmentPlan{}, Commits: []CommitRef{},
 		DiagnosticReport: controlplane.DiagnosticReport{Errors: []controlplane.Diagnostic{}}}
 	for _, op := range req.Operations {
 		res.Operations = append(res.Operations, op.Describe())
@@ -162,6 +167,11 @@ func applyOnce(ctx context.Context, req Request) (*Result, error) {
 	if len(changed) == 0 {
 		res.Valid, res.NoChange = true, true
 		return res, nil
+	}
+	if req.Permit != nil {
+		if err := req.Permit(res.Scope); err != nil {
+			return res, err
+		}
 	}
 	if err := ws.validate(ctx, cp, res, changed); err != nil {
 		return res, err
@@ -246,6 +256,7 @@ func (ws *workspace) describeFiles(res *Result, changed []fileKey) error {
 		}
 		fc.Diff = udiff.Unified(oldName, newName, string(old), string(now))
 		res.Files = append(res.Files, fc)
+		res.Scope.addFile(old, now)
 	}
 	return nil
 }
