@@ -7,6 +7,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/fleetform/fleetform/api/v1alpha1"
+	"github.com/fleetform/fleetform/internal/access"
 	"github.com/fleetform/fleetform/internal/authoring"
 	"github.com/fleetform/fleetform/internal/forge"
 	"github.com/fleetform/fleetform/internal/pipeline"
@@ -22,6 +24,9 @@ type AuthorRequest struct {
 	Message string
 	// Actor, when set, is recorded in the commit message.
 	Actor string
+	// Identity, when set, is who asks: the change is judged by what it touches (its files'
+	// documents), and refused with a ForbiddenError unless the Fleet's Rights allow it.
+	Identity *access.Identity
 }
 
 // Author makes a change of the control plane (authoring.Apply): the edits, the whole
@@ -35,6 +40,11 @@ func (f *Fleet) Author(ctx context.Context, req AuthorRequest) (*authoring.Resul
 		Logger: f.cfg.Logger, Credentials: f.cfg.Credentials}
 	if req.Mode == authoring.ModePR {
 		ar.OpenPR = f.openPullRequest
+	}
+	if id := req.Identity; id != nil {
+		ar.Permit = func(s authoring.Scope) error {
+			return f.Permit(*id, access.Request{Action: v1alpha1.ActionAuthor, Workspaces: s.Workspaces, Platform: s.Platform})
+		}
 	}
 	res, err := authoring.Apply(ctx, ar)
 	switch {

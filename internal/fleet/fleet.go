@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/fleetform/fleetform/internal/access"
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitauth"
 	"github.com/fleetform/fleetform/internal/gitops"
@@ -45,8 +46,16 @@ type Config struct {
 	ForgeURL string
 	// Hub, when set, is where applies post their desired state and promotions check their
 	// gates and record their decisions.
-	Hub    Hub
+	Hub Hub
+	// Rights decide what an identity may do, for the requests that name one (the service's);
+	// nil: only admin tokens may.
+	Rights Decider
 	Logger *slog.Logger
+}
+
+// Decider answers whether an identity may make a request (*access.Rights).
+type Decider interface {
+	Decide(id access.Identity, req access.Request) access.Decision
 }
 
 // Author signs commits.

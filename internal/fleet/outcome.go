@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/fleetform/fleetform/internal/access"
 )
 
 // The outcomes a use case ends in other than success, each with the result that explains it
@@ -12,6 +14,7 @@ import (
 //	outcome        CLI exit code   HTTP status
 //	UsageError     2               400
 //	RefusedError   3               409
+//	ForbiddenError 3               403
 //	InvalidError   1               422
 //	ErrConflict    1               409
 //	another error  1               500
@@ -74,6 +77,18 @@ func (e *InvalidError) Unwrap() error { return e.Err }
 // ErrConflict is a write that lost a race with another writer too many times: nothing was
 // written, and the request can be made again.
 var ErrConflict = errors.New("conflict")
+
+// ForbiddenError is a request the access policies do not allow the identity to make:
+// nothing was written. The decision says why.
+type ForbiddenError struct{ Decision access.Decision }
+
+func (e *ForbiddenError) Error() string { return e.Decision.Reason }
+
+// IsForbidden reports whether err is a request the access policies refused.
+func IsForbidden(err error) bool {
+	var f *ForbiddenError
+	return errors.As(err, &f)
+}
 
 // IsUsage reports whether err is a wrong request.
 func IsUsage(err error) bool {

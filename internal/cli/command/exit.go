@@ -9,7 +9,8 @@ import (
 
 // ExitCode is the exit code of a command that returned err, the one place where outcomes
 // become exit codes: none, ExitOK; a wrong command line or request (fleet.UsageError),
-// ExitUsage; a refusal (fleet.RefusedError), ExitRefused; any other error, ExitFailed.
+// ExitUsage; a refusal (fleet.RefusedError, or fleet.ForbiddenError by the access
+// policies), ExitRefused; any other error, ExitFailed.
 func ExitCode(err error) int {
 	var ex *exitError
 	switch {
@@ -19,7 +20,7 @@ func ExitCode(err error) int {
 		return ex.code
 	case fleet.IsUsage(err):
 		return ExitUsage
-	case fleet.IsRefused(err):
+	case fleet.IsRefused(err), fleet.IsForbidden(err):
 		return ExitRefused
 	}
 	return ExitFailed
