@@ -48,6 +48,17 @@ func (id Identity) String() string {
 	return "anonymous"
 }
 
+// Actor names the identity in commit messages and the history: a person by their email
+// (else name, else subject), a token by its name.
+func (id Identity) Actor() string {
+	for _, name := range []string{id.Email, id.Name, id.Subject, id.Token} {
+		if name != "" {
+			return name
+		}
+	}
+	return ""
+}
+
 // Request is an action on objects: the workspaces and environments it touches, and whether
 // it touches the platform's objects.
 type Request struct {
@@ -68,6 +79,20 @@ type Decision struct {
 	Reason string `json:"reason"`
 	// Roles are the roles that allowed the request.
 	Roles []string `json:"roles,omitempty"`
+}
+
+// DeniedError is a request the access policies do not allow: nothing was done. The
+// decision says why.
+type DeniedError struct{ Decision Decision }
+
+func (e *DeniedError) Error() string { return e.Decision.Reason }
+
+// Err is nil when the decision allows, else a DeniedError.
+func (d Decision) Err() error {
+	if d.Allowed {
+		return nil
+	}
+	return &DeniedError{Decision: d}
 }
 
 // Policy is the control plane's access policies, compiled for deciding.
@@ -122,6 +147,22 @@ func (p *Policy) Roles(id Identity) []string {
 	out := p.names(p.held(id))
 	sort.Strings(out)
 	return slices.Compact(out)
+}
+
+// Can reports whether the identity holds a rule for action in some scope: whether a page
+// should offer the action at all (each request is still decided on its own).
+func (p *Policy) Can(id Identity, action string) bool {
+	if id.Admin {
+		return true
+	}
+	for _, i := range p.held(id) {
+		for _, r := range p.roles[i].rules {
+			if r.Action == action {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // held are the indexes of the roles the identity holds, in the policy's order, once each.

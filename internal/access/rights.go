@@ -65,3 +65,10 @@ func (r *Rights) Roles(id Identity) []string {
 	defer r.mu.RUnlock()
 	return r.tip.Roles(id)
 }
+
+// Can reports whether the identity holds a rule for action at the tip (see Policy.Can).
+func (r *Rights) Can(id Identity, action string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.tip.Can(id, action)
+}

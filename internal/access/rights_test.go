@@ -43,4 +43,7 @@ func TestRightsNeedTheTipAndTheEnvironment(t *testing.T) {
 	if got := r.Roles(paymentsDev); len(got) != 1 || got[0] != "payments" {
 		t.Errorf("roles = %v", got)
 	}
+	if !r.Can(paymentsDev, v1alpha1.ActionAuthor) || r.Can(paymentsDev, v1alpha1.ActionTokens) || r.Can(reader, v1alpha1.ActionAuthor) || !r.Can(adminToken, v1alpha1.ActionTokens) {
+		t.Error("Can does not say which actions an identity holds a rule for")
+	}
 }

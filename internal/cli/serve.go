@@ -152,9 +152,10 @@ func (o *serveOptions) run(ctx context.Context, e *env) error {
 		return err
 	}
 	cfg.Hub = fleet.LocalHub(hs.Hub)
+	cfg.Rights = hs.Rights
 	f := fleet.New(cfg)
 	opts := serve.Options{Fleet: f, Environments: o.envs, Interval: o.interval, PullRequests: o.pr, Hub: hs.Hub,
-		Promote: o.promote, Metrics: serve.NewMetrics(hs.Metrics.Registry()), Logger: e.Logger}
+		Promote: o.promote, Rights: hs.Rights, Metrics: serve.NewMetrics(hs.Metrics.Registry()), Logger: e.Logger}
 	if l, ok := hs.Store.(hub.Leadership); ok {
 		opts.Leadership = l
 	}

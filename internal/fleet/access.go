@@ -15,10 +15,7 @@ func (f *Fleet) Permit(id access.Identity, req access.Request) error {
 	} else {
 		d = access.Compile(nil).Decide(id, req)
 	}
-	if !d.Allowed {
-		return &ForbiddenError{Decision: d}
-	}
-	return nil
+	return d.Err()
 }
 
 // Policy compiles the access policies the control plane loaded.

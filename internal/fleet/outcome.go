@@ -80,9 +80,7 @@ var ErrConflict = errors.New("conflict")
 
 // ForbiddenError is a request the access policies do not allow the identity to make:
 // nothing was written. The decision says why.
-type ForbiddenError struct{ Decision access.Decision }
-
-func (e *ForbiddenError) Error() string { return e.Decision.Reason }
+type ForbiddenError = access.DeniedError
 
 // IsForbidden reports whether err is a request the access policies refused.
 func IsForbidden(err error) bool {

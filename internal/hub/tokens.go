@@ -9,6 +9,8 @@ import (
 	"errors"
 	"time"
 	"unique"
+
+	"github.com/fleetform/fleetform/internal/access"
 )
 
 // Principal is who a request comes from.
@@ -17,6 +19,23 @@ type Principal struct {
 	Cluster string // for cluster tokens
 	// Name is the token's label (admin and read tokens), for the history's "by whom".
 	Name string
+}
+
+// Identity is who the token speaks for, as the access policies judge it: an admin token may
+// do everything; a read-only token may do what the policies grant its name; a cluster's or
+// a relay's token is no one's.
+func (p Principal) Identity() access.Identity {
+	switch p.Kind {
+	case TokenAdmin:
+		name := p.Name
+		if name == "" {
+			name = "admin"
+		}
+		return access.Identity{Token: name, Admin: true}
+	case TokenRead:
+		return access.Identity{Token: p.Name}
+	}
+	return access.Identity{}
 }
 
 // cachedPrincipal is a token lookup kept in memory until expires (Unix nanoseconds).

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
+	"github.com/fleetform/fleetform/internal/access"
 	"github.com/fleetform/fleetform/internal/authoring"
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/fleet"
@@ -61,15 +62,17 @@ func NewControlPlaneChanges(opts ChangesOptions) *ControlPlaneChanges {
 	return &ControlPlaneChanges{opts: opts}
 }
 
-// Change makes (or with dryRun only validates and plans) a change of the control plane for actor.
-func (c *ControlPlaneChanges) Change(ctx context.Context, ops []authoring.Operation, dryRun bool, actor string) (*authoring.Result, error) {
+// Change makes (or with dryRun only validates and plans) a change of the control plane for
+// id: refused with an access.DeniedError unless the access policies allow what it touches.
+func (c *ControlPlaneChanges) Change(ctx context.Context, ops []authoring.Operation, dryRun bool, id access.Identity) (*authoring.Result, error) {
 	if len(ops) == 0 {
 		return nil, errors.New("no operations")
 	}
+	actor := id.Actor()
 	if actor == "" {
 		return nil, errors.New("a change needs the name of who makes it")
 	}
-	req := fleet.AuthorRequest{Operations: ops, Actor: actor}
+	req := fleet.AuthorRequest{Operations: ops, Actor: actor, Identity: &id}
 	switch {
 	case dryRun:
 		req.Mode = authoring.ModeDryRun
@@ -144,10 +147,11 @@ type ChangesRequest struct {
 // maxChangesBody bounds the body of a change.
 const maxChangesBody = 1 << 20
 
-// Handler answers POST /api/v1/controlplane/changes[?dryRun=true] with the admin token:
-// 200 and the authoring.Result; 422 and the Result with its errors when the change is
-// refused; 409 when the control plane kept moving; 400 for a malformed request; 401/403
-// without the admin token.
+// Handler answers POST /api/v1/controlplane/changes[?dryRun=true] with the admin token, or a
+// read-only token the access policies grant the change to: 200 and the authoring.Result;
+// 422 and the Result with its errors when the change is refused; 409 when the control
+// plane kept moving; 400 for a malformed request; 401 without a token; 403 with the reason
+// when the token may not make the change.
 func (c *ControlPlaneChanges) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -155,7 +159,7 @@ func (c *ControlPlaneChanges) Handler() http.Handler {
 			writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "use POST")
 			return
 		}
-		actor, ok := c.authorize(w, r)
+		id, ok := c.authorize(w, r)
 		if !ok {
 			return
 		}
@@ -183,8 +187,10 @@ func (c *ControlPlaneChanges) Handler() http.Handler {
 			writeError(w, http.StatusBadRequest, string(hub.CodeInvalid), "operations: at least one is required")
 			return
 		}
-		res, err := c.Change(r.Context(), body.Operations, dryRun, actor)
+		res, err := c.Change(r.Context(), body.Operations, dryRun, id)
 		switch {
+		case fleet.IsForbidden(err):
+			writeError(w, http.StatusForbidden, string(hub.CodeForbidden), err.Error())
 		case errors.Is(err, authoring.ErrInvalid) && res != nil:
 			writeJSON(w, http.StatusUnprocessableEntity, res)
 		case errors.Is(err, authoring.ErrConflict):
@@ -195,7 +201,7 @@ func (c *ControlPlaneChanges) Handler() http.Handler {
 		case err != nil && r.Context().Err() != nil:
 			writeError(w, http.StatusServiceUnavailable, "unavailable", "the request was cancelled")
 		case err != nil:
-			c.opts.Logger.ErrorContext(r.Context(), "control plane change failed", "by", actor, "error", err.Error())
+			c.opts.Logger.ErrorContext(r.Context(), "control plane change failed", "by", id.Actor(), "error", err.Error())
 			writeError(w, http.StatusInternalServerError, string(hub.CodeInternal), "the change failed: "+err.Error())
 		default:
 			writeJSON(w, http.StatusOK, res)
@@ -203,11 +209,12 @@ func (c *ControlPlaneChanges) Handler() http.Handler {
 	})
 }
 
-// authorize checks the admin token and returns its name.
-func (c *ControlPlaneChanges) authorize(w http.ResponseWriter, r *http.Request) (string, bool) {
+// authorize authenticates the caller: an admin token, or a read-only token whose name the
+// access policies may grant changes to (Change judges each change).
+func (c *ControlPlaneChanges) authorize(w http.ResponseWriter, r *http.Request) (access.Identity, bool) {
 	if c.opts.Hub == nil {
 		writeError(w, http.StatusServiceUnavailable, "unavailable", "no hub to authenticate with")
-		return "", false
+		return access.Identity{}, false
 	}
 	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !strings.EqualFold(scheme, "Bearer") {
@@ -219,20 +226,16 @@ func (c *ControlPlaneChanges) authorize(w http.ResponseWriter, r *http.Request) 
 	case errors.As(err, &he) && he.Code == hub.CodeUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="fleetform-hub"`)
 		writeError(w, http.StatusUnauthorized, string(he.Code), he.Message)
-		return "", false
+		return access.Identity{}, false
 	case err != nil:
 		c.opts.Logger.ErrorContext(r.Context(), "authenticating a change", "error", err.Error())
 		writeError(w, http.StatusInternalServerError, string(hub.CodeInternal), "internal error")
-		return "", false
-	case p.Kind != hub.TokenAdmin:
-		writeError(w, http.StatusForbidden, string(hub.CodeForbidden), "changing the control plane needs an admin token")
-		return "", false
+		return access.Identity{}, false
+	case p.Kind != hub.TokenAdmin && p.Kind != hub.TokenRead:
+		writeError(w, http.StatusForbidden, string(hub.CodeForbidden), "changing the control plane needs the admin token or a read-only token its access policies grant changes to")
+		return access.Identity{}, false
 	}
-	name := p.Name
-	if name == "" {
-		name = "admin"
-	}
-	return name, true
+	return p.Identity(), true
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -39,6 +39,9 @@ func (s *Service) round(ctx context.Context, woken map[string]bool) {
 		s.failSource(ctx, repourl.Key(s.controlPlane), err)
 		return
 	}
+	if first || c.controlPlane != nil {
+		s.readRights(ctx, cp)
+	}
 	affected, trigger := s.affected(cp, c, envs, first)
 	s.syncAll(ctx, cp, affected, branches, trigger, c)
 	if first && ctx.Err() == nil {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetform/fleetform/internal/access"
 	"github.com/fleetform/fleetform/internal/fleet"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/api"
@@ -54,8 +55,11 @@ type HubServer struct {
 	Store   hub.Store
 	Metrics *api.Metrics
 	UI      *ui.Handler
-	api     http.Handler
-	cfg     HubConfig
+	// Rights are the access policies in force, which fleetform serve keeps up to date; with
+	// none, only the admin token writes.
+	Rights *access.Rights
+	api    http.Handler
+	cfg    HubConfig
 }
 
 // StartHub opens the store, makes the hub and settles the admin token (printing a generated
@@ -83,12 +87,13 @@ func StartHub(ctx context.Context, cfg HubConfig) (*HubServer, error) {
 	if generated != "" {
 		fmt.Fprintf(cfg.Out, "fleetform hub: generated the admin token (shown once; set %s to choose it):\n%s\n", AdminTokenEnv, generated)
 	}
-	web, err := ui.New(h, ui.Options{Logger: cfg.Logger, SecureCookies: cfg.TLSCert != "", DriftAfter: cfg.StaleAfter})
+	rights := access.NewRights()
+	web, err := ui.New(h, ui.Options{Logger: cfg.Logger, SecureCookies: cfg.TLSCert != "", DriftAfter: cfg.StaleAfter, Rights: rights})
 	if err != nil {
 		_ = store.Close()
 		return nil, err
 	}
-	return &HubServer{Hub: h, Store: store, Metrics: metrics, UI: web, cfg: cfg,
+	return &HubServer{Hub: h, Store: store, Metrics: metrics, UI: web, Rights: rights, cfg: cfg,
 		api: api.New(h, api.Options{Logger: cfg.Logger, Metrics: metrics, DriftAfter: cfg.StaleAfter})}, nil
 }
 

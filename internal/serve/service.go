@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fleetform/fleetform/internal/access"
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/fleet"
 	"github.com/fleetform/fleetform/internal/hub"
@@ -43,6 +44,9 @@ type Options struct {
 	Leadership hub.Leadership
 	// Promote promotes the environments whose chain says automatic.
 	Promote bool
+	// Rights, when set, are kept up to date with the access policies: those at the tip of
+	// the control plane whenever it moves, and those each environment loads.
+	Rights  *access.Rights
 	Metrics *Metrics
 	Logger  *slog.Logger
 	// Now is the clock (time.Now when nil).
@@ -91,6 +95,23 @@ func New(opts Options) *Service {
 		s.watcher = opts.Fleet.Watcher("fleetform serve", opts.Now, s.applyPromoted)
 	}
 	return s
+}
+
+// readRights reads the access policies at the tip of the control plane. When they cannot be
+// read, the ones read before stay in force.
+func (s *Service) readRights(ctx context.Context, cp *controlplane.ControlPlane) {
+	if s.opts.Rights == nil {
+		return
+	}
+	policies, diags, err := cp.AccessPolicies(ctx)
+	if err != nil {
+		s.opts.Logger.WarnContext(ctx, "reading the access policies", "error", err.Error())
+		return
+	}
+	for _, d := range diags {
+		s.opts.Logger.WarnContext(ctx, "access policy left out", "problem", d.Error())
+	}
+	s.opts.Rights.SetTip(fleet.Policy(policies))
 }
 
 // open reads the control plane afresh.

@@ -48,6 +48,9 @@ func (s *Service) sync(ctx context.Context, cp *controlplane.ControlPlane, env, 
 		return
 	}
 	rec.ControlPlaneCommit, rec.CommonCommit = r.Snapshot.Revisions.Environment, r.Snapshot.Revisions.Common
+	if s.opts.Rights != nil {
+		s.opts.Rights.SetEnvironment(env, fleet.Policy(r.Snapshot.AccessPolicies))
+	}
 	before := s.learn(env, factsOf(r.Snapshot, branch), r.Snapshot)
 	if !needed(before, s.factsOf(env), c) {
 		skipped = true // read, but nothing it has changed: not a sync

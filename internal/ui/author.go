@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/fleetform/fleetform/api/v1alpha1"
+	"github.com/fleetform/fleetform/internal/access"
 	"github.com/fleetform/fleetform/internal/authoring"
 	"github.com/fleetform/fleetform/internal/hub"
 )
@@ -17,8 +19,9 @@ import (
 // plans, commits (or opens a pull request) and records who did it. Without it the pages say
 // that authoring needs `fleetform serve`.
 type Changes interface {
-	// Change makes (or with dryRun only validates and plans) a change for actor.
-	Change(ctx context.Context, ops []authoring.Operation, dryRun bool, actor string) (*authoring.Result, error)
+	// Change makes (or with dryRun only validates and plans) a change for id, if its access
+	// policies allow what the change touches (else an access.DeniedError).
+	Change(ctx context.Context, ops []authoring.Operation, dryRun bool, id access.Identity) (*authoring.Result, error)
 }
 
 // Onboarder prepares what a new cluster needs (serve's ControlPlaneChanges): no token, which
@@ -41,8 +44,8 @@ type authorForm struct {
 }
 
 func (u *Handler) author(w http.ResponseWriter, r *http.Request, s session) {
-	if !s.admin() {
-		u.renderError(w, s, http.StatusForbidden, "changing the platform needs the admin token")
+	if !u.canAuthor(s) {
+		u.renderError(w, s, http.StatusForbidden, "changing the platform needs the admin token or a role that may author")
 		return
 	}
 	envs, err := u.environments(r.Context())
@@ -79,8 +82,8 @@ func (u *Handler) preview(w http.ResponseWriter, r *http.Request, s session) { u
 func (u *Handler) commit(w http.ResponseWriter, r *http.Request, s session) { u.change(w, r, s, false) }
 
 func (u *Handler) change(w http.ResponseWriter, r *http.Request, s session, dryRun bool) {
-	if !s.admin() {
-		u.renderError(w, s, http.StatusForbidden, "changing the platform needs the admin token")
+	if !u.canAuthor(s) {
+		u.renderError(w, s, http.StatusForbidden, "changing the platform needs the admin token or a role that may author")
 		return
 	}
 	if u.opts.Changes == nil {
@@ -94,12 +97,11 @@ func (u *Handler) change(w http.ResponseWriter, r *http.Request, s session, dryR
 		data.Problem, status = err.Error(), http.StatusBadRequest
 	} else {
 		data.Op = op.Describe()
-		actor := s.principal.Name
-		if actor == "" {
-			actor = "admin"
-		}
-		data.Result, err = u.opts.Changes.Change(r.Context(), []authoring.Operation{op}, dryRun, actor)
+		data.Result, err = u.opts.Changes.Change(r.Context(), []authoring.Operation{op}, dryRun, s.identity())
+		var forbidden *access.DeniedError
 		switch {
+		case errors.As(err, &forbidden):
+			data.Problem, status = "the change is refused: "+forbidden.Error()+" (nothing was written)", http.StatusForbidden
 		case errors.Is(err, authoring.ErrInvalid):
 			data.Problem, status = "the change is refused: it would make the control plane invalid (nothing was written)", http.StatusUnprocessableEntity
 		case errors.Is(err, authoring.ErrConflict):
@@ -234,8 +236,8 @@ type onboardData struct {
 // onboardCluster shows what a new cluster needs; registering it (and its token) stays
 // `fleetform onboard cluster`, so that no secret is ever in a page.
 func (u *Handler) onboardCluster(w http.ResponseWriter, r *http.Request, s session) {
-	if !s.admin() {
-		u.renderError(w, s, http.StatusForbidden, "onboarding a cluster needs the admin token")
+	if reason := u.permit(s, access.Request{Action: v1alpha1.ActionAuthor, Platform: true}); reason != "" {
+		u.renderError(w, s, http.StatusForbidden, "onboarding a cluster is the platform's: "+reason)
 		return
 	}
 	on, ok := u.opts.Changes.(Onboarder)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/fleetform/fleetform/internal/access"
 	"github.com/fleetform/fleetform/internal/authoring"
 	"github.com/fleetform/fleetform/internal/controlplane"
 )
@@ -33,7 +34,8 @@ func newControlPlane(t *testing.T) *controlPlane {
 }
 
 // Change commits (or plans) the operations on the control plane's branch.
-func (c *controlPlane) Change(ctx context.Context, ops []authoring.Operation, dryRun bool, actor string) (*authoring.Result, error) {
+func (c *controlPlane) Change(ctx context.Context, ops []authoring.Operation, dryRun bool, id access.Identity) (*authoring.Result, error) {
+	actor := id.Token
 	mode := authoring.ModeCommit
 	if dryRun {
 		mode = authoring.ModeDryRun

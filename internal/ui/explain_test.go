@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetform/fleetform/internal/access"
 	"github.com/fleetform/fleetform/internal/authoring"
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/pipeline"
@@ -42,7 +43,7 @@ func TestExplainPages(t *testing.T) {
 		{Op: authoring.OpSet, Kind: "ConfigMap", Env: "dev", Scope: &authoring.ConfigScope{ClusterType: "east"}, Data: map[string]any{"REPLICAS": "3"}},
 	}
 	for _, op := range ops {
-		if _, err := cp.Change(ctx, []authoring.Operation{op}, false, "test"); err != nil {
+		if _, err := cp.Change(ctx, []authoring.Operation{op}, false, access.Identity{Token: "test", Admin: true}); err != nil {
 			t.Fatalf("%s: %v", op.Describe(), err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/fleetform/fleetform/internal/access"
 	"github.com/fleetform/fleetform/internal/authoring"
 	"github.com/fleetform/fleetform/internal/controlplane"
 	usecases "github.com/fleetform/fleetform/internal/fleet"
@@ -25,7 +26,7 @@ func TestOnboardClusterFormShowsManifestsWithoutAToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	changes := serve.NewControlPlaneChanges(serve.ChangesOptions{Fleet: usecases.New(usecases.Config{ControlPlane: dir})})
-	if _, err := changes.Change(t.Context(), []authoring.Operation{authoring.AddClusterType("plant-lyon", "dev", nil, "", "", "")}, false, "test"); err != nil {
+	if _, err := changes.Change(t.Context(), []authoring.Operation{authoring.AddClusterType("plant-lyon", "dev", nil, "", "", "")}, false, access.Identity{Token: "test", Admin: true}); err != nil {
 		t.Fatal(err)
 	}
 	f.web.SetChanges(changes)

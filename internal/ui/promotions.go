@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/fleetform/fleetform/api/v1alpha1"
+	"github.com/fleetform/fleetform/internal/access"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/promote"
 )
@@ -30,6 +32,9 @@ type stage struct {
 	// Status is its gates checked now (nil without the control plane).
 	Status  *promote.Status
 	Freezes []string
+	// CanApprove, CanPromote and CanOverride say which forms the signed-in identity is
+	// offered (the server decides each request again).
+	CanApprove, CanPromote, CanOverride bool
 }
 
 type promotionsData struct {
@@ -49,6 +54,15 @@ func (u *Handler) promotions(w http.ResponseWriter, r *http.Request, s session) 
 		return
 	}
 	data.Done = r.URL.Query().Get("done")
+	for _, level := range data.Levels {
+		for i := range level {
+			st := &level[i]
+			in := func(action string) bool {
+				return u.permit(s, access.Request{Action: action, Environments: []string{st.Name}}) == ""
+			}
+			st.CanApprove, st.CanPromote, st.CanOverride = in(v1alpha1.ActionApprove), in(v1alpha1.ActionPromote), in(v1alpha1.ActionOverride)
+		}
+	}
 	u.render(w, r, s, "promotions", "Promotions", "promotions", data)
 }
 
@@ -102,18 +116,15 @@ func (u *Handler) promotionsData(ctx context.Context) (promotionsData, error) {
 	return out, nil
 }
 
-// approve records an admin's approval of a commit for an environment, as `fleetform
-// approve` does.
+// approve records an approval of a commit for an environment, as `fleetform approve` does,
+// by an identity its access policies allow to approve there.
 func (u *Handler) approve(w http.ResponseWriter, r *http.Request, s session) {
-	if !s.admin() {
-		u.renderError(w, s, http.StatusForbidden, "approving needs the admin token")
+	env, commit := r.PostFormValue("environment"), strings.TrimSpace(r.PostFormValue("commit"))
+	if reason := u.permit(s, access.Request{Action: v1alpha1.ActionApprove, Environments: []string{env}}); reason != "" {
+		u.renderError(w, s, http.StatusForbidden, reason)
 		return
 	}
-	env, commit := r.PostFormValue("environment"), strings.TrimSpace(r.PostFormValue("commit"))
-	by := s.principal.Name
-	if by == "" {
-		by = "admin"
-	}
+	by := s.identity().Actor()
 	if reason := strings.TrimSpace(r.PostFormValue("reason")); reason != "" {
 		by += ": " + reason
 	}
@@ -124,28 +135,31 @@ func (u *Handler) approve(w http.ResponseWriter, r *http.Request, s session) {
 	http.Redirect(w, r, "/promotions?done="+url.QueryEscape("approval recorded for "+env), http.StatusSeeOther) //nolint:gosec // a path on this server
 }
 
-// promoteNow promotes into an environment for an admin, as `fleetform promote` does: through
-// the gates, or overriding them with the reason (recorded).
+// promoteNow promotes into an environment, as `fleetform promote` does: through the gates,
+// or overriding them with the reason (recorded), for an identity its access policies allow
+// to promote (and to override) there.
 func (u *Handler) promoteNow(w http.ResponseWriter, r *http.Request, s session) {
-	if !s.admin() {
-		u.renderError(w, s, http.StatusForbidden, "promoting needs the admin token")
-		return
-	}
 	if u.opts.Promotions == nil {
 		u.renderError(w, s, http.StatusNotFound, "promoting from here needs fleetform serve (it knows the control plane)")
 		return
 	}
 	env, reason := r.PostFormValue("environment"), strings.TrimSpace(r.PostFormValue("reason"))
 	override := r.PostFormValue("override") == "on"
+	actions := []string{v1alpha1.ActionPromote}
+	if override {
+		actions = append(actions, v1alpha1.ActionOverride)
+	}
+	for _, action := range actions {
+		if denied := u.permit(s, access.Request{Action: action, Environments: []string{env}}); denied != "" {
+			u.renderError(w, s, http.StatusForbidden, denied)
+			return
+		}
+	}
 	if reason == "" {
 		u.renderError(w, s, http.StatusBadRequest, "a promotion from here needs a reason (it is recorded)")
 		return
 	}
-	actor := s.principal.Name
-	if actor == "" {
-		actor = "admin"
-	}
-	res, err := u.opts.Promotions.Promote(r.Context(), env, actor+": "+reason, reason, override)
+	res, err := u.opts.Promotions.Promote(r.Context(), env, s.identity().Actor()+": "+reason, reason, override)
 	if err != nil {
 		u.renderError(w, s, http.StatusBadRequest, "the promotion failed: "+credentialFree(err.Error()))
 		return

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetform/fleetform/internal/access"
 	"github.com/fleetform/fleetform/internal/hub"
 )
 
@@ -36,6 +37,9 @@ type session struct {
 }
 
 func (s session) admin() bool { return s.principal.Kind == hub.TokenAdmin }
+
+// identity is who the session is, as the access policies judge it.
+func (s session) identity() access.Identity { return s.principal.Identity() }
 
 // who names the session's token for the navigation bar.
 func (s session) who() string {

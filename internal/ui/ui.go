@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetform/fleetform/api/v1alpha1"
+	"github.com/fleetform/fleetform/internal/access"
 	"github.com/fleetform/fleetform/internal/hub"
 )
 
@@ -46,6 +48,15 @@ type Options struct {
 	// Promotions checks the gates and promotes for the promotions page (nil: what the hub
 	// recorded only).
 	Promotions Promotions
+	// Rights decide what a signed-in identity may do (nil: only the admin token may write).
+	Rights Rights
+}
+
+// Rights decide what an identity may do (*access.Rights): each request on its own, and
+// which actions a page should offer at all.
+type Rights interface {
+	Decide(id access.Identity, req access.Request) access.Decision
+	Can(id access.Identity, action string) bool
 }
 
 // Handler serves the UI.
@@ -66,6 +77,9 @@ func New(h *hub.Hub, opts Options) (*Handler, error) {
 	}
 	if opts.PageSize <= 0 {
 		opts.PageSize = 100
+	}
+	if opts.Rights == nil {
+		opts.Rights = access.Compile(nil) // no policy: only the admin token writes
 	}
 	pages, err := parsePages()
 	if err != nil {
@@ -133,6 +147,8 @@ type page struct {
 	// Nav is the section the page belongs to, for the navigation bar.
 	Nav   string
 	Admin bool
+	// Author is set when the identity may change the control plane somewhere.
+	Author bool
 	// Who names the signed-in token.
 	Who  string
 	CSRF string
@@ -151,7 +167,7 @@ func (u *Handler) renderStatus(w http.ResponseWriter, r *http.Request, s session
 		u.fail(w, r, s, errors.New("no page "+name))
 		return
 	}
-	p := page{Title: title, Nav: nav, Admin: s.admin(), Who: s.who(), CSRF: s.csrf, Data: data}
+	p := page{Title: title, Nav: nav, Admin: s.admin(), Author: u.canAuthor(s), Who: s.who(), CSRF: s.csrf, Data: data}
 	var b strings.Builder
 	if err := t.ExecuteTemplate(&b, "layout", p); err != nil {
 		u.opts.Logger.ErrorContext(r.Context(), "page", "page", name, "error", err.Error())
@@ -184,11 +200,25 @@ func (u *Handler) fail(w http.ResponseWriter, r *http.Request, s session, err er
 
 // renderError writes the error page with status.
 func (u *Handler) renderError(w http.ResponseWriter, s session, status int, msg string) {
-	p := page{Title: http.StatusText(status), Admin: s.admin(), Who: s.who(), CSRF: s.csrf,
+	p := page{Title: http.StatusText(status), Admin: s.admin(), Author: u.canAuthor(s), Who: s.who(), CSRF: s.csrf,
 		Data: map[string]any{"Status": status, "Message": msg}}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	_ = u.pages["error"].ExecuteTemplate(w, "layout", p)
+}
+
+// canAuthor reports whether the session's identity may change the control plane somewhere:
+// whether to offer the Change pages at all (each change is decided on its own).
+func (u *Handler) canAuthor(s session) bool {
+	return s.principal.Kind != "" && u.opts.Rights.Can(s.identity(), v1alpha1.ActionAuthor)
+}
+
+// permit decides a request of the session's identity: "" when allowed, else the reason.
+func (u *Handler) permit(s session, req access.Request) string {
+	if d := u.opts.Rights.Decide(s.identity(), req); !d.Allowed {
+		return d.Reason
+	}
+	return ""
 }
 
 // hubMessage is a hub error's message without its code.
