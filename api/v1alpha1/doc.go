@@ -1,7 +1,8 @@
 // Package v1alpha1 declares the document kinds of a fleetform control plane.
 //
 // The kinds are Kalypso's (apiVersion scheduler.kalypso.io/v1alpha1) plus the Kubernetes
-// ConfigMap (apiVersion v1), so a Kalypso control-plane repository is read unchanged.
+// ConfigMap (apiVersion v1), so a Kalypso control-plane repository is read unchanged, and
+// fleetform's own AccessPolicy (apiVersion fleetform.io/v1alpha1).
 // fleetform-only extensions are marked "fleetform extension" in their doc comments.
 //
 // This package imports only the standard library: it is the vocabulary shared by every stage.
