@@ -64,6 +64,20 @@ func (h *Hub) Tokens(ctx context.Context, f TokenFilter) ([]TokenInfo, error) {
 	return out, err
 }
 
+// TokenByID returns the token with this ID (never its secret); CodeNotFound when none.
+func (h *Hub) TokenByID(ctx context.Context, id string) (TokenInfo, error) {
+	var t Token
+	err := h.store.View(ctx, func(r Reader) error {
+		var err error
+		t, err = r.TokenByID(ctx, id)
+		return err
+	})
+	if errors.Is(err, ErrNotFound) {
+		return TokenInfo{}, Errorf(CodeNotFound, "no token with id %q (fleetform hub token list shows them)", id)
+	}
+	return t.Info(h.opts.Now()), err
+}
+
 // RevokeToken revokes the token with this ID: it stops working at once on this hub, and
 // within Options.TokenCacheTTL on the others. Revoking a revoked token changes nothing. The
 // last active admin token cannot be revoked (rotate it instead).

@@ -94,7 +94,7 @@ func StartHub(ctx context.Context, cfg HubConfig) (*HubServer, error) {
 		return nil, err
 	}
 	return &HubServer{Hub: h, Store: store, Metrics: metrics, UI: web, Rights: rights, cfg: cfg,
-		api: api.New(h, api.Options{Logger: cfg.Logger, Metrics: metrics, DriftAfter: cfg.StaleAfter})}, nil
+		api: api.New(h, api.Options{Logger: cfg.Logger, Metrics: metrics, DriftAfter: cfg.StaleAfter, Rights: rights})}, nil
 }
 
 // openStore opens the store dsn names, with how many ingest writers it takes (0: one only,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/fleetform/fleetform/internal/access"
 	"github.com/fleetform/fleetform/internal/hub"
 )
 
@@ -46,6 +47,14 @@ type Options struct {
 	// Metrics is where the handler counts requests and reads rollout gauges; pass the same
 	// Metrics as the hub's Observer to count ingest results. Nil: the handler makes its own.
 	Metrics *Metrics
+	// Rights decide the writes a read-only token may make by the access policies
+	// (approvals, token administration); nil: only the admin token writes.
+	Rights Rights
+}
+
+// Rights decide what an identity may do (*access.Rights).
+type Rights interface {
+	Decide(id access.Identity, req access.Request) access.Decision
 }
 
 // Handler serves the hub's API.
@@ -76,18 +85,21 @@ func New(h *hub.Hub, opts Options) *Handler {
 	if opts.Metrics == nil {
 		opts.Metrics = NewMetrics()
 	}
+	if opts.Rights == nil {
+		opts.Rights = access.Compile(nil) // no policy: only the admin token writes
+	}
 	a := &Handler{hub: h, opts: opts, mux: http.NewServeMux(), metrics: opts.Metrics}
 	a.metrics.watchRollouts(h)
 	a.routes()
 	return a
 }
 
-// access is who may call an endpoint.
-type access int
+// caller is who may call an endpoint.
+type caller int
 
 const (
 	// public endpoints need no token (health, metrics).
-	public access = iota
+	public caller = iota
 	// reader endpoints need the admin token or a read-only token.
 	reader
 	// admin endpoints need the admin token.
@@ -97,6 +109,9 @@ const (
 	// relay endpoints need a relay token or the admin token (batches of reports, each
 	// carrying its cluster's own token, which the hub checks).
 	relay
+	// person endpoints need the admin token or a read-only token; the handler decides the
+	// request by the access policies (Options.Rights).
+	person
 )
 
 // endpoint handles an authenticated request; an error is written as JSON.
@@ -109,13 +124,13 @@ func (a *Handler) routes() {
 
 	a.handle("POST /api/v1/clusters", admin, a.registerCluster)
 	a.handle("POST /api/v1/clusters/batch", admin, a.registerClusters)
-	a.handle("POST /api/v1/tokens", admin, a.createToken)
-	a.handle("GET /api/v1/tokens", admin, a.listTokens)
-	a.handle("DELETE /api/v1/tokens/{id}", admin, a.revokeToken)
-	a.handle("POST /api/v1/tokens/{id}/rotate", admin, a.rotateToken)
+	a.handle("POST /api/v1/tokens", person, a.createToken)
+	a.handle("GET /api/v1/tokens", person, a.listTokens)
+	a.handle("DELETE /api/v1/tokens/{id}", person, a.revokeToken)
+	a.handle("POST /api/v1/tokens/{id}/rotate", person, a.rotateToken)
 	a.handle("POST /api/v1/desired", admin, a.postDesired)
 	a.handle("POST /api/v1/versions", admin, a.postVersion)
-	a.handle("POST /api/v1/approvals", admin, a.approve)
+	a.handle("POST /api/v1/approvals", person, a.approve)
 	a.handle("POST /api/v1/events", admin, a.recordEvent)
 	a.handle("POST /api/v1/reports", anyToken, a.postReport)
 	a.handle("POST /api/v1/reports/batch", relay, a.postReports)
@@ -132,7 +147,7 @@ func (a *Handler) routes() {
 	a.handle("GET /api/v1/environments/{env}/sync", reader, a.latestSync)
 }
 
-func (a *Handler) handle(pattern string, acc access, fn endpoint) {
+func (a *Handler) handle(pattern string, acc caller, fn endpoint) {
 	a.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		p, err := a.authorize(r, acc)
 		if err == nil {
@@ -183,7 +198,7 @@ func routeOf(r *http.Request) string {
 }
 
 // authorize resolves the bearer token and checks it may call the endpoint.
-func (a *Handler) authorize(r *http.Request, acc access) (hub.Principal, error) {
+func (a *Handler) authorize(r *http.Request, acc caller) (hub.Principal, error) {
 	if acc == public {
 		return hub.Principal{}, nil
 	}
@@ -198,8 +213,19 @@ func (a *Handler) authorize(r *http.Request, acc access) (hub.Principal, error) 
 		return p, hub.Errorf(hub.CodeForbidden, "reading needs the admin token or a read-only token")
 	case acc == relay && p.Kind != hub.TokenAdmin && p.Kind != hub.TokenRelay:
 		return p, hub.Errorf(hub.CodeForbidden, "batches of reports need a relay token or the admin token")
+	case acc == person && p.Kind != hub.TokenAdmin && p.Kind != hub.TokenRead:
+		return p, hub.Errorf(hub.CodeForbidden, "this endpoint needs the admin token, or a read-only token the access policies allow")
 	}
 	return p, nil
+}
+
+// permit decides a request of p by the access policies: nil, or a forbidden error with the
+// reason.
+func (a *Handler) permit(p hub.Principal, req access.Request) error {
+	if d := a.opts.Rights.Decide(p.Identity(), req); !d.Allowed {
+		return hub.Errorf(hub.CodeForbidden, "%s", d.Reason)
+	}
+	return nil
 }
 
 // checkQuery refuses a query string that does not parse: r.URL.Query() would silently drop

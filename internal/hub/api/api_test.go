@@ -34,6 +34,12 @@ type server struct {
 
 func startServer(tb testing.TB, path string) *server {
 	tb.Helper()
+	return startServerWith(tb, path, api.Options{})
+}
+
+// startServerWith is startServer with the API's options (its Metrics are the hub's).
+func startServerWith(tb testing.TB, path string, opts api.Options) *server {
+	tb.Helper()
 	t := tb
 	ctx := context.Background()
 	store, err := sqlite.Open(ctx, path)
@@ -46,7 +52,8 @@ func startServer(tb testing.TB, path string) *server {
 		t.Fatal(err)
 	}
 	stopHub := storetest.RunHub(t, h)
-	s := &server{t: t, path: path, store: store, hub: h, http: httptest.NewServer(api.New(h, api.Options{Metrics: m}))}
+	opts.Metrics = m
+	s := &server{t: t, path: path, store: store, hub: h, http: httptest.NewServer(api.New(h, opts))}
 	stopped := false
 	s.stop = func() {
 		if stopped {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/fleetform/fleetform/api/v1alpha1"
+	"github.com/fleetform/fleetform/internal/access"
 	"github.com/fleetform/fleetform/internal/hub"
 )
 
@@ -114,10 +116,23 @@ func (a *Handler) postReports(w http.ResponseWriter, r *http.Request, _ hub.Prin
 	return WriteJSON(w, http.StatusOK, out)
 }
 
-func (a *Handler) approve(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
+// approve records an approval by an identity the access policies allow to approve in the
+// environment. The admin token records whom the request names; any other token is recorded
+// as itself, with what the request names after it.
+func (a *Handler) approve(w http.ResponseWriter, r *http.Request, p hub.Principal) error {
 	var req Approval
 	if err := a.decode(w, r, &req); err != nil {
 		return err
+	}
+	if err := a.permit(p, access.Request{Action: v1alpha1.ActionApprove, Environments: []string{req.Environment}}); err != nil {
+		return err
+	}
+	if id := p.Identity(); !id.Admin {
+		by := id.Actor()
+		if req.By != "" && req.By != by {
+			by += ": " + req.By
+		}
+		req.By = by
 	}
 	if err := a.hub.Approve(r.Context(), req.Environment, req.Commit, req.By); err != nil {
 		return err

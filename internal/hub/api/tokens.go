@@ -4,14 +4,23 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/fleetform/fleetform/api/v1alpha1"
+	"github.com/fleetform/fleetform/internal/access"
 	"github.com/fleetform/fleetform/internal/hub"
 )
 
-// Tokens: issue, list, revoke and rotate (admin token).
+// Tokens: issue, list, revoke and rotate (the admin token, or a read-only token the access
+// policies allow to administer tokens; only the admin token administers admin tokens).
 
-func (a *Handler) createToken(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
+func (a *Handler) createToken(w http.ResponseWriter, r *http.Request, p hub.Principal) error {
+	if err := a.permit(p, access.Request{Action: v1alpha1.ActionTokens}); err != nil {
+		return err
+	}
 	var req TokenRequest
 	if err := a.decode(w, r, &req); err != nil {
+		return err
+	}
+	if err := onlyAdminsOfAdmins(p, req.Kind); err != nil {
 		return err
 	}
 	if req.Name == "" {
@@ -28,7 +37,10 @@ func (a *Handler) createToken(w http.ResponseWriter, r *http.Request, _ hub.Prin
 	return WriteJSON(w, http.StatusCreated, issued(t.Name, secret, req.ExpiresAt))
 }
 
-func (a *Handler) listTokens(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
+func (a *Handler) listTokens(w http.ResponseWriter, r *http.Request, p hub.Principal) error {
+	if err := a.permit(p, access.Request{Action: v1alpha1.ActionTokens}); err != nil {
+		return err
+	}
 	q := r.URL.Query()
 	ts, err := a.hub.Tokens(r.Context(), hub.TokenFilter{Kind: q.Get("kind"), Cluster: q.Get("cluster")})
 	if err != nil {
@@ -37,7 +49,10 @@ func (a *Handler) listTokens(w http.ResponseWriter, r *http.Request, _ hub.Princ
 	return WriteJSON(w, http.StatusOK, TokenList{Tokens: ts})
 }
 
-func (a *Handler) revokeToken(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
+func (a *Handler) revokeToken(w http.ResponseWriter, r *http.Request, p hub.Principal) error {
+	if err := a.permitOn(r, p, r.PathValue("id")); err != nil {
+		return err
+	}
 	t, err := a.hub.RevokeToken(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return err
@@ -45,7 +60,10 @@ func (a *Handler) revokeToken(w http.ResponseWriter, r *http.Request, _ hub.Prin
 	return WriteJSON(w, http.StatusOK, t)
 }
 
-func (a *Handler) rotateToken(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
+func (a *Handler) rotateToken(w http.ResponseWriter, r *http.Request, p hub.Principal) error {
+	if err := a.permitOn(r, p, r.PathValue("id")); err != nil {
+		return err
+	}
 	var req RotateRequest
 	if r.ContentLength != 0 { // the body is optional
 		if err := a.decode(w, r, &req); err != nil {
@@ -73,4 +91,30 @@ func timeOrZero(t *time.Time) time.Time {
 		return time.Time{}
 	}
 	return *t
+}
+
+// permitOn decides token administration on the token with this ID: the access policies
+// must allow it, and only the admin token administers admin tokens (a token's kind never
+// changes, so it is read once, before the change).
+func (a *Handler) permitOn(r *http.Request, p hub.Principal, id string) error {
+	if err := a.permit(p, access.Request{Action: v1alpha1.ActionTokens}); err != nil {
+		return err
+	}
+	if p.Kind == hub.TokenAdmin {
+		return nil
+	}
+	t, err := a.hub.TokenByID(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return onlyAdminsOfAdmins(p, t.Kind)
+}
+
+// onlyAdminsOfAdmins refuses a token that is not admin the administration of admin tokens:
+// a role that may administer tokens cannot make itself admin.
+func onlyAdminsOfAdmins(p hub.Principal, kind string) error {
+	if kind == hub.TokenAdmin && p.Kind != hub.TokenAdmin {
+		return hub.Errorf(hub.CodeForbidden, "only the admin token creates, rotates or revokes admin tokens")
+	}
+	return nil
 }
