@@ -37,6 +37,13 @@ type fileConfig struct {
 	Credentials []fleet.CredentialEntry `json:"credentials,omitempty"`
 	// Serve sets what `fleetform serve`'s flags set.
 	Serve serveConfig `json:"serve,omitzero"`
+	// Hub sets what `fleetform hub serve`'s flags set.
+	Hub hubConfig `json:"hub,omitzero"`
+}
+
+// hubConfig is the config file's hub section.
+type hubConfig struct {
+	OIDC ssoConfig `json:"oidc,omitzero"`
 }
 
 // serveConfig is the config file's serve section: the flags of `fleetform serve`.
@@ -48,6 +55,8 @@ type serveConfig struct {
 	Environments []string `json:"environments,omitempty"`
 	PR           bool     `json:"pr,omitempty"`
 	ForgeURL     string   `json:"forgeURL,omitempty"`
+	// OIDC sets what the --oidc-* flags set.
+	OIDC ssoConfig `json:"oidc,omitzero"`
 }
 
 // duration is a Go duration written as text in the config file ("1m", "30s").

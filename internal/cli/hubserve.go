@@ -25,6 +25,11 @@ type hubServeOptions struct {
 	writers         int
 	maxClockSkew    time.Duration
 	tokenCacheTTL   time.Duration
+	sso             ssoOptions
+	// ssoConfig is sso checked, with its secrets read.
+	ssoConfig serve.SSO
+	// configFile holds the hub section (hub serve only).
+	configFile string
 }
 
 func newHubServeCmd(e *env) *cobra.Command {
@@ -44,6 +49,9 @@ func newHubServeCmd(e *env) *cobra.Command {
 			"(every report acknowledged is committed) and closes the store.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.readConfig(cmd); err != nil {
+				return err
+			}
 			if err := o.check(); err != nil {
 				return err
 			}
@@ -61,8 +69,23 @@ func newHubServeCmd(e *env) *cobra.Command {
 	f.DurationVar(&o.maxClockSkew, "max-clock-skew", hub.DefaultMaxClockSkew, "how far ahead of the hub's clock a report's observedAt may be; later reports are rejected (400)")
 	f.DurationVar(&o.tokenCacheTTL, "token-cache-ttl", hub.DefaultTokenCacheTTL, "how long a token lookup is kept in memory (0: not at all): a token revoked on another replica still works here that long; set it to the clusters' report interval to spare the store a read per report")
 	f.IntVar(&o.writers, "ingest-writers", 0, "concurrent ingest transactions of this hub (PostgreSQL only; default 1: raise it when the database is far away and has cores to spare)")
+	f.StringVar(&o.configFile, "config", os.Getenv("FLEETFORM_CONFIG"), "config file whose hub section sets what these flags set (oidc); default $FLEETFORM_CONFIG")
+	o.sso.bind(cmd)
 	_ = cmd.MarkFlagRequired("db")
 	return cmd
+}
+
+// readConfig takes the config file's hub section for what no flag set.
+func (o *hubServeOptions) readConfig(cmd *cobra.Command) error {
+	if o.configFile == "" {
+		return nil
+	}
+	fc, err := readConfig(o.configFile)
+	if err != nil {
+		return command.Usage(err)
+	}
+	o.sso.fromConfig(cmd, fc.Hub.OIDC)
+	return nil
 }
 
 func (o *hubServeOptions) check() error {
@@ -76,14 +99,16 @@ func (o *hubServeOptions) check() error {
 	case o.tokenCacheTTL < 0:
 		return command.Usage(errors.New("--token-cache-ttl must not be negative"))
 	}
-	return nil
+	var err error
+	o.ssoConfig, err = o.sso.config()
+	return err
 }
 
 // config is how the flags say to serve the hub.
 func (o *hubServeOptions) config(e *env) serve.HubConfig {
 	return serve.HubConfig{Addr: o.addr, DB: o.db, StaleAfter: o.staleAfter, Retention: o.retention, MaxClockSkew: o.maxClockSkew,
 		TokenCacheTTL: o.tokenCacheTTL, Writers: o.writers, TLSCert: o.tlsCert, TLSKey: o.tlsKey, ShutdownTimeout: o.shutdownTimeout,
-		AdminToken: os.Getenv(serve.AdminTokenEnv), Out: e.Stderr, Logger: e.Logger}
+		AdminToken: os.Getenv(serve.AdminTokenEnv), SSO: o.ssoConfig, Out: e.Stderr, Logger: e.Logger}
 }
 
 func (o *hubServeOptions) run(ctx context.Context, e *env) error {

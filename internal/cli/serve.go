@@ -72,6 +72,7 @@ func newServeCmd(e *env) *cobra.Command {
 	f.StringVar(&o.srv.tlsCert, "tls-cert", "", "serve HTTPS with this certificate (PEM; with --tls-key)")
 	f.StringVar(&o.srv.tlsKey, "tls-key", "", "private key of --tls-cert (PEM)")
 	f.DurationVar(&o.srv.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a stop waits for the requests in flight")
+	o.srv.sso.bind(cmd)
 	return cmd
 }
 
@@ -81,6 +82,7 @@ func (o *serveOptions) validate(cmd *cobra.Command, e *env) error {
 		return err
 	}
 	o.fromConfig(cmd, o.cp.file.Serve)
+	o.srv.sso.fromConfig(cmd, o.cp.file.Serve.OIDC)
 	if o.srv.db == "" {
 		o.srv.db = "sqlite:" + filepath.Join(o.dataDir, "fleetform.db")
 	}

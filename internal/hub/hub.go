@@ -45,6 +45,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Observer is told about ingest results (metrics); nil ignores them.
 	Observer Observer
+	// People, when set, checks bearer JWTs from trusted identity providers (people and CI
+	// jobs); without it only hub tokens authenticate.
+	People PeopleVerifier
 }
 
 // Observer receives ingest events, for metrics.

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"strings"
 	"time"
 	"unique"
 
@@ -15,10 +16,29 @@ import (
 
 // Principal is who a request comes from.
 type Principal struct {
-	Kind    string // admin, read or cluster
+	Kind    string // admin, read, cluster, relay, or person (PrincipalPerson)
 	Cluster string // for cluster tokens
-	// Name is the token's label (admin and read tokens), for the history's "by whom".
+	// Name is the token's label (admin and read tokens), or the person's name (Actor), for
+	// the history's "by whom".
 	Name string
+	// Person is who a person principal is: someone signed in through the identity provider,
+	// or a CI job with its own OIDC token.
+	Person *access.Identity
+}
+
+// PrincipalPerson is the kind of a principal that is a person or a job known through an
+// identity provider rather than a hub token.
+const PrincipalPerson = "person"
+
+// PeopleVerifier checks a bearer token (a JWT) from a trusted identity provider.
+type PeopleVerifier interface {
+	Verify(ctx context.Context, raw string) (access.Identity, error)
+}
+
+// MayRead reports whether p may read the hub's views and ask for writes the access policies
+// decide: the admin token, a read-only token, or a person.
+func (p Principal) MayRead() bool {
+	return p.Kind == TokenAdmin || p.Kind == TokenRead || p.Kind == PrincipalPerson
 }
 
 // Identity is who the token speaks for, as the access policies judge it: an admin token may
@@ -34,6 +54,10 @@ func (p Principal) Identity() access.Identity {
 		return access.Identity{Token: name, Admin: true}
 	case TokenRead:
 		return access.Identity{Token: p.Name}
+	case PrincipalPerson:
+		if p.Person != nil {
+			return *p.Person
+		}
 	}
 	return access.Identity{}
 }
@@ -47,13 +71,16 @@ type cachedPrincipal struct {
 // DefaultTokenCacheTTL is the default of Options.TokenCacheTTL.
 const DefaultTokenCacheTTL = 30 * time.Second
 
+// tokenPrefix starts every token the hub makes.
+const tokenPrefix = "ff_"
+
 // NewToken returns a random token (256 bits, URL-safe base64).
 func NewToken() (string, error) {
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
 		return "", err
 	}
-	return "ff_" + base64.RawURLEncoding.EncodeToString(b), nil
+	return tokenPrefix + base64.RawURLEncoding.EncodeToString(b), nil
 }
 
 // HashToken is how tokens are stored: SHA-256 (tokens are random, so a slow hash adds nothing).
@@ -153,6 +180,9 @@ func (h *Hub) Authenticate(ctx context.Context, token string) (Principal, error)
 	if token == "" {
 		return Principal{}, Errorf(CodeUnauthorized, "a bearer token is required")
 	}
+	if h.opts.People != nil && looksLikeJWT(token) {
+		return h.authenticatePerson(ctx, token)
+	}
 	hash := HashToken(token)
 	key := tokenKey(hash)
 	now := h.opts.Now()
@@ -186,6 +216,21 @@ func (h *Hub) Authenticate(ctx context.Context, token string) (Principal, error)
 		h.tokens.Store(key, cachedPrincipal{p: p, expires: expires.UnixNano()})
 	}
 	return p, nil
+}
+
+// looksLikeJWT tells a JWT (three base64url parts, a JSON header) from a hub token.
+func looksLikeJWT(token string) bool {
+	return strings.HasPrefix(token, "eyJ") && strings.Count(token, ".") == 2
+}
+
+// authenticatePerson checks a JWT from a trusted identity provider: CodeUnauthorized when
+// it is not one, or fails a check.
+func (h *Hub) authenticatePerson(ctx context.Context, token string) (Principal, error) {
+	id, err := h.opts.People.Verify(ctx, token)
+	if err != nil {
+		return Principal{}, Errorf(CodeUnauthorized, "%s", err.Error())
+	}
+	return Principal{Kind: PrincipalPerson, Name: id.Actor(), Person: &id}, nil
 }
 
 // forgetTokens drops tokens from the lookup cache.

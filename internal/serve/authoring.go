@@ -231,8 +231,8 @@ func (c *ControlPlaneChanges) authorize(w http.ResponseWriter, r *http.Request) 
 		c.opts.Logger.ErrorContext(r.Context(), "authenticating a change", "error", err.Error())
 		writeError(w, http.StatusInternalServerError, string(hub.CodeInternal), "internal error")
 		return access.Identity{}, false
-	case p.Kind != hub.TokenAdmin && p.Kind != hub.TokenRead:
-		writeError(w, http.StatusForbidden, string(hub.CodeForbidden), "changing the control plane needs the admin token or a read-only token its access policies grant changes to")
+	case !p.MayRead():
+		writeError(w, http.StatusForbidden, string(hub.CodeForbidden), "changing the control plane needs the admin token, or a read-only token or a person its access policies grant changes to")
 		return access.Identity{}, false
 	}
 	return p.Identity(), true

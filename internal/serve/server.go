@@ -41,6 +41,8 @@ type HubConfig struct {
 	// AdminToken is the configured admin token ("": the one in the store, else one generated
 	// and printed once on Out).
 	AdminToken string
+	// SSO is how people and CI jobs sign in (zero: hub tokens only).
+	SSO SSO
 	// Out is told what is served, and a generated admin token (the process's stderr).
 	Out    io.Writer
 	Logger *slog.Logger
@@ -72,13 +74,22 @@ func StartHub(ctx context.Context, cfg HubConfig) (*HubServer, error) {
 	if cfg.Writers > 0 && writers > 0 {
 		writers = cfg.Writers
 	}
+	sso, err := cfg.SSO.start(cfg.Logger)
+	if err != nil {
+		_ = store.Close()
+		return nil, err
+	}
 	metrics := api.NewMetrics()
 	ttl := cfg.TokenCacheTTL
 	if ttl == 0 {
 		ttl = -1 // hub.Options: negative is no cache, zero its default
 	}
-	h := hub.New(store, hub.Options{StaleAfter: cfg.StaleAfter, Retention: cfg.Retention, MaxClockSkew: cfg.MaxClockSkew,
-		Writers: max(writers, 1), Logger: cfg.Logger, Observer: metrics, TokenCacheTTL: ttl})
+	hopts := hub.Options{StaleAfter: cfg.StaleAfter, Retention: cfg.Retention, MaxClockSkew: cfg.MaxClockSkew,
+		Writers: max(writers, 1), Logger: cfg.Logger, Observer: metrics, TokenCacheTTL: ttl}
+	if sso.verifier != nil {
+		hopts.People = sso.verifier
+	}
+	h := hub.New(store, hopts)
 	generated, err := h.Bootstrap(ctx, cfg.AdminToken)
 	if err != nil {
 		_ = store.Close()
@@ -88,7 +99,12 @@ func StartHub(ctx context.Context, cfg HubConfig) (*HubServer, error) {
 		fmt.Fprintf(cfg.Out, "fleetform hub: generated the admin token (shown once; set %s to choose it):\n%s\n", AdminTokenEnv, generated)
 	}
 	rights := access.NewRights()
-	web, err := ui.New(h, ui.Options{Logger: cfg.Logger, SecureCookies: cfg.TLSCert != "", DriftAfter: cfg.StaleAfter, Rights: rights})
+	uiOpts := ui.Options{Logger: cfg.Logger, SecureCookies: cfg.TLSCert != "", DriftAfter: cfg.StaleAfter, Rights: rights,
+		DisableTokenSignIn: cfg.SSO.DisableTokenSignIn}
+	if sso.signIn != nil {
+		uiOpts.SignIn, uiOpts.Sealer = sso.signIn, sso.sealer
+	}
+	web, err := ui.New(h, uiOpts)
 	if err != nil {
 		_ = store.Close()
 		return nil, err

@@ -17,7 +17,8 @@ import (
 
 // Cookie names.
 const (
-	// sessionCookie holds the signed-in hub token.
+	// sessionCookie holds the signed-in hub token, or a person's sealed session
+	// (personPrefix).
 	sessionCookie = "fleetform_session"
 	// signInCookie holds the sign-in form's CSRF token (double submit: there is no session
 	// to derive it from yet).
@@ -34,6 +35,8 @@ type session struct {
 	principal hub.Principal
 	// csrf is the token the session's forms carry ("" when not signed in).
 	csrf string
+	// expires is when a person's sign-in ends (zero for a hub token's).
+	expires time.Time
 }
 
 func (s session) admin() bool { return s.principal.Kind == hub.TokenAdmin }
@@ -41,10 +44,13 @@ func (s session) admin() bool { return s.principal.Kind == hub.TokenAdmin }
 // identity is who the session is, as the access policies judge it.
 func (s session) identity() access.Identity { return s.principal.Identity() }
 
-// who names the session's token for the navigation bar.
+// who names the session's person or token for the navigation bar.
 func (s session) who() string {
-	if s.principal.Kind == "" {
+	switch {
+	case s.principal.Kind == "":
 		return ""
+	case s.principal.Person != nil:
+		return personName(*s.principal.Person)
 	}
 	name := s.principal.Name
 	if name == "" {
@@ -77,12 +83,24 @@ func requestToken(r *http.Request) (token string, fromCookie bool) {
 	return "", false
 }
 
-// signedIn wraps a page: it needs an admin or read-only token, and a POST needs the
-// session's CSRF token. Without a token, a browser is sent to the sign-in page.
+// signedIn wraps a page: it needs a person signed in, the admin token or a read-only
+// token, and a POST needs the session's CSRF token. Without any, a browser is sent to the
+// sign-in page.
 func (u *Handler) signedIn(next func(http.ResponseWriter, *http.Request, session)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		token, fromCookie := requestToken(r)
 		if token == "" {
+			u.toSignIn(w, r)
+			return
+		}
+		if fromCookie && strings.HasPrefix(token, personPrefix) {
+			if s, ok := u.personSession(w, r, token); ok {
+				u.serveSession(w, r, s, next)
+			}
+			return
+		}
+		if u.opts.DisableTokenSignIn && fromCookie {
+			u.clearSession(w, r)
 			u.toSignIn(w, r)
 			return
 		}
@@ -96,17 +114,21 @@ func (u *Handler) signedIn(next func(http.ResponseWriter, *http.Request, session
 			u.renderError(w, session{}, http.StatusUnauthorized, hubMessage(err))
 			return
 		}
-		if p.Kind != hub.TokenAdmin && p.Kind != hub.TokenRead {
-			u.renderError(w, session{}, http.StatusForbidden, "the UI needs the admin token or a read-only token")
+		if !p.MayRead() {
+			u.renderError(w, session{}, http.StatusForbidden, "the UI needs a person signed in, the admin token or a read-only token")
 			return
 		}
-		s := session{principal: p, csrf: csrfToken(token)}
-		if r.Method == http.MethodPost && !sameSecret(r.PostFormValue(csrfField), s.csrf) {
-			u.renderError(w, s, http.StatusForbidden, "this form is missing its CSRF token or it is stale: reload the page and try again")
-			return
-		}
-		next(w, r, s)
+		u.serveSession(w, r, session{principal: p, csrf: csrfToken(token)}, next)
 	}
+}
+
+// serveSession serves a page to a signed-in session; a POST needs the session's CSRF token.
+func (u *Handler) serveSession(w http.ResponseWriter, r *http.Request, s session, next func(http.ResponseWriter, *http.Request, session)) {
+	if r.Method == http.MethodPost && !sameSecret(r.PostFormValue(csrfField), s.csrf) {
+		u.renderError(w, s, http.StatusForbidden, "this form is missing its CSRF token or it is stale: reload the page and try again")
+		return
+	}
+	next(w, r, s)
 }
 
 // toSignIn redirects a GET to the sign-in page (back here afterwards); anything else is 401.
@@ -117,6 +139,9 @@ func (u *Handler) toSignIn(w http.ResponseWriter, r *http.Request) {
 	}
 	http.Redirect(w, r, "/signin?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 }
+
+// tokenSignIn reports whether the sign-in page offers (and accepts) hub tokens.
+func (u *Handler) tokenSignIn() bool { return !u.opts.DisableTokenSignIn || u.opts.SignIn == nil }
 
 // localPath returns next when it is a path on this server, else "/".
 func localPath(next string) string {
@@ -137,7 +162,8 @@ func (u *Handler) signInForm(w http.ResponseWriter, r *http.Request) {
 }
 
 func (u *Handler) renderSignIn(w http.ResponseWriter, status int, csrf, next, problem string) {
-	p := page{Title: "Sign in", CSRF: csrf, Data: map[string]string{"Next": next, "Problem": problem}}
+	p := page{Title: "Sign in", CSRF: csrf, Data: map[string]any{"Next": next, "Problem": problem,
+		"SSO": u.opts.SignIn != nil, "Tokens": u.tokenSignIn(), "Login": "/auth/login?next=" + url.QueryEscape(next)}}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	_ = u.pages["signin"].ExecuteTemplate(w, "layout", p)
@@ -150,6 +176,10 @@ func (u *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	next := localPath(r.PostFormValue("next"))
+	if !u.tokenSignIn() {
+		u.renderSignIn(w, http.StatusForbidden, c.Value, next, "signing in with a hub token is switched off here: sign in with single sign-on")
+		return
+	}
 	token := strings.TrimSpace(r.PostFormValue("token"))
 	p, err := u.hub.Authenticate(r.Context(), token)
 	problem := ""
@@ -162,7 +192,7 @@ func (u *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, session{}, err)
 		return
 	case p.Kind != hub.TokenAdmin && p.Kind != hub.TokenRead:
-		problem = "this is a cluster's token: sign in with the admin token or a read-only token"
+		problem = "this is not a person's token: sign in with the admin token or a read-only token"
 	}
 	if problem != "" {
 		u.renderSignIn(w, http.StatusUnauthorized, c.Value, next, problem)
@@ -175,11 +205,6 @@ func (u *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 
 		Secure: u.secure(r), SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, next, http.StatusSeeOther) //nolint:gosec // next is a path on this server (localPath)
-}
-
-func (u *Handler) signOut(w http.ResponseWriter, r *http.Request, _ session) {
-	u.clearSession(w, r)
-	http.Redirect(w, r, "/signin", http.StatusSeeOther)
 }
 
 func (u *Handler) clearSession(w http.ResponseWriter, r *http.Request) {

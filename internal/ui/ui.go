@@ -14,6 +14,7 @@ import (
 	"github.com/fleetform/fleetform/api/v1alpha1"
 	"github.com/fleetform/fleetform/internal/access"
 	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/identity"
 )
 
 //go:embed templates/*.html
@@ -50,6 +51,14 @@ type Options struct {
 	Promotions Promotions
 	// Rights decide what a signed-in identity may do (nil: only the admin token may write).
 	Rights Rights
+	// SignIn signs people in through the identity provider (nil: hub tokens only); Sealer
+	// then seals their sessions.
+	SignIn SignIn
+	Sealer *identity.Sealer
+	// DisableTokenSignIn hides and refuses signing in with a hub token (with SignIn set).
+	DisableTokenSignIn bool
+	// Now is the clock (default time.Now).
+	Now func() time.Time
 }
 
 // Rights decide what an identity may do (*access.Rights): each request on its own, and
@@ -57,6 +66,7 @@ type Options struct {
 type Rights interface {
 	Decide(id access.Identity, req access.Request) access.Decision
 	Can(id access.Identity, action string) bool
+	Roles(id access.Identity) []string
 }
 
 // Handler serves the UI.
@@ -81,6 +91,9 @@ func New(h *hub.Hub, opts Options) (*Handler, error) {
 	if opts.Rights == nil {
 		opts.Rights = access.Compile(nil) // no policy: only the admin token writes
 	}
+	if opts.SignIn != nil && opts.Sealer == nil {
+		return nil, errors.New("ui: SignIn needs a Sealer for the sessions")
+	}
 	pages, err := parsePages()
 	if err != nil {
 		return nil, err
@@ -95,7 +108,11 @@ func (u *Handler) routes() {
 	u.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	u.mux.HandleFunc("GET /signin", u.signInForm)
 	u.mux.HandleFunc("POST /signin", u.signIn)
-	u.mux.HandleFunc("POST /signout", u.signedIn(u.signOut))
+	u.mux.HandleFunc("POST /signout", u.signedIn(u.logout))
+	u.mux.HandleFunc("GET /auth/login", u.login)
+	u.mux.HandleFunc("GET /auth/callback", u.callback)
+	u.mux.HandleFunc("POST /auth/logout", u.signedIn(u.logout))
+	u.mux.HandleFunc("GET /me", u.signedIn(u.me))
 
 	u.mux.HandleFunc("GET /{$}", u.signedIn(u.overview))
 	u.mux.HandleFunc("GET /environments/{env}", u.signedIn(u.environment))

@@ -209,12 +209,12 @@ func (a *Handler) authorize(r *http.Request, acc caller) (hub.Principal, error) 
 	switch {
 	case acc == admin && p.Kind != hub.TokenAdmin:
 		return p, hub.Errorf(hub.CodeForbidden, "this endpoint needs the admin token")
-	case acc == reader && p.Kind != hub.TokenAdmin && p.Kind != hub.TokenRead:
-		return p, hub.Errorf(hub.CodeForbidden, "reading needs the admin token or a read-only token")
+	case acc == reader && !p.MayRead():
+		return p, hub.Errorf(hub.CodeForbidden, "reading needs the admin token, a read-only token or a person signed in")
 	case acc == relay && p.Kind != hub.TokenAdmin && p.Kind != hub.TokenRelay:
 		return p, hub.Errorf(hub.CodeForbidden, "batches of reports need a relay token or the admin token")
-	case acc == person && p.Kind != hub.TokenAdmin && p.Kind != hub.TokenRead:
-		return p, hub.Errorf(hub.CodeForbidden, "this endpoint needs the admin token, or a read-only token the access policies allow")
+	case acc == person && !p.MayRead():
+		return p, hub.Errorf(hub.CodeForbidden, "this endpoint needs the admin token, or a read-only token or a person the access policies allow")
 	}
 	return p, nil
 }
