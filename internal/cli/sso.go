@@ -36,7 +36,7 @@ func (o *ssoOptions) bind(cmd *cobra.Command) {
 	f.StringVar(&o.secretFile, "oidc-client-secret-file", "", "file holding the client secret (none: a public client, PKCE only)")
 	f.StringVar(&o.groupsClaim, "oidc-groups-claim", "groups", "the ID token's claim that lists a person's groups")
 	f.StringSliceVar(&o.scopes, "oidc-scopes", []string{"openid", "profile", "email", "groups"}, "scopes asked for at sign-in")
-	f.StringVar(&o.externalURL, "external-url", "", "where browsers reach fleetform; the provider's redirect URI is this followed by /auth/callback")
+	f.StringVar(&o.externalURL, "external-url", "", "where browsers reach fleetform (default: the address served); the provider's redirect URI is this followed by /auth/callback")
 	f.StringArrayVar(&o.trusted, "oidc-trusted-issuer", nil, "also accept bearer JWTs of this issuer for this audience, ISSUER=AUDIENCE (repeatable; CI jobs)")
 	f.BoolVar(&o.disableTokenSignIn, "disable-token-sign-in", false, "the web UI offers single sign-on only (hub tokens still work on the API)")
 }

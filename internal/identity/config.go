@@ -33,7 +33,7 @@ type Config struct {
 	// Scopes are asked for at sign-in (default DefaultScopes).
 	Scopes []string
 	// ExternalURL is where browsers reach fleetform: the redirect URI is ExternalURL +
-	// CallbackPath.
+	// CallbackPath ("": the address served, SignIn.DefaultExternalURL).
 	ExternalURL string
 	// Trusted are further issuers whose tokens the API accepts as bearers (CI jobs).
 	Trusted []Trust
@@ -80,8 +80,11 @@ func (c Config) Check() error {
 	if c.ClientID == "" {
 		return errors.New("--oidc-issuer needs --oidc-client-id (fleetform's client at the provider)")
 	}
+	if c.ExternalURL == "" {
+		return nil // the address served (SignIn.DefaultExternalURL)
+	}
 	u, err := url.Parse(c.ExternalURL)
-	if c.ExternalURL == "" || err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" {
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" {
 		return fmt.Errorf("--external-url %q: want where browsers reach fleetform (https://fleetform.example.com): the redirect URI is that followed by %s", c.ExternalURL, CallbackPath)
 	}
 	return nil

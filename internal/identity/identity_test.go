@@ -197,8 +197,8 @@ func TestParseTrustAndCheck(t *testing.T) {
 	}
 	for _, c := range []identity.Config{
 		{Issuer: "https://idp"},
-		{Issuer: "https://idp", ClientID: "c"},
 		{Issuer: "https://idp", ClientID: "c", ExternalURL: "fleetform.example.com"},
+		{Issuer: "https://idp", ClientID: "c", ExternalURL: "https://ff.example.com/?x=1"},
 		{ClientID: "c"},
 	} {
 		if err := c.Check(); err == nil {

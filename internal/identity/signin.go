@@ -37,6 +37,19 @@ type SignIn struct {
 // NewSignIn returns the sign-in of cfg (its provider is read on first use).
 func NewSignIn(cfg Config) *SignIn { return &SignIn{cfg: cfg} }
 
+// DefaultExternalURL sets where browsers reach fleetform when the configuration does not
+// say (the address it serves, on a laptop).
+func (s *SignIn) DefaultExternalURL(u string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cfg.ExternalURL == "" {
+		s.cfg.ExternalURL = u
+		if s.oauth != nil {
+			s.oauth.RedirectURL = s.cfg.RedirectURL()
+		}
+	}
+}
+
 // Pending is a sign-in started and not finished: kept in the browser (sealed) until the
 // provider sends it back.
 type Pending struct {

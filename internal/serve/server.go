@@ -19,6 +19,7 @@ import (
 	"github.com/fleetform/fleetform/internal/hub/postgres"
 	"github.com/fleetform/fleetform/internal/hub/relay"
 	"github.com/fleetform/fleetform/internal/hub/sqlite"
+	"github.com/fleetform/fleetform/internal/identity"
 	"github.com/fleetform/fleetform/internal/repourl"
 	"github.com/fleetform/fleetform/internal/ui"
 )
@@ -62,6 +63,8 @@ type HubServer struct {
 	Rights *access.Rights
 	api    http.Handler
 	cfg    HubConfig
+	// signIn is the UI's sign-in through the identity provider (nil: none).
+	signIn *identity.SignIn
 }
 
 // StartHub opens the store, makes the hub and settles the admin token (printing a generated
@@ -109,7 +112,7 @@ func StartHub(ctx context.Context, cfg HubConfig) (*HubServer, error) {
 		_ = store.Close()
 		return nil, err
 	}
-	return &HubServer{Hub: h, Store: store, Metrics: metrics, UI: web, Rights: rights, cfg: cfg,
+	return &HubServer{Hub: h, Store: store, Metrics: metrics, UI: web, Rights: rights, cfg: cfg, signIn: sso.signIn,
 		api: api.New(h, api.Options{Logger: cfg.Logger, Metrics: metrics, DriftAfter: cfg.StaleAfter, Rights: rights})}, nil
 }
 
@@ -150,6 +153,9 @@ func (hs *HubServer) Serve(ctx context.Context, handler http.Handler, work func(
 	if err != nil {
 		_ = hs.Store.Close()
 		return err
+	}
+	if hs.signIn != nil {
+		hs.signIn.DefaultExternalURL(scheme(hs.cfg.TLSCert) + "://" + ln.Addr().String())
 	}
 	fmt.Fprintf(hs.cfg.Out, "fleetform hub: serving %s://%s\n", scheme(hs.cfg.TLSCert), ln.Addr())
 	srv := newHTTPServer(handler, hs.cfg.Logger)
