@@ -1,6 +1,6 @@
 // Package dev is fleetform-dev, the developers' command line: a synthetic fleet for
-// benchmarks (gen-fleet), simulated clusters reporting to a hub (sim) and a load test of the
-// hub's report API (loadtest). None of it operates a fleet, so none of it ships in fleetform.
+// benchmarks (gen-fleet), simulated clusters reporting to a hub (sim), a load test of the
+// hub's report API (loadtest) and a local OpenID Connect provider for demos (oidc-provider). None of it operates a fleet, so none of it ships in fleetform.
 package dev
 
 import (
@@ -32,7 +32,7 @@ func newRoot(e *env) *cobra.Command {
 			"  FLEETFORM_HUB_TOKEN=... fleetform-dev loadtest --hub http://127.0.0.1:8080 --clusters 10000",
 		Short: "fleetform's developer tools: synthetic fleets, simulated clusters and load tests",
 	})
-	root.AddCommand(newGenFleetCmd(e), newSimCmd(e), newLoadtestCmd(e))
+	root.AddCommand(newGenFleetCmd(e), newSimCmd(e), newLoadtestCmd(e), newOIDCProviderCmd(e))
 	return root
 }
 

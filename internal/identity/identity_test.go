@@ -54,7 +54,7 @@ func TestSignInCodeFlow(t *testing.T) {
 	p.SignsIn(oidctest.Person{Subject: "u-42", Email: "pat@contoso.com", Name: "pat", Groups: []string{"payments-devs", "everyone"}})
 	s := identity.NewSignIn(config(p))
 	ctx := context.Background()
-	authURL, pending, err := s.Begin(ctx, "/promotions")
+	authURL, pending, err := s.Begin(ctx, "/promotions", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,13 +89,13 @@ func TestSignInRefusesAStolenCode(t *testing.T) {
 	p := startProvider(t)
 	s := identity.NewSignIn(config(p))
 	ctx := context.Background()
-	authURL, pending, err := s.Begin(ctx, "/")
+	authURL, pending, err := s.Begin(ctx, "/", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	back := authorize(t, authURL)
 	// Another browser's pending sign-in (its own PKCE verifier and nonce) with this code.
-	_, other, err := s.Begin(ctx, "/")
+	_, other, err := s.Begin(ctx, "/", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestSignInRefusesAStolenCode(t *testing.T) {
 
 func TestSignInUnreachableProvider(t *testing.T) {
 	s := identity.NewSignIn(identity.Config{Issuer: "http://127.0.0.1:1/realms/x", ClientID: "c", ExternalURL: "http://localhost"})
-	if _, _, err := s.Begin(context.Background(), "/"); err == nil || !strings.Contains(err.Error(), "could not be read") {
+	if _, _, err := s.Begin(context.Background(), "/", ""); err == nil || !strings.Contains(err.Error(), "could not be read") {
 		t.Fatalf("err = %v, want the provider could not be read", err)
 	}
 }
@@ -236,5 +236,33 @@ func TestSealer(t *testing.T) {
 	}
 	if _, err := a.Seal("session", strings.Repeat("x", identity.MaxSealed), now); err == nil {
 		t.Fatal("a value larger than a cookie was sealed")
+	}
+}
+
+// TestLoginHintPicksThePerson: the demo provider signs in whom login_hint names, and its ID
+// token (got without a browser, as a CI job gets one) verifies as that person.
+func TestLoginHintPicksThePerson(t *testing.T) {
+	p, err := oidctest.StartWith(oidctest.Options{ClientID: "fleetform", ClientSecret: "s3cret", People: []oidctest.Person{
+		{Subject: "pat@contoso.com", Email: "pat@contoso.com", Name: "Pat", Groups: []string{"payments-devs"}},
+		{Subject: "sam@contoso.com", Email: "sam@contoso.com", Name: "Sam", Groups: []string{"platform-engineers"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	ctx := context.Background()
+	v := identity.NewVerifier(identity.Config{Issuer: p.Issuer(), ClientID: "fleetform"})
+	for login, group := range map[string]string{"sam@contoso.com": "platform-engineers", "pat@contoso.com": "payments-devs", "": "payments-devs"} {
+		tok, err := oidctest.IDToken(ctx, p.Issuer(), "fleetform", "s3cret", login)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := v.Verify(ctx, tok)
+		if err != nil || !slices.Equal(id.Groups, []string{group}) {
+			t.Errorf("login %q: %+v, %v", login, id, err)
+		}
+	}
+	if _, err := oidctest.IDToken(ctx, p.Issuer(), "fleetform", "wrong", "pat@contoso.com"); err == nil {
+		t.Error("a wrong client secret got a token")
 	}
 }

@@ -67,13 +67,18 @@ type Session struct {
 }
 
 // Begin starts a sign-in: the provider's authorization URL, and what the callback needs.
-func (s *SignIn) Begin(ctx context.Context, next string) (string, Pending, error) {
+// loginHint, when set, tells the provider who signs in (OIDC's login_hint).
+func (s *SignIn) Begin(ctx context.Context, next, loginHint string) (string, Pending, error) {
 	oc, _, err := s.provider(ctx)
 	if err != nil {
 		return "", Pending{}, err
 	}
 	p := Pending{State: random(), Verifier: oauth2.GenerateVerifier(), Nonce: random(), Next: next}
-	u := oc.AuthCodeURL(p.State, oauth2.S256ChallengeOption(p.Verifier), oidc.Nonce(p.Nonce))
+	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(p.Verifier), oidc.Nonce(p.Nonce)}
+	if loginHint != "" {
+		opts = append(opts, oauth2.SetAuthURLParam("login_hint", loginHint))
+	}
+	u := oc.AuthCodeURL(p.State, opts...)
 	return u, p, nil
 }
 

@@ -16,7 +16,7 @@ import (
 
 // SignIn signs people in through the identity provider (*identity.SignIn).
 type SignIn interface {
-	Begin(ctx context.Context, next string) (string, identity.Pending, error)
+	Begin(ctx context.Context, next, loginHint string) (string, identity.Pending, error)
 	Finish(ctx context.Context, p identity.Pending, state, code string, now time.Time) (identity.Session, error)
 }
 
@@ -36,7 +36,7 @@ func (u *Handler) login(w http.ResponseWriter, r *http.Request) {
 		u.renderError(w, session{}, http.StatusNotFound, "single sign-on is not set up here: sign in with a hub token")
 		return
 	}
-	authURL, pending, err := u.opts.SignIn.Begin(r.Context(), localPath(r.URL.Query().Get("next")))
+	authURL, pending, err := u.opts.SignIn.Begin(r.Context(), localPath(r.URL.Query().Get("next")), clipText(r.URL.Query().Get("login_hint"), 256))
 	if err != nil {
 		u.opts.Logger.ErrorContext(r.Context(), "sign-in", "error", err.Error())
 		u.renderError(w, session{}, http.StatusServiceUnavailable, "the identity provider cannot be reached; try again, or ask an administrator (the server's log says why)")

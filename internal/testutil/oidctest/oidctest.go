@@ -21,7 +21,8 @@ import (
 type Provider struct {
 	m *mockoidc.MockOIDC
 	// mu orders the provider's settings (key, lifetime) with the requests it serves.
-	mu sync.RWMutex
+	mu     sync.RWMutex
+	people []Person
 }
 
 // Person is who signs in next.
@@ -33,8 +34,23 @@ type Person struct {
 	Groups []string
 }
 
+// Options configure a provider started with StartWith.
+type Options struct {
+	// Addr is where it listens (default 127.0.0.1:0, any free port).
+	Addr string
+	// ClientID and ClientSecret are its one client (default: random).
+	ClientID, ClientSecret string
+	// People sign in by their email or subject as the authorization request's login_hint;
+	// without a hint (or an unknown one), the first one does. Without people, those queued
+	// with SignsIn do.
+	People []Person
+}
+
 // Start runs a provider on 127.0.0.1 with a fresh key; Close stops it.
-func Start() (*Provider, error) {
+func Start() (*Provider, error) { return StartWith(Options{}) }
+
+// StartWith runs a provider as o says.
+func StartWith(o Options) (*Provider, error) {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return nil, err
@@ -43,11 +59,20 @@ func Start() (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Provider{m: m}
+	if o.ClientID != "" {
+		m.ClientID = o.ClientID
+	}
+	if o.ClientSecret != "" {
+		m.ClientSecret = o.ClientSecret
+	}
+	p := &Provider{m: m, people: o.People}
 	if err := m.AddMiddleware(p.ordered); err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if o.Addr == "" {
+		o.Addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return nil, err
 	}
@@ -62,8 +87,21 @@ func (p *Provider) ordered(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.mu.RLock()
 		defer p.mu.RUnlock()
+		if len(p.people) > 0 && r.URL.Path == mockoidc.AuthorizationEndpoint {
+			p.SignsIn(p.person(r.URL.Query().Get("login_hint")))
+		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// person is who login_hint names, else the first person.
+func (p *Provider) person(hint string) Person {
+	for _, who := range p.people {
+		if hint != "" && (hint == who.Email || hint == who.Subject) {
+			return who
+		}
+	}
+	return p.people[0]
 }
 
 // Close stops the provider.
