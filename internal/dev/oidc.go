@@ -83,7 +83,7 @@ func parsePerson(s string) (oidctest.Person, error) {
 }
 
 func (o *oidcServeOptions) run(ctx context.Context, e *env) error {
-	p, err := oidctest.StartWith(o.opts)
+	p, err := oidctest.StartWith(ctx, o.opts)
 	if err != nil {
 		return err
 	}

@@ -66,7 +66,7 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (access.Identity, err
 
 // unverifiedIssuer reads the issuer a token claims, to know whose keys check it.
 func unverifiedIssuer(raw string) (string, error) {
-	sig, err := jose.ParseSigned(raw, signingAlgorithms)
+	sig, err := jose.ParseSignedCompact(raw, signingAlgorithms)
 	if err != nil {
 		return "", fmt.Errorf("the bearer is not a signed JWT: %w", err)
 	}
@@ -94,12 +94,13 @@ func (v *Verifier) verifier(ctx context.Context, issuer string) (*oidc.IDTokenVe
 	if err != nil {
 		return nil, err
 	}
-	ver := p.VerifierContext(v.keysContext(), &oidc.Config{ClientID: audience, SupportedSigningAlgs: algorithmNames()})
+	ver := p.VerifierContext(v.keysContext(), &oidc.Config{ClientID: audience, SupportedSigningAlgs: algorithmNames()}) //nolint:contextcheck // the key set outlives this request
 	v.byIss[issuer] = ver
 	return ver, nil
 }
 
-// keysContext is the context the providers' key sets fetch with: it outlives a request.
+// keysContext is the context the providers' key sets fetch with: it outlives the request
+// that first needed the keys.
 func (v *Verifier) keysContext() context.Context {
 	return oidc.ClientContext(context.Background(), v.cfg.httpClient())
 }

@@ -34,7 +34,11 @@ func config(p *oidctest.Provider) identity.Config {
 func authorize(t *testing.T, authURL string) url.Values {
 	t.Helper()
 	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.Get(authURL)
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, authURL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +246,7 @@ func TestSealer(t *testing.T) {
 // TestLoginHintPicksThePerson: the demo provider signs in whom login_hint names, and its ID
 // token (got without a browser, as a CI job gets one) verifies as that person.
 func TestLoginHintPicksThePerson(t *testing.T) {
-	p, err := oidctest.StartWith(oidctest.Options{ClientID: "fleetform", ClientSecret: "s3cret", People: []oidctest.Person{
+	p, err := oidctest.StartWith(context.Background(), oidctest.Options{ClientID: "fleetform", ClientSecret: "s3cret", People: []oidctest.Person{
 		{Subject: "pat@contoso.com", Email: "pat@contoso.com", Name: "Pat", Groups: []string{"payments-devs"}},
 		{Subject: "sam@contoso.com", Email: "sam@contoso.com", Name: "Sam", Groups: []string{"platform-engineers"}},
 	}})

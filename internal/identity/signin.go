@@ -132,7 +132,7 @@ func (s *SignIn) provider(ctx context.Context) (*oauth2.Config, *oidc.IDTokenVer
 	}
 	s.oauth = &oauth2.Config{ClientID: s.cfg.ClientID, ClientSecret: s.cfg.ClientSecret, Endpoint: p.Endpoint(),
 		RedirectURL: s.cfg.RedirectURL(), Scopes: s.cfg.scopes()}
-	s.verifier = p.VerifierContext(oidc.ClientContext(context.Background(), s.cfg.httpClient()),
+	s.verifier = p.VerifierContext(oidc.ClientContext(context.Background(), s.cfg.httpClient()), //nolint:contextcheck // the key set outlives this request
 		&oidc.Config{ClientID: s.cfg.ClientID, SupportedSigningAlgs: algorithmNames()})
 	return s.oauth, s.verifier, nil
 }

@@ -51,7 +51,7 @@ func (u *Handler) login(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: pendingCookie, Value: sealed, Path: "/auth/", HttpOnly: true, Secure: u.secure(r), //nolint:gosec // Secure behind TLS (u.secure)
 
 		SameSite: http.SameSiteLaxMode, MaxAge: int(identity.PendingLifetime / time.Second)})
-	http.Redirect(w, r, authURL, http.StatusSeeOther)
+	http.Redirect(w, r, authURL, http.StatusSeeOther) //nolint:gosec // the provider's authorization endpoint, from its discovery document
 }
 
 // callback ends a sign-in: the provider's code for the person's session.

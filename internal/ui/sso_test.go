@@ -127,7 +127,11 @@ func (f *ssoFleet) ssoSignIn(t *testing.T, c *http.Client, path string, who oidc
 	if status != http.StatusSeeOther || !strings.HasPrefix(h.Get("Location"), f.idp.Issuer()) {
 		t.Fatalf("/auth/login: %d to %q, want the provider", status, h.Get("Location"))
 	}
-	resp, err := c.Get(h.Get("Location")) // the provider signs the queued person in
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, h.Get("Location"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Do(req) // the provider signs the queued person in
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@
 package oidctest
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"fmt"
@@ -47,10 +48,10 @@ type Options struct {
 }
 
 // Start runs a provider on 127.0.0.1 with a fresh key; Close stops it.
-func Start() (*Provider, error) { return StartWith(Options{}) }
+func Start() (*Provider, error) { return StartWith(context.Background(), Options{}) }
 
 // StartWith runs a provider as o says.
-func StartWith(o Options) (*Provider, error) {
+func StartWith(ctx context.Context, o Options) (*Provider, error) {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return nil, err
@@ -72,7 +73,7 @@ func StartWith(o Options) (*Provider, error) {
 	if o.Addr == "" {
 		o.Addr = "127.0.0.1:0"
 	}
-	ln, err := net.Listen("tcp", o.Addr)
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", o.Addr)
 	if err != nil {
 		return nil, err
 	}
