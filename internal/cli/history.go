@@ -167,7 +167,7 @@ func summaryText(s hub.RevisionSummary) string {
 }
 
 func eventsText(w io.Writer, events []hub.Event) error {
-	t := command.NewTable(w, "TIME", "KIND", "ENVIRONMENT", "WHERE", "REVISION", "CHANGE", "BY", "MESSAGE")
+	t := command.NewTable(w, "TIME", "KIND", "ENVIRONMENT", "WHERE", "REVISION", "CHANGE", "MESSAGE", "BY")
 	for _, ev := range events {
 		where := ev.Cluster
 		if where == "" {
@@ -181,7 +181,7 @@ func eventsText(w io.Writer, events []hub.Event) error {
 			change = orDash(ev.From) + " -> " + orDash(ev.To)
 		}
 		t.Row(ev.Time.UTC().Format(time.RFC3339), ev.Kind, ev.Environment, orDash(where), orDash(shortSHA(ev.Revision)),
-			orDash(change), orDash(ev.Actor.String()), ev.Message)
+			orDash(change), ev.Message, orDash(ev.Actor.String()))
 	}
 	return t.Flush()
 }

@@ -30,7 +30,7 @@ func TestHistoryAudit(t *testing.T) {
 		t.Errorf("kinds: %+v", hist.Events)
 	}
 	actor := hist.Events[0].Actor.Token
-	mustContain(t, "history --actor", fleetform(t, 0, "history", "--hub", h.url, "--actor", actor), `approval\s+prod\s.*token `+actor)
+	mustContain(t, "history --actor", fleetform(t, 0, "history", "--hub", h.url, "--actor", actor), `approval\s+prod\s.*approved by ann\s+token `+actor)
 	out = fleetform(t, 0, "history", "--hub", h.url, "--actor", "nobody", "-o", "json")
 	if err := json.Unmarshal([]byte(out), &hist); err != nil || len(hist.Events) != 0 {
 		t.Fatalf("history --actor nobody: %v\n%s", err, out)
