@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -191,4 +192,32 @@ func (h *Hub) Source(ctx context.Context, env string) (EnvironmentSource, error)
 		return out, Errorf(CodeNotFound, "environment %q has no desired state", env)
 	}
 	return out, err
+}
+
+// ApprovalRules are the environments' four-eyes rules as the control plane declares them,
+// safe for concurrent use: fleetform serve sets them as it reads the environments, and
+// approvals read them. A nil *ApprovalRules has none.
+type ApprovalRules struct {
+	mu    sync.RWMutex
+	rules map[string]ApprovalRule
+}
+
+// NewApprovalRules returns rules with none set.
+func NewApprovalRules() *ApprovalRules { return &ApprovalRules{rules: map[string]ApprovalRule{}} }
+
+// Set replaces the rules by these, by environment.
+func (r *ApprovalRules) Set(rules map[string]ApprovalRule) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rules = rules
+}
+
+// ApprovalRule is env's rule (none when it has none).
+func (r *ApprovalRules) ApprovalRule(env string) ApprovalRule {
+	if r == nil {
+		return ApprovalRule{}
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.rules[env]
 }

@@ -58,8 +58,11 @@ type HubServer struct {
 	// Rights are the access policies in force, which fleetform serve keeps up to date; with
 	// none, only the admin token writes.
 	Rights *access.Rights
-	api    http.Handler
-	cfg    HubConfig
+	// Approvals are the environments' four-eyes rules, which fleetform serve keeps up to
+	// date; with none, one approval of anyone does.
+	Approvals *hub.ApprovalRules
+	api       http.Handler
+	cfg       HubConfig
 }
 
 // StartHub opens the store, makes the hub and settles the admin token (printing a generated
@@ -87,14 +90,16 @@ func StartHub(ctx context.Context, cfg HubConfig) (*HubServer, error) {
 	if generated != "" {
 		fmt.Fprintf(cfg.Out, "fleetform hub: generated the admin token (shown once; set %s to choose it):\n%s\n", AdminTokenEnv, generated)
 	}
-	rights := access.NewRights()
-	web, err := ui.New(h, ui.Options{Logger: cfg.Logger, SecureCookies: cfg.TLSCert != "", DriftAfter: cfg.StaleAfter, Rights: rights})
+	rights, approvals := access.NewRights(), hub.NewApprovalRules()
+	web, err := ui.New(h, ui.Options{Logger: cfg.Logger, SecureCookies: cfg.TLSCert != "", DriftAfter: cfg.StaleAfter, Rights: rights,
+		Approvals: approvals})
 	if err != nil {
 		_ = store.Close()
 		return nil, err
 	}
-	return &HubServer{Hub: h, Store: store, Metrics: metrics, UI: web, Rights: rights, cfg: cfg,
-		api: api.New(h, api.Options{Logger: cfg.Logger, Metrics: metrics, DriftAfter: cfg.StaleAfter, Rights: rights})}, nil
+	return &HubServer{Hub: h, Store: store, Metrics: metrics, UI: web, Rights: rights, Approvals: approvals, cfg: cfg,
+		api: api.New(h, api.Options{Logger: cfg.Logger, Metrics: metrics, DriftAfter: cfg.StaleAfter, Rights: rights,
+			Approvals: approvals})}, nil
 }
 
 // openStore opens the store dsn names, with how many ingest writers it takes (0: one only,
