@@ -58,9 +58,21 @@ type Promotion struct {
 	Soak string `yaml:"soak,omitempty" json:"soak,omitempty"`
 	// Approval requires a recorded approval (fleetform approve) for the commit.
 	Approval bool `yaml:"approval,omitempty" json:"approval,omitempty"`
+	// Approvals asks for several approvals from distinct identities, optionally none of them
+	// the author of the change promoted (four-eyes; fleetform extension). It implies Approval.
+	Approvals *Approvals `yaml:"approvals,omitempty" json:"approvals,omitempty"`
 	// Automatic lets `fleetform promote --watch` promote into this environment as soon as
 	// the gates pass.
 	Automatic bool `yaml:"automatic,omitempty" json:"automatic,omitempty"`
+}
+
+// Approvals is an environment's four-eyes rule.
+type Approvals struct {
+	// Count is how many approvals from distinct identities a promotion needs (default 1).
+	Count int `yaml:"count,omitempty" json:"count,omitempty"`
+	// DistinctFromAuthor refuses an approval by the identity that made the change promoted
+	// (the author the hub recorded for the commit through the authoring API or the web UI).
+	DistinctFromAuthor bool `yaml:"distinctFromAuthor,omitempty" json:"distinctFromAuthor,omitempty"`
 }
 
 // FreezeWindow is a period without promotions: either absolute (From and To, RFC 3339) or

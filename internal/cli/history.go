@@ -30,10 +30,13 @@ func newHistoryCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "history",
 		Example: "  FLEETFORM_HUB_TOKEN=... fleetform history --hub https://hub.example.com --env prod --since 24h\n" +
-			"  FLEETFORM_HUB_TOKEN=... fleetform history --hub https://hub.example.com --cluster edge-munich-1 --kind state --limit 20",
-		Short: "Show the hub's history: desired revisions, status transitions, promotions",
+			"  FLEETFORM_HUB_TOKEN=... fleetform history --hub https://hub.example.com --cluster edge-munich-1 --kind cluster,deployment --limit 20\n" +
+			"  FLEETFORM_HUB_TOKEN=... fleetform history --hub https://hub.example.com --kind authoring,approval,promotion --actor ada@example.com -o json",
+		Short: "Show the hub's history: desired revisions, status transitions, promotions, who changed what",
 		Long: "history prints the hub's events, newest first: desired revisions posted by apply, every\n" +
-			"cluster and deployment status transition, registrations, promotions and approvals.",
+			"cluster and deployment status transition, registrations, and every write with who made it\n" +
+			"and why it was allowed (authoring, approvals, promotions, overrides, token changes, failed\n" +
+			"sign-ins: the actor block of -o json).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.out.Check(); err != nil {
@@ -56,7 +59,9 @@ func newHistoryCmd(e *env) *cobra.Command {
 	f.StringVar(&o.f.Workload, "workload", "", "only this workload")
 	f.StringVar(&o.f.ClusterType, "cluster-type", "", "only this cluster type")
 	f.StringVar(&o.f.Cluster, "cluster", "", "only this cluster")
-	f.StringVar(&o.f.Kind, "kind", "", "only this kind: desired, cluster, deployment, registration, promotion, approval or authoring")
+	f.StringVar(&o.f.Kind, "kind", "", "only these kinds, separated by commas: desired, cluster, deployment, registration, promotion, approval, authoring, override, token, signin")
+	f.StringVar(&o.f.Actor, "actor", "", "only writes by this person or token (subject, email, name or token name)")
+	f.StringVar(&o.f.Group, "group", "", "only writes by members of this group (or allowed by this role)")
 	f.StringVar(&o.since, "since", "", "only events since this time (RFC 3339) or this long ago (24h)")
 	f.IntVar(&o.f.Limit, "limit", 100, "at most this many events")
 	return cmd
@@ -162,7 +167,7 @@ func summaryText(s hub.RevisionSummary) string {
 }
 
 func eventsText(w io.Writer, events []hub.Event) error {
-	t := command.NewTable(w, "TIME", "KIND", "ENVIRONMENT", "WHERE", "REVISION", "CHANGE", "MESSAGE")
+	t := command.NewTable(w, "TIME", "KIND", "ENVIRONMENT", "WHERE", "REVISION", "CHANGE", "MESSAGE", "BY")
 	for _, ev := range events {
 		where := ev.Cluster
 		if where == "" {
@@ -176,7 +181,7 @@ func eventsText(w io.Writer, events []hub.Event) error {
 			change = orDash(ev.From) + " -> " + orDash(ev.To)
 		}
 		t.Row(ev.Time.UTC().Format(time.RFC3339), ev.Kind, ev.Environment, orDash(where), orDash(shortSHA(ev.Revision)),
-			orDash(change), ev.Message)
+			orDash(change), ev.Message, orDash(ev.Actor.String()))
 	}
 	return t.Flush()
 }

@@ -157,7 +157,7 @@ func (o *serveOptions) run(ctx context.Context, e *env) error {
 	cfg.Rights = hs.Rights
 	f := fleet.New(cfg)
 	opts := serve.Options{Fleet: f, Environments: o.envs, Interval: o.interval, PullRequests: o.pr, Hub: hs.Hub,
-		Promote: o.promote, Rights: hs.Rights, Metrics: serve.NewMetrics(hs.Metrics.Registry()), Logger: e.Logger}
+		Promote: o.promote, Rights: hs.Rights, Approvals: hs.Approvals, Metrics: serve.NewMetrics(hs.Metrics.Registry()), Logger: e.Logger}
 	if l, ok := hs.Store.(hub.Leadership); ok {
 		opts.Leadership = l
 	}

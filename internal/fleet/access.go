@@ -9,13 +9,15 @@ import (
 // Permit answers whether id may make req by the Fleet's Rights (none: only admin tokens
 // may): nil, or a ForbiddenError with the decision's reason.
 func (f *Fleet) Permit(id access.Identity, req access.Request) error {
-	var d access.Decision
+	return f.Decide(id, req).Err()
+}
+
+// Decide is the Fleet's Rights' decision on req by id, with its reason.
+func (f *Fleet) Decide(id access.Identity, req access.Request) access.Decision {
 	if f.cfg.Rights != nil {
-		d = f.cfg.Rights.Decide(id, req)
-	} else {
-		d = access.Compile(nil).Decide(id, req)
+		return f.cfg.Rights.Decide(id, req)
 	}
-	return d.Err()
+	return access.Compile(nil).Decide(id, req)
 }
 
 // Policy compiles the access policies the control plane loaded.

@@ -38,6 +38,9 @@ type AppRequest struct {
 	// PullRequest puts each branch's change on a head branch and opens (or updates) a pull
 	// request instead of moving the branch.
 	PullRequest bool
+	// By is who asks and why the access policies allowed it, recorded with an app
+	// promotion's decision (nil: not known; a hub behind its API records the token used).
+	By *hub.Actor
 }
 
 // AppLoad reads the source and the environment's config and composes every target.

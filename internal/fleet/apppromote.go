@@ -55,7 +55,7 @@ func (f *Fleet) AppPromote(ctx context.Context, req AppRequest, from, to string)
 	}
 	if len(reasons) > 0 {
 		doc.Reasons = reasons
-		f.recordAppPromotion(ctx, doc, "refused: "+strings.Join(reasons, "; "))
+		f.recordAppPromotion(ctx, req, doc, "refused: "+strings.Join(reasons, "; "))
 		return doc, &RefusedError{Reasons: reasons}
 	}
 	a, err := appSource(ctx, repos, req, deployed.Commit)
@@ -72,13 +72,13 @@ func (f *Fleet) AppPromote(ctx context.Context, req AppRequest, from, to string)
 	}
 	doc.Apply, doc.Promoted = res, !res.Failed()
 	if !doc.Promoted {
-		f.recordAppPromotion(ctx, doc, "failed: the deployment targets of "+to+" could not all be rendered")
+		f.recordAppPromotion(ctx, req, doc, "failed: the deployment targets of "+to+" could not all be rendered")
 		return doc, appFailed(res)
 	}
 	if err := f.postVersions(ctx, r, res); err != nil {
 		return nil, err
 	}
-	f.recordAppPromotion(ctx, doc, fmt.Sprintf("promoted %s %s (commit %s) from %s to %s", doc.Workload,
+	f.recordAppPromotion(ctx, req, doc, fmt.Sprintf("promoted %s %s (commit %s) from %s to %s", doc.Workload,
 		doc.Promotes(), doc.ShortCommit(), from, to))
 	return doc, nil
 }
@@ -102,9 +102,9 @@ func (f *Fleet) deployed(ctx context.Context, a *app.App, req AppRequest, env st
 
 // recordAppPromotion appends the decision to the hub's history (a failure to record is a
 // warning).
-func (f *Fleet) recordAppPromotion(ctx context.Context, doc *AppPromotion, msg string) {
+func (f *Fleet) recordAppPromotion(ctx context.Context, req AppRequest, doc *AppPromotion, msg string) {
 	ev := hub.Event{Time: time.Now().UTC(), Kind: hub.EventPromotion, Environment: doc.To, Workload: doc.Workload,
-		Revision: doc.Commit, From: doc.From, To: doc.To, Message: msg}
+		Revision: doc.Commit, From: doc.From, To: doc.To, Message: msg, Actor: req.By}
 	if err := f.cfg.Hub.Record(ctx, ev); err != nil {
 		f.cfg.Logger.WarnContext(ctx, "recording the promotion in the hub", "error", err.Error())
 	}

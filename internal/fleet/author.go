@@ -27,6 +27,9 @@ type AuthorRequest struct {
 	// Identity, when set, is who asks: the change is judged by what it touches (its files'
 	// documents), and refused with a ForbiddenError unless the Fleet's Rights allow it.
 	Identity *access.Identity
+	// Decision, when set with Identity, receives the access decision on the change (its
+	// reason is recorded with the change in the hub's history).
+	Decision *access.Decision
 }
 
 // Author makes a change of the control plane (authoring.Apply): the edits, the whole
@@ -43,7 +46,11 @@ func (f *Fleet) Author(ctx context.Context, req AuthorRequest) (*authoring.Resul
 	}
 	if id := req.Identity; id != nil {
 		ar.Permit = func(s authoring.Scope) error {
-			return f.Permit(*id, access.Request{Action: v1alpha1.ActionAuthor, Workspaces: s.Workspaces, Platform: s.Platform})
+			d := f.Decide(*id, access.Request{Action: v1alpha1.ActionAuthor, Workspaces: s.Workspaces, Platform: s.Platform})
+			if req.Decision != nil {
+				*req.Decision = d
+			}
+			return d.Err()
 		}
 	}
 	res, err := authoring.Apply(ctx, ar)

@@ -9,6 +9,7 @@ import (
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/forge"
 	"github.com/fleetform/fleetform/internal/gitops"
+	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/promote"
 )
@@ -24,6 +25,9 @@ type PromoteRequest struct {
 	Reason   string
 	// Actor is who promotes (recorded).
 	Actor string
+	// By is who promotes and why the access policies allowed it, for the history (nil: not
+	// known).
+	By *hub.Actor
 	// PullRequest pushes the pin to a new branch and opens a pull request.
 	PullRequest bool
 	// CommitStatus sets a commit status "<env> environment" on the promoted commit.
@@ -62,7 +66,7 @@ func (f *Fleet) Promote(ctx context.Context, req PromoteRequest) (*PromoteResult
 		p.Commit.HeadBranch = prs.Head("promote")
 	}
 	res, err := p.Promote(ctx, promote.Request{ControlPlane: cp, To: req.To, Commit: req.Commit, Override: req.Override,
-		Reason: req.Reason, Actor: req.Actor, Now: req.Now})
+		Reason: req.Reason, Actor: req.Actor, By: req.By, Now: req.Now})
 	if err != nil {
 		return nil, err
 	}

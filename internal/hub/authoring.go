@@ -13,8 +13,10 @@ type Change struct {
 	// Revision is the commit the change made (the pull request's head commit); "" when the
 	// control plane is a plain directory.
 	Revision string
-	// By is who made it: the name of the token.
+	// By is who made it, as the message names it.
 	By string
+	// Actor is who made it, and why the access policies allowed it (nil: not known).
+	Actor *Actor
 	// What says what the change did ("add ClusterType edge in dev; ...").
 	What string
 	// PullRequest is the pull request's URL when the change was proposed, not committed.
@@ -42,6 +44,6 @@ func (h *Hub) RecordChange(ctx context.Context, c Change) error {
 		msg += ", pull request " + c.PullRequest
 	}
 	msg += ")"
-	e := Event{Time: h.opts.Now(), Kind: EventAuthoring, Environment: c.Environment, Revision: c.Revision, Message: msg}
+	e := Event{Time: h.opts.Now(), Kind: EventAuthoring, Environment: c.Environment, Revision: c.Revision, Message: msg, Actor: c.Actor}
 	return h.store.Update(ctx, func(tx Tx) error { return tx.AddEvents(ctx, []Event{e}) })
 }

@@ -3,13 +3,17 @@ package hub
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 )
 
-// Record appends an event to the history (promotions and refusals, recorded by promote).
+// Record appends an event to the history: a promotion or refusal, or an override (recorded
+// by promote), with its actor when known.
 func (h *Hub) Record(ctx context.Context, e Event) error {
-	if e.Kind != EventPromotion || !validName(e.Environment) {
-		return Errorf(CodeInvalid, "only promotion events with an environment can be recorded")
+	if (e.Kind != EventPromotion && e.Kind != EventOverride) || !validName(e.Environment) {
+		return Errorf(CodeInvalid, "only promotion and override events with an environment can be recorded")
 	}
 	now := h.opts.Now()
 	if e.Time.IsZero() {
@@ -21,15 +25,66 @@ func (h *Hub) Record(ctx context.Context, e Event) error {
 	return h.store.Update(ctx, func(tx Tx) error { return tx.AddEvents(ctx, []Event{e}) })
 }
 
+// Approval is an approval of a commit for an environment.
+type Approval struct {
+	Environment string
+	Commit      string
+	// By names the approver in the history's message ("approved by <by>").
+	By string
+	// Actor is who approved, and why the access policies allowed it (nil: not known).
+	Actor *Actor
+	// Rule is the environment's approval rule (spec.promotion.approvals).
+	Rule ApprovalRule
+}
+
+// ApprovalRule is an environment's four-eyes rule: how many approvals from distinct
+// identities a promotion into it needs, and whether the author of the change promoted may
+// be one of them.
+type ApprovalRule struct {
+	Count              int  `json:"count,omitempty"`
+	DistinctFromAuthor bool `json:"distinctFromAuthor,omitempty"`
+}
+
 // Approve records that commit may be promoted into env, by whom.
 func (h *Hub) Approve(ctx context.Context, env, commit, by string) error {
-	if !validName(env) || commit == "" || by == "" {
+	return h.ApproveAs(ctx, Approval{Environment: env, Commit: commit, By: by})
+}
+
+// ApproveAs records an approval with who made it. With the rule's DistinctFromAuthor, the
+// author of the change (see Authors) may not approve it: CodeForbidden, with the reason.
+func (h *Hub) ApproveAs(ctx context.Context, a Approval) error {
+	if !validName(a.Environment) || a.Commit == "" || a.By == "" {
 		return Errorf(CodeInvalid, "environment, commit and approver are required")
 	}
 	return h.store.Update(ctx, func(tx Tx) error {
-		return tx.AddEvents(ctx, []Event{{Time: h.opts.Now(), Kind: EventApproval, Environment: env, Revision: commit,
-			Message: "approved by " + by}})
+		if a.Rule.DistinctFromAuthor && a.Actor != nil && !a.Actor.Admin {
+			authors, err := tx.History(ctx, authorsFilter(a.Commit))
+			if err != nil {
+				return err
+			}
+			if slices.ContainsFunc(authors, func(e Event) bool { return e.Actor.Key() == a.Actor.Key() }) {
+				return Errorf(CodeForbidden, "%s made the change of commit %s and may not approve its promotion into %s: "+
+					"%s needs approvals from identities other than the author", a.Actor, short(a.Commit), a.Environment, a.Environment)
+			}
+		}
+		return tx.AddEvents(ctx, []Event{{Time: h.opts.Now(), Kind: EventApproval, Environment: a.Environment,
+			Revision: a.Commit, Message: "approved by " + a.By, Actor: a.Actor}})
 	})
+}
+
+// authorsFilter selects the authoring events of a commit: the change an approval is about
+// was made by their actors.
+func authorsFilter(commit string) HistoryFilter {
+	return HistoryFilter{Kind: EventAuthoring, Revision: commit, Limit: MaxHistoryLimit}
+}
+
+// Authors returns the authoring events of commit: who made the change (through the
+// authoring API or the web UI) a promotion of commit carries.
+func (h *Hub) Authors(ctx context.Context, commit string) ([]Event, error) {
+	if commit == "" {
+		return []Event{}, nil
+	}
+	return h.History(ctx, authorsFilter(commit))
 }
 
 // Approvals returns the approvals recorded for env, newest first.
@@ -47,6 +102,55 @@ func (h *Hub) Approved(ctx context.Context, env, commit string) (bool, error) {
 	}
 	return false, err
 }
+
+// Approvers returns who approved commit for env, one name per distinct identity, oldest
+// first; with distinctFromAuthor, the authors of the change are left out.
+func (h *Hub) Approvers(ctx context.Context, env, commit string, distinctFromAuthor bool) ([]string, error) {
+	approvals, err := h.Approvals(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	var authors []Event
+	if distinctFromAuthor {
+		if authors, err = h.Authors(ctx, commit); err != nil {
+			return nil, err
+		}
+	}
+	return DistinctApprovers(approvals, authors, commit), nil
+}
+
+// DistinctApprovers names the distinct identities of the approvals of commit (newest first,
+// as the history answers), oldest first, leaving out the actors of authors. An identity is
+// its Actor's Key; the admin token, which records whom it names, and approvals recorded
+// without an actor count by the name they record.
+func DistinctApprovers(approvals, authors []Event, commit string) []string {
+	excluded := map[string]bool{}
+	for _, e := range authors {
+		if k := e.Actor.Key(); k != "" {
+			excluded[k] = true
+		}
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range slices.Backward(approvals) {
+		if e.Revision != commit {
+			continue
+		}
+		name := strings.TrimPrefix(e.Message, "approved by ")
+		key := e.Actor.Key()
+		if e.Actor == nil || e.Actor.Admin {
+			key = "by:" + name
+		}
+		if excluded[key] || seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, name)
+	}
+	return out
+}
+
+func short(c string) string { return c[:min(len(c), 7)] }
 
 // EnvironmentSource is what a promotion needs to know of its source environment.
 type EnvironmentSource struct {
@@ -88,4 +192,32 @@ func (h *Hub) Source(ctx context.Context, env string) (EnvironmentSource, error)
 		return out, Errorf(CodeNotFound, "environment %q has no desired state", env)
 	}
 	return out, err
+}
+
+// ApprovalRules are the environments' four-eyes rules as the control plane declares them,
+// safe for concurrent use: fleetform serve sets them as it reads the environments, and
+// approvals read them. A nil *ApprovalRules has none.
+type ApprovalRules struct {
+	mu    sync.RWMutex
+	rules map[string]ApprovalRule
+}
+
+// NewApprovalRules returns rules with none set.
+func NewApprovalRules() *ApprovalRules { return &ApprovalRules{rules: map[string]ApprovalRule{}} }
+
+// Set replaces the rules by these, by environment.
+func (r *ApprovalRules) Set(rules map[string]ApprovalRule) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rules = rules
+}
+
+// ApprovalRule is env's rule (none when it has none).
+func (r *ApprovalRules) ApprovalRule(env string) ApprovalRule {
+	if r == nil {
+		return ApprovalRule{}
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.rules[env]
 }

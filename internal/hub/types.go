@@ -158,11 +158,12 @@ type DeploymentState struct {
 	Since            time.Time        `json:"since"`
 }
 
-// Event is one entry of the history: a desired revision, or a status transition.
+// Event is one entry of the history: a desired revision, a status transition, or a write
+// made by someone (then Actor says who, and why it was allowed).
 type Event struct {
 	ID               int64     `json:"id"`
 	Time             time.Time `json:"time"`
-	Kind             string    `json:"kind"` // desired, cluster, deployment, registration, promotion, approval, authoring
+	Kind             string    `json:"kind"` // desired, cluster, deployment, registration, promotion, approval, authoring, override, token, signin
 	Environment      string    `json:"environment"`
 	ClusterType      string    `json:"clusterType,omitempty"`
 	Cluster          string    `json:"cluster,omitempty"`
@@ -172,6 +173,9 @@ type Event struct {
 	From             string    `json:"from,omitempty"`
 	To               string    `json:"to,omitempty"`
 	Message          string    `json:"message,omitempty"`
+	// Actor is who made the write and the access decision's reason (absent for what the
+	// fleet reports, and for writes recorded before the hub recorded actors).
+	Actor *Actor `json:"actor,omitempty"`
 }
 
 // Event kinds.
@@ -185,6 +189,12 @@ const (
 	// EventAuthoring is a change of the control plane made through the authoring API: its
 	// commit (or pull request head) and, in the message, who made it and what it did.
 	EventAuthoring = "authoring"
+	// EventOverride is a promotion made despite unmet gates, with the reason given.
+	EventOverride = "override"
+	// EventToken is a hub token created, rotated or revoked.
+	EventToken = "token"
+	// EventSignIn is a sign-in that failed.
+	EventSignIn = "signin"
 )
 
 // HistoryFilter selects history events; empty fields match everything.
@@ -193,8 +203,15 @@ type HistoryFilter struct {
 	Workload    string
 	ClusterType string
 	Cluster     string
-	Kind        string
-	Since       time.Time
+	// Kind is one kind, or several separated by commas ("authoring,approval").
+	Kind string
+	// Actor matches the actor's subject, email, name or token name (case-insensitive).
+	Actor string
+	// Group matches one of the actor's groups, or a role that allowed the write.
+	Group string
+	// Revision matches the event's revision (a promoted or authored commit).
+	Revision string
+	Since    time.Time
 	// Limit bounds the number of events (newest first); 0 means the default.
 	Limit int
 }

@@ -21,8 +21,12 @@ type Gates struct {
 	MinCompliantPercent int
 	Soak                time.Duration
 	Approval            bool
-	Automatic           bool
-	Freeze              []Window
+	// Approvals is how many approvals from distinct identities are needed (0 without
+	// Approval); DistinctFromAuthor leaves out the author of the change promoted (four-eyes).
+	Approvals          int
+	DistinctFromAuthor bool
+	Automatic          bool
+	Freeze             []Window
 }
 
 // Chain is the environments and their gates, as declared at the tip.
@@ -83,7 +87,10 @@ func gatesOf(e controlplane.EnvironmentInfo) (Gates, []controlplane.Diagnostic) 
 	var diags []controlplane.Diagnostic
 	src := e.Object.Source
 	if p := e.Object.Spec.Promotion; p != nil {
-		g.From, g.Approval, g.Automatic = p.From, p.Approval, p.Automatic
+		g.From, g.Automatic = p.From, p.Automatic
+		rule, ds := e.Object.ApprovalRule()
+		diags = append(diags, ds...)
+		g.Approval, g.Approvals, g.DistinctFromAuthor = rule.Count > 0, rule.Count, rule.DistinctFromAuthor
 		if p.MinCompliantPercent != nil {
 			g.MinCompliantPercent = *p.MinCompliantPercent
 			if g.MinCompliantPercent < 0 || g.MinCompliantPercent > 100 {

@@ -2,6 +2,7 @@ package promote
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/fleetform/fleetform/internal/hub"
@@ -24,9 +25,13 @@ type Evidence struct {
 	// DesiredPostedAt is when the revision was posted; LastChange is the latest state
 	// change of the source environment's clusters since.
 	DesiredPostedAt, LastChange time.Time
-	// Approved is set when the commit was approved for the target environment.
+	// Approved is set when the commit was approved for the target environment (as many
+	// times as the gates need, by distinct identities).
 	Approved bool
-	Now      time.Time
+	// Approvers name the distinct identities that approved it, when the gates need more than
+	// one approval or four-eyes.
+	Approvers []string
+	Now       time.Time
 }
 
 // Check returns one human sentence per unmet gate; none means the commit may be promoted.
@@ -39,11 +44,35 @@ func Check(g Gates, ev Evidence) []string {
 	if g.From != "" {
 		reasons = append(reasons, checkSource(g, ev)...)
 	}
-	if g.Approval && !ev.Approved {
+	switch {
+	case !g.Approval || ev.Approved:
+	case g.FourEyes():
+		reasons = append(reasons, fmt.Sprintf("%s requires %d approval(s) of commit %s from distinct identities%s, has %d%s: fleetform approve --env %s --commit %s",
+			g.Environment, g.Approvals, short(ev.Commit), orEmpty(g.DistinctFromAuthor, " other than its author"), len(ev.Approvers),
+			approvedBy(ev.Approvers), g.Environment, ev.Commit))
+	default:
 		reasons = append(reasons, fmt.Sprintf("%s requires an approval of commit %s: fleetform approve --env %s --commit %s",
 			g.Environment, short(ev.Commit), g.Environment, ev.Commit))
 	}
 	return reasons
+}
+
+// FourEyes reports whether the approval gate counts approvers: more than one approval, or
+// none by the author of the change.
+func (g Gates) FourEyes() bool { return g.Approval && (g.Approvals > 1 || g.DistinctFromAuthor) }
+
+func orEmpty(b bool, s string) string {
+	if b {
+		return s
+	}
+	return ""
+}
+
+func approvedBy(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(names, ", ") + ")"
 }
 
 // checkSource checks the source environment: pinned to the commit, applied, compliant, soaked.

@@ -11,6 +11,7 @@ import (
 type HubService interface {
 	Source(ctx context.Context, env string) (hub.EnvironmentSource, error)
 	Approved(ctx context.Context, env, commit string) (bool, error)
+	Approvers(ctx context.Context, env, commit string, distinctFromAuthor bool) ([]string, error)
 	Record(ctx context.Context, e hub.Event) error
 }
 
@@ -32,6 +33,11 @@ func (l LocalHub) Source(ctx context.Context, env string) (SourceState, error) {
 // Approved implements Hub.
 func (l LocalHub) Approved(ctx context.Context, env, commit string) (bool, error) {
 	return l.Hub.Approved(ctx, env, commit)
+}
+
+// Approvers implements Hub.
+func (l LocalHub) Approvers(ctx context.Context, env, commit string, distinctFromAuthor bool) ([]string, error) {
+	return l.Hub.Approvers(ctx, env, commit, distinctFromAuthor)
 }
 
 // Record implements Hub.

@@ -28,6 +28,9 @@ type Hub interface {
 	Source(ctx context.Context, env string) (SourceState, error)
 	// Approved reports whether commit was approved for env.
 	Approved(ctx context.Context, env, commit string) (bool, error)
+	// Approvers name the distinct identities that approved commit for env (with
+	// distinctFromAuthor, not the change's author).
+	Approvers(ctx context.Context, env, commit string, distinctFromAuthor bool) ([]string, error)
 	// Record appends an event to the hub's history.
 	Record(ctx context.Context, e hub.Event) error
 }
@@ -52,7 +55,10 @@ type Request struct {
 	Reason   string
 	// Actor is who asked (recorded).
 	Actor string
-	Now   time.Time
+	// By is who asked and why the access policies allowed it, for the history (nil: not
+	// known; a hub behind its API then records the token used).
+	By  *hub.Actor
+	Now time.Time
 	// QuietRefusal leaves a refusal unrecorded (the watcher records only changes).
 	QuietRefusal bool
 	// Round, when set, is the pass over the chain this promotion is part of: its
@@ -148,8 +154,8 @@ func (p *Promoter) evidence(ctx context.Context, round *Round, g Gates, req Requ
 		}
 		commit, err := cp.ResolveCommit(ev.Commit)
 		ev.Commit = commit
-		if err == nil && g.Approval && p.Hub != nil {
-			ev.Approved, err = p.Hub.Approved(ctx, g.Environment, ev.Commit)
+		if err == nil && p.Hub != nil {
+			err = p.approvals(ctx, g, &ev)
 		}
 		return ev, err
 	}
@@ -178,10 +184,21 @@ func (p *Promoter) evidence(ctx context.Context, round *Round, g Gates, req Requ
 	default:
 		ev.Rollout, ev.DesiredCommit, ev.DesiredPostedAt, ev.LastChange = &st.Rollout, st.DesiredCommit, st.DesiredPostedAt, st.LastChange
 	}
-	if g.Approval {
+	return ev, p.approvals(ctx, g, &ev)
+}
+
+// approvals asks the hub whether the commit was approved as the gates need.
+func (p *Promoter) approvals(ctx context.Context, g Gates, ev *Evidence) error {
+	var err error
+	switch {
+	case !g.Approval:
+	case g.FourEyes():
+		ev.Approvers, err = p.Hub.Approvers(ctx, g.Environment, ev.Commit, g.DistinctFromAuthor)
+		ev.Approved = len(ev.Approvers) >= g.Approvals
+	default:
 		ev.Approved, err = p.Hub.Approved(ctx, g.Environment, ev.Commit)
 	}
-	return ev, err
+	return err
 }
 
 // gitopsCommit reads the control-plane commit an environment's GitOps branch was rendered
@@ -312,10 +329,17 @@ func (p *Promoter) record(ctx context.Context, req Request, res Result, msg stri
 		msg += " (by " + req.Actor + ")"
 	}
 	if p.Hub != nil {
-		ev := hub.Event{Time: req.Now, Kind: hub.EventPromotion, Environment: req.To, Revision: res.Commit, Message: msg,
-			From: res.From, To: req.To}
-		if err := p.Hub.Record(ctx, ev); err != nil {
-			p.warn(ctx, "recording the promotion in the hub", err)
+		events := []hub.Event{{Time: req.Now, Kind: hub.EventPromotion, Environment: req.To, Revision: res.Commit, Message: msg,
+			From: res.From, To: req.To, Actor: req.By}}
+		if req.Override && res.Promoted && len(res.Overridden) > 0 {
+			events = append(events, hub.Event{Time: req.Now, Kind: hub.EventOverride, Environment: req.To, Revision: res.Commit,
+				From: res.From, To: req.To, Actor: req.By,
+				Message: fmt.Sprintf("overrode %s: %s (reason: %s)", pluralGates(len(res.Overridden)), strings.Join(res.Overridden, "; "), req.Reason)})
+		}
+		for _, ev := range events {
+			if err := p.Hub.Record(ctx, ev); err != nil {
+				p.warn(ctx, "recording the "+ev.Kind+" in the hub", err)
+			}
 		}
 	}
 	if p.Statuses != nil && res.Commit != "" {
@@ -327,6 +351,13 @@ func (p *Promoter) record(ctx context.Context, req Request, res Result, msg stri
 			p.warn(ctx, "setting the commit status", err)
 		}
 	}
+}
+
+func pluralGates(n int) string {
+	if n == 1 {
+		return "1 gate"
+	}
+	return fmt.Sprintf("%d gates", n)
 }
 
 func (p *Promoter) warn(ctx context.Context, what string, err error) {

@@ -72,7 +72,8 @@ func (c *ControlPlaneChanges) Change(ctx context.Context, ops []authoring.Operat
 	if actor == "" {
 		return nil, errors.New("a change needs the name of who makes it")
 	}
-	req := fleet.AuthorRequest{Operations: ops, Actor: actor, Identity: &id}
+	var decision access.Decision
+	req := fleet.AuthorRequest{Operations: ops, Actor: actor, Identity: &id, Decision: &decision}
 	switch {
 	case dryRun:
 		req.Mode = authoring.ModeDryRun
@@ -94,7 +95,9 @@ func (c *ControlPlaneChanges) Change(ctx context.Context, ops []authoring.Operat
 	}
 	c.opts.Logger.InfoContext(ctx, "control plane changed", "by", actor, "operations", strings.Join(res.Operations, "; "))
 	if c.opts.Hub != nil {
-		if herr := c.opts.Hub.RecordChange(context.WithoutCancel(ctx), changeRecord(ops, res, actor)); herr != nil {
+		rec := changeRecord(ops, res, actor)
+		rec.Actor = hub.ActorOf(id, decision)
+		if herr := c.opts.Hub.RecordChange(context.WithoutCancel(ctx), rec); herr != nil {
 			// The change is in git, the source of truth: say so, do not fail it.
 			c.opts.Logger.ErrorContext(ctx, "recording a change in the history", "error", herr.Error())
 			res.Notes = append(res.Notes, "the change is made, but the hub's history could not record it: "+herr.Error())

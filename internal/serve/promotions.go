@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/fleetform/fleetform/internal/fleet"
+	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/promote"
 )
 
@@ -21,10 +22,11 @@ func (m *ManualPromotions) Review(ctx context.Context) ([]promote.Status, error)
 }
 
 // Promote promotes into env for actor (overriding unmet gates when override is set; reason
-// is then required) and, once the pin is committed, wakes the service to apply it.
-func (m *ManualPromotions) Promote(ctx context.Context, env, actor, reason string, override bool) (promote.Result, error) {
+// is then required), recording by in the history, and, once the pin is committed, wakes the
+// service to apply it.
+func (m *ManualPromotions) Promote(ctx context.Context, env, actor, reason string, override bool, by *hub.Actor) (promote.Result, error) {
 	res, err := m.svc.opts.Fleet.Promote(ctx, fleet.PromoteRequest{To: env, Override: override, Reason: reason,
-		Actor: actor, Now: m.svc.opts.Now()})
+		Actor: actor, By: by, Now: m.svc.opts.Now()})
 	switch {
 	case res == nil:
 		return promote.Result{}, err

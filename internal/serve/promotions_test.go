@@ -18,7 +18,7 @@ func TestManualPromotions(t *testing.T) {
 	if f.cp.Tip(t, "main") != before || len(f.svc.wake) != 0 {
 		t.Fatal("a review wrote or woke something")
 	}
-	res, err := p.Promote(t.Context(), "dev", "ann: first release", "first release", false)
+	res, err := p.Promote(t.Context(), "dev", "ann: first release", "first release", false, nil)
 	if err != nil || !res.Promoted || res.PinCommit == "" {
 		t.Fatalf("promote dev: %+v, %v", res, err)
 	}
@@ -28,7 +28,7 @@ func TestManualPromotions(t *testing.T) {
 	if len(f.svc.wake) != 1 {
 		t.Fatal("the service was not woken to apply the promotion")
 	}
-	if _, err := p.Promote(t.Context(), "nowhere", "ann", "x", false); err == nil {
+	if _, err := p.Promote(t.Context(), "nowhere", "ann", "x", false, nil); err == nil {
 		t.Fatal("a promotion into an unknown environment was accepted")
 	}
 }

@@ -80,6 +80,13 @@ func (s *Service) served(ctx context.Context, cp *controlplane.ControlPlane) ([]
 		}
 	}
 	chain, _ := promote.NewChain(infos)
+	if s.opts.Approvals != nil {
+		rules := map[string]hub.ApprovalRule{}
+		for name, g := range chain.Gates {
+			rules[name] = hub.ApprovalRule{Count: g.Approvals, DistinctFromAuthor: g.DistinctFromAuthor}
+		}
+		s.opts.Approvals.Set(rules)
+	}
 	s.mu.Lock()
 	s.envs, s.order = envs, chain.Order
 	s.mu.Unlock()

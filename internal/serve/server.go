@@ -61,8 +61,11 @@ type HubServer struct {
 	// Rights are the access policies in force, which fleetform serve keeps up to date; with
 	// none, only the admin token writes.
 	Rights *access.Rights
-	api    http.Handler
-	cfg    HubConfig
+	// Approvals are the environments' four-eyes rules, which fleetform serve keeps up to
+	// date; with none, one approval of anyone does.
+	Approvals *hub.ApprovalRules
+	api       http.Handler
+	cfg       HubConfig
 	// signIn is the UI's sign-in through the identity provider (nil: none).
 	signIn *identity.SignIn
 }
@@ -101,9 +104,9 @@ func StartHub(ctx context.Context, cfg HubConfig) (*HubServer, error) {
 	if generated != "" {
 		fmt.Fprintf(cfg.Out, "fleetform hub: generated the admin token (shown once; set %s to choose it):\n%s\n", AdminTokenEnv, generated)
 	}
-	rights := access.NewRights()
+	rights, approvals := access.NewRights(), hub.NewApprovalRules()
 	uiOpts := ui.Options{Logger: cfg.Logger, SecureCookies: cfg.TLSCert != "", DriftAfter: cfg.StaleAfter, Rights: rights,
-		DisableTokenSignIn: cfg.SSO.DisableTokenSignIn}
+		Approvals: approvals, DisableTokenSignIn: cfg.SSO.DisableTokenSignIn}
 	if sso.signIn != nil {
 		uiOpts.SignIn, uiOpts.Sealer = sso.signIn, sso.sealer
 	}
@@ -112,8 +115,9 @@ func StartHub(ctx context.Context, cfg HubConfig) (*HubServer, error) {
 		_ = store.Close()
 		return nil, err
 	}
-	return &HubServer{Hub: h, Store: store, Metrics: metrics, UI: web, Rights: rights, cfg: cfg, signIn: sso.signIn,
-		api: api.New(h, api.Options{Logger: cfg.Logger, Metrics: metrics, DriftAfter: cfg.StaleAfter, Rights: rights})}, nil
+	return &HubServer{Hub: h, Store: store, Metrics: metrics, UI: web, Rights: rights, Approvals: approvals, cfg: cfg, signIn: sso.signIn,
+		api: api.New(h, api.Options{Logger: cfg.Logger, Metrics: metrics, DriftAfter: cfg.StaleAfter, Rights: rights,
+			Approvals: approvals})}, nil
 }
 
 // openStore opens the store dsn names, with how many ingest writers it takes (0: one only,

@@ -46,9 +46,11 @@ type Options struct {
 	Promote bool
 	// Rights, when set, are kept up to date with the access policies: those at the tip of
 	// the control plane whenever it moves, and those each environment loads.
-	Rights  *access.Rights
-	Metrics *Metrics
-	Logger  *slog.Logger
+	Rights *access.Rights
+	// Approvals, when set, get the environments' four-eyes rules as the service reads them.
+	Approvals *hub.ApprovalRules
+	Metrics   *Metrics
+	Logger    *slog.Logger
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }

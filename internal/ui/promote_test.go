@@ -10,6 +10,7 @@ import (
 
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitops"
+	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/promote"
 )
 
@@ -28,12 +29,12 @@ func (c cpPromotions) Review(ctx context.Context) ([]promote.Status, error) {
 	return c.p.Review(ctx, cp, time.Now())
 }
 
-func (c cpPromotions) Promote(ctx context.Context, env, actor, reason string, override bool) (promote.Result, error) {
+func (c cpPromotions) Promote(ctx context.Context, env, actor, reason string, override bool, by *hub.Actor) (promote.Result, error) {
 	cp, err := controlplane.Open(ctx, c.cp.dir, controlplane.Options{})
 	if err != nil {
 		return promote.Result{}, err
 	}
-	return c.p.Promote(ctx, promote.Request{ControlPlane: cp, To: env, Actor: actor, Reason: reason, Override: override, Now: time.Now()})
+	return c.p.Promote(ctx, promote.Request{ControlPlane: cp, To: env, Actor: actor, Reason: reason, Override: override, By: by, Now: time.Now()})
 }
 
 func TestPromoteFromThePromotionsPage(t *testing.T) {

@@ -17,7 +17,9 @@ import (
 // hub recorded.
 type Promotions interface {
 	Review(ctx context.Context) ([]promote.Status, error)
-	Promote(ctx context.Context, env, actor, reason string, override bool) (promote.Result, error)
+	// Promote promotes into env for actor (by: who, with the access decision's reason, for
+	// the history), overriding unmet gates when override is set (reason is then required).
+	Promote(ctx context.Context, env, actor, reason string, override bool, by *hub.Actor) (promote.Result, error)
 }
 
 // SetPromotions enables the gates and the promote form (before the handler serves requests).
@@ -120,15 +122,17 @@ func (u *Handler) promotionsData(ctx context.Context) (promotionsData, error) {
 // by an identity its access policies allow to approve there.
 func (u *Handler) approve(w http.ResponseWriter, r *http.Request, s session) {
 	env, commit := r.PostFormValue("environment"), strings.TrimSpace(r.PostFormValue("commit"))
-	if reason := u.permit(s, access.Request{Action: v1alpha1.ActionApprove, Environments: []string{env}}); reason != "" {
-		u.renderError(w, s, http.StatusForbidden, reason)
+	actor, denied := u.decide(s, access.Request{Action: v1alpha1.ActionApprove, Environments: []string{env}})
+	if denied != "" {
+		u.renderError(w, s, http.StatusForbidden, denied)
 		return
 	}
 	by := s.identity().Actor()
 	if reason := strings.TrimSpace(r.PostFormValue("reason")); reason != "" {
 		by += ": " + reason
 	}
-	if err := u.hub.Approve(r.Context(), env, commit, by); err != nil {
+	a := hub.Approval{Environment: env, Commit: commit, By: by, Actor: actor, Rule: u.opts.Approvals.ApprovalRule(env)}
+	if err := u.hub.ApproveAs(r.Context(), a); err != nil {
 		u.fail(w, r, s, err)
 		return
 	}
@@ -149,17 +153,24 @@ func (u *Handler) promoteNow(w http.ResponseWriter, r *http.Request, s session) 
 	if override {
 		actions = append(actions, v1alpha1.ActionOverride)
 	}
+	var by *hub.Actor
 	for _, action := range actions {
-		if denied := u.permit(s, access.Request{Action: action, Environments: []string{env}}); denied != "" {
+		actor, denied := u.decide(s, access.Request{Action: action, Environments: []string{env}})
+		if denied != "" {
 			u.renderError(w, s, http.StatusForbidden, denied)
 			return
 		}
+		if by != nil { // promote and override: both decisions are recorded
+			actor.Reason = by.Reason + "; " + actor.Reason
+			actor.Roles = append(by.Roles, actor.Roles...)
+		}
+		by = actor
 	}
 	if reason == "" {
 		u.renderError(w, s, http.StatusBadRequest, "a promotion from here needs a reason (it is recorded)")
 		return
 	}
-	res, err := u.opts.Promotions.Promote(r.Context(), env, s.identity().Actor()+": "+reason, reason, override)
+	res, err := u.opts.Promotions.Promote(r.Context(), env, s.identity().Actor()+": "+reason, reason, override, by)
 	if err != nil {
 		u.renderError(w, s, http.StatusBadRequest, "the promotion failed: "+credentialFree(err.Error()))
 		return

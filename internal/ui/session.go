@@ -195,6 +195,9 @@ func (u *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 		problem = "this is not a person's token: sign in with the admin token or a read-only token"
 	}
 	if problem != "" {
+		if token != "" {
+			u.recordSignInFailure(r, access.Identity{}, "token sign-in: "+problem)
+		}
 		u.renderSignIn(w, http.StatusUnauthorized, c.Value, next, problem)
 		return
 	}

@@ -106,10 +106,20 @@ func (u *Handler) continueTo(w http.ResponseWriter, next string) {
 		template.HTMLEscapeString(next) + `">Continue</a></p></body></html>`))
 }
 
-// refuseSignIn shows the sign-in page with why the sign-in failed.
+// refuseSignIn shows the sign-in page with why the sign-in failed, recorded in the history.
 func (u *Handler) refuseSignIn(w http.ResponseWriter, r *http.Request, id access.Identity, problem string) {
-	u.opts.Logger.InfoContext(r.Context(), "sign-in failed", "who", id.String(), "reason", problem)
+	u.recordSignInFailure(r, id, problem)
 	u.renderSignIn(w, http.StatusUnauthorized, "", "/", problem)
+}
+
+// recordSignInFailure appends a failed sign-in to the hub's history (who, as far as known,
+// and why; never a secret).
+func (u *Handler) recordSignInFailure(r *http.Request, id access.Identity, reason string) {
+	u.opts.Logger.InfoContext(r.Context(), "sign-in failed", "who", id.String(), "reason", reason)
+	actor := &hub.Actor{Issuer: id.Issuer, Subject: id.Subject, Name: id.Name, Email: id.Email, Groups: id.Groups, Token: id.Token}
+	if err := u.hub.RecordSignInFailure(context.WithoutCancel(r.Context()), actor, reason); err != nil {
+		u.opts.Logger.ErrorContext(r.Context(), "recording a failed sign-in", "error", err.Error())
+	}
 }
 
 // personSession opens a person's session cookie; when it expired, the browser is sent

@@ -207,6 +207,10 @@ func TestSingleSignOnRefusals(t *testing.T) {
 	if status != http.StatusUnauthorized || !strings.Contains(body, "not started here") {
 		t.Fatalf("an unsolicited callback: %d\n%s", status, body)
 	}
+	events, err := f.hub.History(context.Background(), hub.HistoryFilter{Kind: hub.EventSignIn})
+	if err != nil || len(events) != 1 || !strings.Contains(events[0].Message, "not started here") {
+		t.Fatalf("the failed sign-in is not in the history: %+v, %v", events, err)
+	}
 	// The provider's error is shown, not a session made.
 	if status, _, _ := f.get(t, c, "/auth/login?next=/", ""); status != http.StatusSeeOther {
 		t.Fatalf("/auth/login: %d", status)

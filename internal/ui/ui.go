@@ -59,6 +59,8 @@ type Options struct {
 	DisableTokenSignIn bool
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Approvals are the environments' four-eyes rules, which approvals obey (nil: none).
+	Approvals *hub.ApprovalRules
 }
 
 // Rights decide what an identity may do (*access.Rights): each request on its own, and
@@ -124,6 +126,7 @@ func (u *Handler) routes() {
 	u.mux.HandleFunc("POST /promotions/approve", u.signedIn(u.approve))
 	u.mux.HandleFunc("POST /promotions/promote", u.signedIn(u.promoteNow))
 	u.mux.HandleFunc("GET /explain", u.signedIn(u.explain))
+	u.mux.HandleFunc("GET /audit", u.signedIn(u.audit))
 	u.mux.HandleFunc("GET /author", u.signedIn(u.author))
 	u.mux.HandleFunc("POST /author/preview", u.signedIn(u.preview))
 	u.mux.HandleFunc("POST /author/commit", u.signedIn(u.commit))
@@ -232,10 +235,19 @@ func (u *Handler) canAuthor(s session) bool {
 
 // permit decides a request of the session's identity: "" when allowed, else the reason.
 func (u *Handler) permit(s session, req access.Request) string {
-	if d := u.opts.Rights.Decide(s.identity(), req); !d.Allowed {
-		return d.Reason
+	_, denied := u.decide(s, req)
+	return denied
+}
+
+// decide decides a request of the signed-in identity: the actor to record with the
+// decision's reason, or the reason it is denied.
+func (u *Handler) decide(s session, req access.Request) (*hub.Actor, string) {
+	id := s.identity()
+	d := u.opts.Rights.Decide(id, req)
+	if !d.Allowed {
+		return nil, d.Reason
 	}
-	return ""
+	return hub.ActorOf(id, d), ""
 }
 
 // hubMessage is a hub error's message without its code.

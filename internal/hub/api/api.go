@@ -50,11 +50,18 @@ type Options struct {
 	// Rights decide the writes a read-only token may make by the access policies
 	// (approvals, token administration); nil: only the admin token writes.
 	Rights Rights
+	// Approvals are the environments' four-eyes rules, which approvals obey (nil: none).
+	Approvals ApprovalRules
 }
 
 // Rights decide what an identity may do (*access.Rights).
 type Rights interface {
 	Decide(id access.Identity, req access.Request) access.Decision
+}
+
+// ApprovalRules answer an environment's four-eyes rule (spec.promotion.approvals).
+type ApprovalRules interface {
+	ApprovalRule(env string) hub.ApprovalRule
 }
 
 // Handler serves the hub's API.
@@ -222,10 +229,19 @@ func (a *Handler) authorize(r *http.Request, acc caller) (hub.Principal, error) 
 // permit decides a request of p by the access policies: nil, or a forbidden error with the
 // reason.
 func (a *Handler) permit(p hub.Principal, req access.Request) error {
-	if d := a.opts.Rights.Decide(p.Identity(), req); !d.Allowed {
-		return hub.Errorf(hub.CodeForbidden, "%s", d.Reason)
+	_, err := a.decide(p, req)
+	return err
+}
+
+// decide decides a request of p by the access policies: the actor to record with the
+// decision's reason, or a forbidden error with the reason.
+func (a *Handler) decide(p hub.Principal, req access.Request) (*hub.Actor, error) {
+	id := p.Identity()
+	d := a.opts.Rights.Decide(id, req)
+	if !d.Allowed {
+		return nil, hub.Errorf(hub.CodeForbidden, "%s", d.Reason)
 	}
-	return nil
+	return hub.ActorOf(id, d), nil
 }
 
 // checkQuery refuses a query string that does not parse: r.URL.Query() would silently drop

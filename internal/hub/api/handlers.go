@@ -124,7 +124,8 @@ func (a *Handler) approve(w http.ResponseWriter, r *http.Request, p hub.Principa
 	if err := a.decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := a.permit(p, access.Request{Action: v1alpha1.ActionApprove, Environments: []string{req.Environment}}); err != nil {
+	actor, err := a.decide(p, access.Request{Action: v1alpha1.ActionApprove, Environments: []string{req.Environment}})
+	if err != nil {
 		return err
 	}
 	if id := p.Identity(); !id.Admin {
@@ -134,16 +135,26 @@ func (a *Handler) approve(w http.ResponseWriter, r *http.Request, p hub.Principa
 		}
 		req.By = by
 	}
-	if err := a.hub.Approve(r.Context(), req.Environment, req.Commit, req.By); err != nil {
+	ap := hub.Approval{Environment: req.Environment, Commit: req.Commit, By: req.By, Actor: actor}
+	if a.opts.Approvals != nil {
+		ap.Rule = a.opts.Approvals.ApprovalRule(req.Environment)
+	}
+	if err := a.hub.ApproveAs(r.Context(), ap); err != nil {
 		return err
 	}
 	return WriteJSON(w, http.StatusCreated, req)
 }
 
-func (a *Handler) recordEvent(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
+// recordEvent records a promotion decision of a command given --hub and the admin token:
+// as the token's, unless the event names its actor.
+func (a *Handler) recordEvent(w http.ResponseWriter, r *http.Request, p hub.Principal) error {
 	var e hub.Event
 	if err := a.decode(w, r, &e); err != nil {
 		return err
+	}
+	if e.Actor == nil {
+		id := p.Identity()
+		e.Actor = hub.ActorOf(id, access.Decision{Allowed: true, Reason: id.String() + " is an admin token"})
 	}
 	if err := a.hub.Record(r.Context(), e); err != nil {
 		return err
@@ -217,7 +228,7 @@ func (a *Handler) diff(w http.ResponseWriter, r *http.Request, _ hub.Principal) 
 func (a *Handler) history(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
 	q := r.URL.Query()
 	f := hub.HistoryFilter{Environment: q.Get("environment"), Workload: q.Get("workload"), ClusterType: q.Get("clusterType"),
-		Cluster: q.Get("cluster"), Kind: q.Get("kind")}
+		Cluster: q.Get("cluster"), Kind: q.Get("kind"), Actor: q.Get("actor"), Group: q.Get("group"), Revision: q.Get("revision")}
 	var err error
 	if f.Since, err = sinceParam(q, "since", time.Now()); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -13,7 +14,8 @@ import (
 // policies allow to administer tokens; only the admin token administers admin tokens).
 
 func (a *Handler) createToken(w http.ResponseWriter, r *http.Request, p hub.Principal) error {
-	if err := a.permit(p, access.Request{Action: v1alpha1.ActionTokens}); err != nil {
+	actor, err := a.decide(p, access.Request{Action: v1alpha1.ActionTokens})
+	if err != nil {
 		return err
 	}
 	var req TokenRequest
@@ -34,6 +36,7 @@ func (a *Handler) createToken(w http.ResponseWriter, r *http.Request, p hub.Prin
 	if err != nil {
 		return err
 	}
+	a.recordToken(r, actor, hub.TokenChangeCreated, t.Info(t.CreatedAt))
 	return WriteJSON(w, http.StatusCreated, issued(t.Name, secret, req.ExpiresAt))
 }
 
@@ -50,18 +53,21 @@ func (a *Handler) listTokens(w http.ResponseWriter, r *http.Request, p hub.Princ
 }
 
 func (a *Handler) revokeToken(w http.ResponseWriter, r *http.Request, p hub.Principal) error {
-	if err := a.permitOn(r, p, r.PathValue("id")); err != nil {
+	actor, err := a.permitOn(r, p, r.PathValue("id"))
+	if err != nil {
 		return err
 	}
 	t, err := a.hub.RevokeToken(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
+	a.recordToken(r, actor, hub.TokenChangeRevoked, t)
 	return WriteJSON(w, http.StatusOK, t)
 }
 
 func (a *Handler) rotateToken(w http.ResponseWriter, r *http.Request, p hub.Principal) error {
-	if err := a.permitOn(r, p, r.PathValue("id")); err != nil {
+	actor, err := a.permitOn(r, p, r.PathValue("id"))
+	if err != nil {
 		return err
 	}
 	var req RotateRequest
@@ -74,6 +80,7 @@ func (a *Handler) rotateToken(w http.ResponseWriter, r *http.Request, p hub.Prin
 	if err != nil {
 		return err
 	}
+	a.recordToken(r, actor, hub.TokenChangeRotated, t.Info(t.CreatedAt))
 	name := t.Name
 	if t.Kind == hub.TokenCluster {
 		name = t.Cluster
@@ -95,19 +102,25 @@ func timeOrZero(t *time.Time) time.Time {
 
 // permitOn decides token administration on the token with this ID: the access policies
 // must allow it, and only the admin token administers admin tokens (a token's kind never
-// changes, so it is read once, before the change).
-func (a *Handler) permitOn(r *http.Request, p hub.Principal, id string) error {
-	if err := a.permit(p, access.Request{Action: v1alpha1.ActionTokens}); err != nil {
-		return err
-	}
-	if p.Kind == hub.TokenAdmin {
-		return nil
+// changes, so it is read once, before the change). It returns the actor to record.
+func (a *Handler) permitOn(r *http.Request, p hub.Principal, id string) (*hub.Actor, error) {
+	actor, err := a.decide(p, access.Request{Action: v1alpha1.ActionTokens})
+	if err != nil || p.Kind == hub.TokenAdmin {
+		return actor, err
 	}
 	t, err := a.hub.TokenByID(r.Context(), id)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return onlyAdminsOfAdmins(p, t.Kind)
+	return actor, onlyAdminsOfAdmins(p, t.Kind)
+}
+
+// recordToken records a token change in the history; the change is made, so a failure to
+// record it is logged, not answered.
+func (a *Handler) recordToken(r *http.Request, actor *hub.Actor, what string, t hub.TokenInfo) {
+	if err := a.hub.RecordTokenChange(context.WithoutCancel(r.Context()), actor, what, t); err != nil {
+		a.opts.Logger.ErrorContext(r.Context(), "recording a token change in the history", "error", err.Error())
+	}
 }
 
 // onlyAdminsOfAdmins refuses a token that is not admin the administration of admin tokens:

@@ -243,6 +243,23 @@ func (c *Client) Approved(ctx context.Context, env, commit string) (bool, error)
 	return false, nil
 }
 
+// Approvers returns who approved commit for env, one name per distinct identity; with
+// distinctFromAuthor, the authors of the change are left out (hub.DistinctApprovers).
+func (c *Client) Approvers(ctx context.Context, env, commit string, distinctFromAuthor bool) ([]string, error) {
+	approvals, err := c.Approvals(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	var authors []hub.Event
+	if distinctFromAuthor && commit != "" {
+		f := hub.HistoryFilter{Kind: hub.EventAuthoring, Revision: commit, Limit: hub.MaxHistoryLimit}
+		if authors, err = c.History(ctx, f); err != nil {
+			return nil, err
+		}
+	}
+	return hub.DistinctApprovers(approvals, authors, commit), nil
+}
+
 // Record appends a promotion event (promotion, refusal, override) to the history.
 func (c *Client) Record(ctx context.Context, e hub.Event) error {
 	return c.do(ctx, http.MethodPost, "/api/v1/events", nil, e, nil, http.StatusCreated)
@@ -283,7 +300,7 @@ func (c *Client) Diff(ctx context.Context, from, to string) (hub.EnvDiff, error)
 func (c *Client) History(ctx context.Context, f hub.HistoryFilter) ([]hub.Event, error) {
 	q := url.Values{}
 	for k, v := range map[string]string{"environment": f.Environment, "workload": f.Workload, "clusterType": f.ClusterType,
-		"cluster": f.Cluster, "kind": f.Kind} {
+		"cluster": f.Cluster, "kind": f.Kind, "actor": f.Actor, "group": f.Group, "revision": f.Revision} {
 		if v != "" {
 			q.Set(k, v)
 		}

@@ -3,6 +3,7 @@ package postgres
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -119,13 +120,28 @@ func (t *tx) AddEvents(_ context.Context, events []hub.Event) error {
 // historyQuery is the query of History(f) and its arguments.
 func historyQuery(f hub.HistoryFilter) (string, []any) {
 	sql := `SELECT id, time, kind, environment, cluster_type, cluster, workload, deployment_target, revision, from_state,
-		to_state, message FROM events WHERE time >= $1`
+		to_state, message, actor FROM events WHERE time >= $1`
 	args := []any{f.Since}
 	for _, c := range []struct{ col, val string }{{"environment", f.Environment}, {"workload", f.Workload},
-		{"cluster_type", f.ClusterType}, {"cluster", f.Cluster}, {"kind", f.Kind}} {
+		{"cluster_type", f.ClusterType}, {"cluster", f.Cluster}, {"revision", f.Revision}} {
 		if c.val != "" {
 			args = append(args, c.val)
 			sql += ` AND ` + c.col + ` = $` + strconv.Itoa(len(args))
+		}
+	}
+	switch kinds := hub.Kinds(f.Kind); len(kinds) {
+	case 0:
+	case 1:
+		args = append(args, kinds[0])
+		sql += ` AND kind = $` + strconv.Itoa(len(args))
+	default:
+		args = append(args, kinds)
+		sql += ` AND kind = ANY($` + strconv.Itoa(len(args)) + `::text[])`
+	}
+	for _, c := range []struct{ col, val string }{{"actor_names", f.Actor}, {"actor_groups", f.Group}} {
+		if c.val != "" {
+			args = append(args, hub.SearchTerm(c.val))
+			sql += ` AND strpos(` + c.col + `, $` + strconv.Itoa(len(args)) + `) > 0`
 		}
 	}
 	args = append(args, f.Limit)
@@ -141,10 +157,17 @@ func (t *tx) History(ctx context.Context, f hub.HistoryFilter) ([]hub.Event, err
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (hub.Event, error) {
 		var e hub.Event
 		var at pgtype.Timestamptz
-		err := row.Scan(&e.ID, &at, &e.Kind, &e.Environment, &e.ClusterType, &e.Cluster, &e.Workload, &e.DeploymentTarget,
-			&e.Revision, &e.From, &e.To, &e.Message)
+		var actor string
+		if err := row.Scan(&e.ID, &at, &e.Kind, &e.Environment, &e.ClusterType, &e.Cluster, &e.Workload, &e.DeploymentTarget,
+			&e.Revision, &e.From, &e.To, &e.Message, &actor); err != nil {
+			return e, err
+		}
 		e.Time = fromTS(at)
-		return e, err
+		var err error
+		if e.Actor, err = hub.DecodeActor(actor); err != nil {
+			return e, fmt.Errorf("event %d: actor: %w", e.ID, err)
+		}
+		return e, nil
 	})
 }
 

@@ -154,23 +154,28 @@ func (t *tx) queueEvents() {
 	}
 	t.pending.events = nil
 	times := make([]time.Time, len(events))
-	cols := make([][]string, 10)
+	cols := make([][]string, 13)
 	for i := range cols {
 		cols[i] = make([]string, len(events))
 	}
 	for i, e := range events {
 		times[i] = e.Time
+		actor, names, groups, err := hub.ActorColumns(e.Actor)
+		if err != nil { // an Actor always marshals; keep the event without it rather than lose it
+			actor, names, groups = "", "", ""
+		}
 		for j, v := range []string{e.Kind, e.Environment, e.ClusterType, e.Cluster, e.Workload, e.DeploymentTarget,
-			e.Revision, e.From, e.To, e.Message} {
+			e.Revision, e.From, e.To, e.Message, actor, names, groups} {
 			cols[j][i] = v
 		}
 	}
 	t.queue(`INSERT INTO events (time, kind, environment, cluster_type, cluster, workload, deployment_target, revision,
-		from_state, to_state, message)
-		SELECT u.t, u.k, u.e, u.ct, u.c, u.w, u.dt, u.r, u.f, u.tt, u.m FROM unnest($1::timestamptz[], $2::text[], $3::text[],
-		$4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
-		WITH ORDINALITY AS u(t, k, e, ct, c, w, dt, r, f, tt, m, o) ORDER BY o`,
-		times, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], cols[7], cols[8], cols[9])
+		from_state, to_state, message, actor, actor_names, actor_groups)
+		SELECT u.t, u.k, u.e, u.ct, u.c, u.w, u.dt, u.r, u.f, u.tt, u.m, u.a, u.an, u.ag FROM unnest($1::timestamptz[],
+		$2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
+		$11::text[], $12::text[], $13::text[], $14::text[])
+		WITH ORDINALITY AS u(t, k, e, ct, c, w, dt, r, f, tt, m, a, an, ag, o) ORDER BY o`,
+		times, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], cols[7], cols[8], cols[9], cols[10], cols[11], cols[12])
 }
 
 // timestamptz is a time column's value: NULL for the zero time.

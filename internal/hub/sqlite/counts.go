@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/fleetform/fleetform/internal/hub"
@@ -72,10 +74,15 @@ func (t *tx) ClusterCounts(ctx context.Context, env string) ([]hub.ClusterCount,
 
 func (t *tx) AddEvents(ctx context.Context, events []hub.Event) error {
 	for _, e := range events {
+		actor, names, groups, err := hub.ActorColumns(e.Actor)
+		if err != nil {
+			return err
+		}
 		if _, err := t.q.ExecContext(ctx, `INSERT INTO events (time, kind, environment, cluster_type, cluster, workload,
-			deployment_target, revision, from_state, to_state, message) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			deployment_target, revision, from_state, to_state, message, actor, actor_names, actor_groups)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			ms(e.Time), e.Kind, e.Environment, e.ClusterType, e.Cluster, e.Workload, e.DeploymentTarget, e.Revision,
-			e.From, e.To, e.Message); err != nil {
+			e.From, e.To, e.Message, actor, names, groups); err != nil {
 			return err
 		}
 	}
@@ -88,19 +95,32 @@ func (t *tx) AddEvents(ctx context.Context, events []hub.Event) error {
 // statistics) cannot prefer events_environment and walk a whole environment's history.
 func historyQuery(f hub.HistoryFilter) (string, []any) {
 	q := `SELECT id, time, kind, environment, cluster_type, cluster, workload, deployment_target, revision, from_state,
-		to_state, message FROM events WHERE time >= ?`
+		to_state, message, actor FROM events WHERE time >= ?`
 	args := []any{ms(f.Since)}
+	col := func(c string) string {
+		if f.Cluster != "" && c != "cluster" {
+			return "+" + c
+		}
+		return c
+	}
 	for _, c := range []struct{ col, val string }{{"environment", f.Environment}, {"workload", f.Workload},
-		{"cluster_type", f.ClusterType}, {"cluster", f.Cluster}, {"kind", f.Kind}} {
-		if c.val == "" {
-			continue
+		{"cluster_type", f.ClusterType}, {"cluster", f.Cluster}, {"revision", f.Revision}} {
+		if c.val != "" {
+			q += ` AND ` + col(c.col) + ` = ?`
+			args = append(args, c.val)
 		}
-		col := c.col
-		if f.Cluster != "" && col != "cluster" {
-			col = "+" + col
+	}
+	if kinds := hub.Kinds(f.Kind); len(kinds) > 0 {
+		q += ` AND ` + col("kind") + ` IN (?` + strings.Repeat(", ?", len(kinds)-1) + `)`
+		for _, k := range kinds {
+			args = append(args, k)
 		}
-		q += ` AND ` + col + ` = ?`
-		args = append(args, c.val)
+	}
+	for _, c := range []struct{ col, val string }{{"actor_names", f.Actor}, {"actor_groups", f.Group}} {
+		if c.val != "" {
+			q += ` AND instr(` + c.col + `, ?) > 0`
+			args = append(args, hub.SearchTerm(c.val))
+		}
 	}
 	return q + ` ORDER BY time DESC, id DESC LIMIT ?`, append(args, f.Limit)
 }
@@ -116,11 +136,15 @@ func (t *tx) History(ctx context.Context, f hub.HistoryFilter) ([]hub.Event, err
 	for rows.Next() {
 		var e hub.Event
 		var at int64
+		var actor string
 		if err := rows.Scan(&e.ID, &at, &e.Kind, &e.Environment, &e.ClusterType, &e.Cluster, &e.Workload, &e.DeploymentTarget,
-			&e.Revision, &e.From, &e.To, &e.Message); err != nil {
+			&e.Revision, &e.From, &e.To, &e.Message, &actor); err != nil {
 			return nil, err
 		}
 		e.Time = fromMS(at)
+		if e.Actor, err = hub.DecodeActor(actor); err != nil {
+			return nil, fmt.Errorf("event %d: actor: %w", e.ID, err)
+		}
 		out = append(out, e)
 	}
 	return out, rows.Err()

@@ -78,6 +78,7 @@ func Run(t *testing.T, open Opener, explain Explainer) {
 	t.Run("ConcurrentWriters", s.testConcurrent)
 	t.Run("Prune", s.testPrune)
 	t.Run("Promotion", s.testPromotion)
+	t.Run("Audit", s.testAudit)
 	t.Run("Authoring", s.testAuthoring)
 	t.Run("RandomOperations", s.testRandom)
 	t.Run("LargeHistory", s.testLargeHistory)
