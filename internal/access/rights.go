@@ -17,10 +17,30 @@ type Rights struct {
 	mu  sync.RWMutex
 	tip *Policy
 	env map[string]*Policy
+	// workspaces are each environment's workloads' workspaces, for requests that name a
+	// workload (app promotions).
+	workspaces map[string]map[string]string
 }
 
 // NewRights returns rights with no policy: only admin tokens may write until policies are set.
-func NewRights() *Rights { return &Rights{env: map[string]*Policy{}} }
+func NewRights() *Rights {
+	return &Rights{env: map[string]*Policy{}, workspaces: map[string]map[string]string{}}
+}
+
+// SetWorkspaces sets the workspace of each workload of env (workload name → workspace).
+func (r *Rights) SetWorkspaces(env string, byWorkload map[string]string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.workspaces[env] = byWorkload
+}
+
+// WorkspaceOf returns the workspace of workload in env, as last read ("" when unknown or
+// of no workspace).
+func (r *Rights) WorkspaceOf(env, workload string) string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.workspaces[env][workload]
+}
 
 // SetTip sets the policy at the tip of the common part (nil: none).
 func (r *Rights) SetTip(p *Policy) {
@@ -57,6 +77,15 @@ func (r *Rights) Decide(id Identity, req Request) Decision {
 		}
 	}
 	return d
+}
+
+// Enforced reports whether the control plane has access policies at its tip (without, only
+// admin tokens write through fleetform, and the command line's own git credentials are
+// the boundary).
+func (r *Rights) Enforced() bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.tip != nil
 }
 
 // Roles are the roles the identity holds at the tip.

@@ -13,6 +13,6 @@ func newHubCmd(e *env) *cobra.Command {
 		Long: "The hub records what fleetform scheduled (apply --hub posts it) and what every cluster\n" +
 			"reports, and answers what runs where: rollout, history, environment diff and drift.",
 	}
-	cmd.AddCommand(newHubServeCmd(e), newHubRegisterCmd(e), newHubTokenCmd(e), newHubRelayCmd(e))
+	cmd.AddCommand(newHubServeCmd(e), newHubRegisterCmd(e), newHubTokenCmd(e), newHubRelayCmd(e), newHubWhoAmICmd(e))
 	return cmd
 }

@@ -1,12 +1,21 @@
 package fleet_test
 
 import (
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/fleetform/fleetform/api/v1alpha1"
 	"github.com/fleetform/fleetform/internal/access"
 	"github.com/fleetform/fleetform/internal/authoring"
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/fleet"
+	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/hub/api"
+	"github.com/fleetform/fleetform/internal/hub/client"
+	"github.com/fleetform/fleetform/internal/hub/sqlite"
 	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
@@ -67,5 +76,41 @@ func TestAuthorIsJudgedByWhatItTouches(t *testing.T) {
 	}
 	if _, err := f.Author(t.Context(), fleet.AuthorRequest{Operations: []authoring.Operation{clusterType}, Mode: authoring.ModeCommit}); err != nil {
 		t.Errorf("a change without an identity (the command line's): %v", err)
+	}
+}
+
+// TestPromotionsAskTheHubFirst: a command line promoting with a hub token the hub's policies
+// do not allow is refused before it reads or writes anything, with the hub's reason.
+func TestPromotionsAskTheHubFirst(t *testing.T) {
+	ctx := t.Context()
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "hub.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	h := hub.New(store, hub.Options{})
+	_, viewer, err := h.CreateToken(ctx, hub.TokenRead, "viewer", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rights := access.NewRights()
+	rights.SetTip(access.Compile([]*v1alpha1.AccessPolicy{{}}))
+	rights.SetEnvironment("dev", access.Compile([]*v1alpha1.AccessPolicy{{}}))
+	srv := httptest.NewServer(api.New(h, api.Options{Rights: rights}))
+	t.Cleanup(srv.Close)
+	c, err := client.New(srv.URL, viewer, srv.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := gittest.NewBare(t)
+	r.Commit(t, "main", map[string]string{"environments/dev/env.yaml": environment("dev", "")})
+	f := fleet.New(fleet.Config{ControlPlane: r.Dir, CacheDir: t.TempDir(), Hub: fleet.RemoteHub(c)})
+	tip := r.Tip(t, "main")
+	_, err = f.Promote(ctx, fleet.PromoteRequest{To: "dev", Now: time.Now()})
+	if !fleet.IsForbidden(err) || !strings.Contains(err.Error(), "token viewer may not promote") {
+		t.Fatalf("promote with a read-only token: %v, want the hub's refusal", err)
+	}
+	if r.Tip(t, "main") != tip {
+		t.Fatal("a refused promotion moved the control plane")
 	}
 }

@@ -7,8 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetform/fleetform/api/v1alpha1"
 	"github.com/fleetform/fleetform/internal/app"
 	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/hub/api"
 	"github.com/fleetform/fleetform/internal/promote"
 )
 
@@ -41,6 +43,9 @@ func (f *Fleet) AppPromote(ctx context.Context, req AppRequest, from, to string)
 		return nil, err
 	}
 	doc := &AppPromotion{Workload: tip.Workload.Metadata.Name, From: from, To: to, Reasons: []string{}}
+	if err := f.askHub(ctx, api.WhoAmIQuery{Action: v1alpha1.ActionPromote, Environments: []string{to}, Workloads: []string{doc.Workload}}); err != nil {
+		return nil, err
+	}
 	if doc.Gates, err = tip.Gates(from, to); err != nil {
 		return nil, err
 	}

@@ -2,8 +2,10 @@ package fleet
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/hub/api"
 	"github.com/fleetform/fleetform/internal/hub/client"
 	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/promote"
@@ -20,7 +22,7 @@ type Hub interface {
 
 // RemoteHub is the hub behind a client: fleetform's commands given --hub.
 func RemoteHub(c *client.Client) Hub {
-	return hubOf{LocalHub: promote.LocalHub{Hub: c}, versions: c, post: func(ctx context.Context, d hub.Desired) error {
+	return hubOf{LocalHub: promote.LocalHub{Hub: c}, versions: c, whoami: c.WhoAmI, post: func(ctx context.Context, d hub.Desired) error {
 		_, err := c.PostDesired(ctx, d)
 		return err
 	}}
@@ -45,6 +47,9 @@ type hubOf struct {
 		PostWorkloadVersion(ctx context.Context, v hub.WorkloadVersion) error
 	}
 	post func(ctx context.Context, d hub.Desired) error
+	// whoami asks the hub's access policies (nil in serve's own process, which decides
+	// before it calls a use case).
+	whoami func(ctx context.Context, q api.WhoAmIQuery) (api.WhoAmI, error)
 }
 
 var _ Hub = hubOf{}
@@ -55,4 +60,34 @@ func (h hubOf) PostDesired(ctx context.Context, d hub.Desired) error { return h.
 // PostWorkloadVersion implements Hub.
 func (h hubOf) PostWorkloadVersion(ctx context.Context, v hub.WorkloadVersion) error {
 	return h.versions.PostWorkloadVersion(ctx, v)
+}
+
+// permitter is a hub that decides whether its caller may do something.
+type permitter interface {
+	permit(ctx context.Context, q api.WhoAmIQuery) error
+}
+
+// permit asks the hub whether the caller's token may do q: nil, or a ForbiddenError with
+// the hub's reason when the control plane has access policies.
+func (h hubOf) permit(ctx context.Context, q api.WhoAmIQuery) error {
+	if h.whoami == nil {
+		return nil
+	}
+	me, err := h.whoami(ctx, q)
+	if err != nil {
+		return fmt.Errorf("asking the hub whether %s is allowed: %w", q.Action, err)
+	}
+	if me.Policies && me.Decision != nil && !me.Decision.Allowed {
+		return &ForbiddenError{Decision: *me.Decision}
+	}
+	return nil // allowed; or no policy: the command line's own git credentials decide
+}
+
+// askHub asks the Fleet's hub, when it decides, whether the caller may do q, before a use
+// case writes anything (the hub refuses the records of what it does not allow anyway).
+func (f *Fleet) askHub(ctx context.Context, q api.WhoAmIQuery) error {
+	if p, ok := f.cfg.Hub.(permitter); ok {
+		return p.permit(ctx, q)
+	}
+	return nil
 }

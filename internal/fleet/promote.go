@@ -6,10 +6,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetform/fleetform/api/v1alpha1"
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/forge"
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/hub/api"
 	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/promote"
 )
@@ -46,6 +48,13 @@ type PromoteResult struct {
 // control plane, or proposes it as a pull request. A refusal changes nothing and is a
 // RefusedError along with the result, which gives the reasons.
 func (f *Fleet) Promote(ctx context.Context, req PromoteRequest) (*PromoteResult, error) {
+	action := v1alpha1.ActionPromote
+	if req.Override {
+		action = v1alpha1.ActionOverride
+	}
+	if err := f.askHub(ctx, api.WhoAmIQuery{Action: action, Environments: []string{req.To}}); err != nil {
+		return nil, err
+	}
 	p := f.promoter()
 	if req.CommitStatus {
 		statuses, err := f.commitStatuses(ctx)

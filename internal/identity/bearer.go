@@ -61,7 +61,15 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (access.Identity, err
 	if err != nil {
 		return access.Identity{}, fmt.Errorf("the token from %s: %w", issuer, err)
 	}
-	return fromToken(tok, v.cfg.groupsClaim())
+	id, err := fromToken(tok, v.cfg.groupsClaim())
+	if err != nil || issuer == v.cfg.Issuer {
+		return id, err
+	}
+	// A further trusted issuer (a CI platform's, shared by all its users) vouches for a job,
+	// not for a person of the company: its token's name, email and groups stay claims, so
+	// that group and user subjects match only people of the sign-in provider.
+	id.Name, id.Email, id.Groups = "", "", nil
+	return id, nil
 }
 
 // unverifiedIssuer reads the issuer a token claims, to know whose keys check it.

@@ -132,7 +132,8 @@ func TestBearerTokens(t *testing.T) {
 		}
 		return tok
 	}
-	job := sign(ci, "fleetform", time.Minute, map[string]any{"repository": "contoso/payments", "ref": "refs/heads/main", "environment": "stage", "run_attempt": 2})
+	job := sign(ci, "fleetform", time.Minute, map[string]any{"repository": "contoso/payments", "ref": "refs/heads/main", "environment": "stage", "run_attempt": 2,
+		"groups": []string{"platform-engineers"}, "email": "ci@contoso.com"})
 	if !identity.LooksLikeJWT(job) || identity.LooksLikeJWT("ff_abc") {
 		t.Fatal("LooksLikeJWT does not tell a JWT from a hub token")
 	}
@@ -140,7 +141,8 @@ func TestBearerTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if id.Issuer != ci.Issuer() || id.Claims["repository"] != "contoso/payments" || id.Claims["environment"] != "stage" || id.Claims["run_attempt"] != "2" {
+	if id.Issuer != ci.Issuer() || id.Claims["repository"] != "contoso/payments" || id.Claims["environment"] != "stage" || id.Claims["run_attempt"] != "2" ||
+		id.Groups != nil || id.Email != "" || id.Claims["email"] != "ci@contoso.com" {
 		t.Fatalf("identity %+v", id)
 	}
 	person := sign(p, p.ClientID(), time.Minute, map[string]any{"groups": []string{"platform-engineers"}, "email": "ada@contoso.com"})

@@ -50,6 +50,7 @@ func (s *Service) sync(ctx context.Context, cp *controlplane.ControlPlane, env, 
 	rec.ControlPlaneCommit, rec.CommonCommit = r.Snapshot.Revisions.Environment, r.Snapshot.Revisions.Common
 	if s.opts.Rights != nil {
 		s.opts.Rights.SetEnvironment(env, fleet.Policy(r.Snapshot.AccessPolicies))
+		s.opts.Rights.SetWorkspaces(env, workspaces(r.Snapshot.Workloads))
 	}
 	before := s.learn(env, factsOf(r.Snapshot, branch), r.Snapshot)
 	if !needed(before, s.factsOf(env), c) {
@@ -181,4 +182,13 @@ func (s *Service) applyPromoted(ctx context.Context, cp *controlplane.ControlPla
 	}
 	s.sync(ctx, cp, env, branches[env], hub.TriggerPromotion, change{})
 	return nil
+}
+
+// workspaces maps each workload to its workspace.
+func workspaces(wls []*controlplane.Workload) map[string]string {
+	out := make(map[string]string, len(wls))
+	for _, w := range wls {
+		out[w.Metadata.Name] = w.Workspace
+	}
+	return out
 }

@@ -57,6 +57,7 @@ type Options struct {
 // Rights decide what an identity may do (*access.Rights).
 type Rights interface {
 	Decide(id access.Identity, req access.Request) access.Decision
+	Roles(id access.Identity) []string
 }
 
 // ApprovalRules answer an environment's four-eyes rule (spec.promotion.approvals).
@@ -136,12 +137,13 @@ func (a *Handler) routes() {
 	a.handle("DELETE /api/v1/tokens/{id}", person, a.revokeToken)
 	a.handle("POST /api/v1/tokens/{id}/rotate", person, a.rotateToken)
 	a.handle("POST /api/v1/desired", admin, a.postDesired)
-	a.handle("POST /api/v1/versions", admin, a.postVersion)
+	a.handle("POST /api/v1/versions", person, a.postVersion)
 	a.handle("POST /api/v1/approvals", person, a.approve)
-	a.handle("POST /api/v1/events", admin, a.recordEvent)
+	a.handle("POST /api/v1/events", person, a.recordEvent)
 	a.handle("POST /api/v1/reports", anyToken, a.postReport)
 	a.handle("POST /api/v1/reports/batch", relay, a.postReports)
 
+	a.handle("GET /api/v1/whoami", reader, a.whoami)
 	a.handle("GET /api/v1/environments", reader, a.environments)
 	a.handle("GET /api/v1/environments/{env}/rollout", reader, a.rollout)
 	a.handle("GET /api/v1/environments/{env}/source", reader, a.source)

@@ -71,9 +71,12 @@ func (a *Handler) postDesired(w http.ResponseWriter, r *http.Request, _ hub.Prin
 	return WriteJSON(w, http.StatusCreated, DesiredAccepted{Environment: d.Environment, Revision: d.Revision, Assignments: len(d.Assignments)})
 }
 
-func (a *Handler) postVersion(w http.ResponseWriter, r *http.Request, _ hub.Principal) error {
+func (a *Handler) postVersion(w http.ResponseWriter, r *http.Request, p hub.Principal) error {
 	var v hub.WorkloadVersion
 	if err := a.decode(w, r, &v); err != nil {
+		return err
+	}
+	if _, err := a.decideWorkload(p, v.Environment, v.Workload); err != nil {
 		return err
 	}
 	if err := a.hub.PostWorkloadVersion(r.Context(), v); err != nil {
@@ -152,8 +155,15 @@ func (a *Handler) recordEvent(w http.ResponseWriter, r *http.Request, p hub.Prin
 	if err := a.decode(w, r, &e); err != nil {
 		return err
 	}
-	if e.Actor == nil {
-		id := p.Identity()
+	switch id := p.Identity(); {
+	case !id.Admin:
+		// Anyone else records only the promotions and overrides its roles allow, as itself.
+		d, err := a.decideEvent(p, e)
+		if err != nil {
+			return err
+		}
+		e.Actor = hub.ActorOf(id, d)
+	case e.Actor == nil:
 		e.Actor = hub.ActorOf(id, access.Decision{Allowed: true, Reason: id.String() + " is an admin token"})
 	}
 	if err := a.hub.Record(r.Context(), e); err != nil {

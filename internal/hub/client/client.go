@@ -345,3 +345,21 @@ func (c *Client) LatestSync(ctx context.Context, env string) (hub.SyncRecord, er
 func (c *Client) Ready(ctx context.Context) error {
 	return c.do(ctx, http.MethodGet, "/readyz", nil, nil, nil, http.StatusOK)
 }
+
+// WhoAmI asks who the client's token speaks for, with its roles; a query with an action
+// also asks whether it may do it.
+func (c *Client) WhoAmI(ctx context.Context, ask api.WhoAmIQuery) (api.WhoAmI, error) {
+	q := url.Values{}
+	if ask.Action != "" {
+		q.Set("action", ask.Action)
+		q["environment"] = ask.Environments
+		q["workspace"] = ask.Workspaces
+		q["workload"] = ask.Workloads
+		if ask.Platform {
+			q.Set("platform", "true")
+		}
+	}
+	var out api.WhoAmI
+	err := c.do(ctx, http.MethodGet, "/api/v1/whoami", q, nil, &out, http.StatusOK)
+	return out, err
+}
