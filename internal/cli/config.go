@@ -48,6 +48,7 @@ type serveConfig struct {
 	Environments []string `json:"environments,omitempty"`
 	PR           bool     `json:"pr,omitempty"`
 	ForgeURL     string   `json:"forgeURL,omitempty"`
+	Authoring    string   `json:"authoring,omitempty"`
 }
 
 // duration is a Go duration written as text in the config file ("1m", "30s").
