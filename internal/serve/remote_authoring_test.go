@@ -86,7 +86,7 @@ func newRemoteChanges(t *testing.T, mode authoring.Mode) *remoteChanges {
 	return s
 }
 
-func secretFile(t *testing.T, secret string) string {
+func secretFile(t testing.TB, secret string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "secret")
 	if err := os.WriteFile(p, []byte(secret+"\n"), 0o600); err != nil {
