@@ -42,12 +42,17 @@ type remoteChanges struct {
 	remote *gittest.Repo
 	url    string // the control plane's URL
 	gh     *forgetest.GitHub
+	rights *allowAll
 }
 
-// allowAll lets every identity do everything.
-type allowAll struct{}
+// allowAll lets every identity do everything; before, when set, runs first (the decision
+// is taken once the change is made, before it is validated and pushed).
+type allowAll struct{ before func() }
 
-func (allowAll) Decide(access.Identity, access.Request) access.Decision {
+func (a *allowAll) Decide(access.Identity, access.Request) access.Decision {
+	if a.before != nil {
+		a.before()
+	}
 	return access.Decision{Allowed: true, Reason: "allowed"}
 }
 
@@ -60,7 +65,7 @@ func newRemoteChanges(t *testing.T, mode authoring.Mode) *remoteChanges {
 		t.Fatal(err)
 	}
 	remote.Commit(t, "main", f.files)
-	s := &remoteChanges{changesServer: &changesServer{fixture: f}, remote: remote, gh: &forgetest.GitHub{Token: forgeToken}}
+	s := &remoteChanges{changesServer: &changesServer{fixture: f}, remote: remote, gh: &forgetest.GitHub{Token: forgeToken}, rights: &allowAll{}}
 	mux := http.NewServeMux()
 	mux.Handle("/org/", gittest.RequireBasicAuth(gittest.GitHandler(t, root), "git", gitPassword))
 	mux.Handle("/api/v3/", s.gh)
@@ -75,7 +80,7 @@ func newRemoteChanges(t *testing.T, mode authoring.Mode) *remoteChanges {
 		t.Fatal(err)
 	}
 	fl := fleet.New(fleet.Config{ControlPlane: s.url, Read: controlplane.Options{RepoMap: controlplane.RepoMap{f.appsURL: f.apps.Dir}},
-		Credentials: creds, CacheDir: t.TempDir(), ForgeURL: srv.URL + "/api/v3/", Rights: allowAll{}, Hub: fleet.LocalHub(f.hub)})
+		Credentials: creds, CacheDir: t.TempDir(), ForgeURL: srv.URL + "/api/v3/", Rights: s.rights, Hub: fleet.LocalHub(f.hub)})
 	if _, s.admin, err = f.hub.CreateToken(t.Context(), hub.TokenAdmin, "ci-bot", time.Time{}); err != nil {
 		t.Fatal(err)
 	}
@@ -86,11 +91,11 @@ func newRemoteChanges(t *testing.T, mode authoring.Mode) *remoteChanges {
 	return s
 }
 
-func secretFile(t testing.TB, secret string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "secret")
+func secretFile(tb testing.TB, secret string) string {
+	tb.Helper()
+	p := filepath.Join(tb.TempDir(), "secret")
 	if err := os.WriteFile(p, []byte(secret+"\n"), 0o600); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return p
 }
@@ -257,4 +262,41 @@ func TestChangesRemoteConcurrent(t *testing.T) {
 		t.Fatal("no change landed")
 	}
 	t.Logf("%d of %d changes landed", landed, n)
+}
+
+// TestChangesRemoteConflict: when another writer moves the remote branch every time the
+// change has been made on the mirror, before it is pushed, the push's compare-and-swap
+// refuses it each time: after 3 attempts the answer is 409, and nothing of the change is on
+// the remote (the other writer's commits are all there).
+func TestChangesRemoteConflict(t *testing.T) {
+	s := newRemoteChanges(t, authoring.ModePush)
+	moves := 0
+	s.rights.before = func() {
+		moves++
+		files := s.remote.Files(t, "main")
+		files[fmt.Sprintf("other-%d.yaml", moves)] = configMap(fmt.Sprintf("other-%d", moves), "K", "v")
+		s.remote.Commit(t, "main", files)
+	}
+	code, body := s.post(s.admin, "", addEdge)
+	noSecrets(t, "the answer", body)
+	if code != http.StatusConflict || !strings.Contains(string(body), "send it again") {
+		t.Fatalf("a branch that keeps moving: %d %s", code, body)
+	}
+	files := s.remote.Files(t, "main")
+	if _, ok := files["environments/dev/cluster-types/edge.yaml"]; ok {
+		t.Error("the refused change is on the remote")
+	}
+	for i := 1; i <= moves; i++ {
+		if _, ok := files[fmt.Sprintf("other-%d.yaml", i)]; !ok {
+			t.Errorf("the other writer's commit %d is gone", i)
+		}
+	}
+	if moves != 3 {
+		t.Errorf("the change was made %d times, want 3", moves)
+	}
+	// Once the branch stands still, the same change lands.
+	s.rights.before = nil
+	if code, body := s.post(s.admin, "", addEdge); code != http.StatusOK {
+		t.Errorf("the change again: %d %s", code, body)
+	}
 }
