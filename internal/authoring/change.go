@@ -27,8 +27,12 @@ const (
 	ModeDryRun Mode = "dry-run"
 	// ModeCommit commits the change on its branch (the environment's in the Kalypso layout).
 	ModeCommit Mode = "commit"
-	// ModePR pushes a new branch with the commit to the origin remote and opens a pull request.
+	// ModePR pushes a new branch with the commit to the origin remote (a remote control
+	// plane itself) and opens a pull request.
 	ModePR Mode = "pr"
+	// ModePush commits the change on its branches of a remote control plane and pushes them,
+	// moving each only from the commit the change was made on.
+	ModePush Mode = "push"
 )
 
 // ErrInvalid means the change would make the control plane invalid: nothing was written.
@@ -65,16 +69,21 @@ type PROpener func(ctx context.Context, repoURL string, req forge.NewChangeReque
 
 // Request is a change to make.
 type Request struct {
-	// ControlPlane is a directory or a local git repository.
+	// ControlPlane is a directory, a local git repository, or the URL of a remote one (changed
+	// on its mirror in CacheDir, then pushed with ModePush or proposed with ModePR).
 	ControlPlane string
-	Platform     controlplane.Options
-	Operations   []Operation
-	Mode         Mode
+	// CacheDir keeps the mirror of a remote control plane.
+	CacheDir   string
+	Platform   controlplane.Options
+	Operations []Operation
+	Mode       Mode
 	// Author signs commits (name and email).
 	Author object.Signature
+	// Committer, when set, commits what Author authored (default: Author).
+	Committer object.Signature
 	// Message is the commit subject (default: what the operations do).
 	Message string
-	// Actor, when set, is recorded in the commit message (the API's token name).
+	// Actor, when set, is recorded in the commit message's Changed-By trailer: who asked.
 	Actor string
 	// MaxAttempts bounds how many times the change is made again on the latest commit when
 	// the branch moved in between (default 3).
@@ -129,6 +138,9 @@ func Apply(ctx context.Context, req Request) (*Result, error) {
 	if req.Logger == nil {
 		req.Logger = slog.New(slog.DiscardHandler)
 	}
+	if err := checkMode(req); err != nil {
+		return nil, err
+	}
 	attempts := max(req.MaxAttempts, 1)
 	if req.MaxAttempts == 0 {
 		attempts = 3
@@ -143,7 +155,7 @@ func Apply(ctx context.Context, req Request) (*Result, error) {
 }
 
 func applyOnce(ctx context.Context, req Request) (*Result, error) {
-	ws, cp, err := openWorkspace(ctx, req.ControlPlane, req.Platform, req.Mode == ModeCommit || req.Mode == ModePR)
+	ws, cp, err := openWorkspace(ctx, req, req.Mode == ModeCommit || req.Mode == ModePR)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +163,9 @@ func applyOnce(ctx context.Context, req Request) (*Result, error) {
 		DiagnosticReport: controlplane.DiagnosticReport{Errors: []controlplane.Diagnostic{}}}
 	for _, op := range req.Operations {
 		res.Operations = append(res.Operations, op.Describe())
-		if err := ws.apply(op); err != nil {
+		if err := ws.apply(op); errors.Is(err, ErrConflict) {
+			return nil, err
+		} else if err != nil {
 			res.Errors = append(res.Errors, controlplane.Diagnostic{Severity: controlplane.SeverityError, Kind: op.Kind, Name: op.Name,
 				Message: err.Error()})
 			return res, &OperationError{Op: op, Err: err}
@@ -299,8 +313,15 @@ func (ws *workspace) finish(ctx context.Context, req Request, res *Result) error
 		}
 		res.Commits, res.Written = commits, true
 		return nil
+	case ModePush:
+		commits, err := ws.push(ctx, req, message(req, res))
+		if err != nil {
+			return err
+		}
+		res.Commits, res.Written = commits, true
+		return nil
 	case ModePR:
 		return ws.pullRequest(ctx, req, res)
 	}
-	return fmt.Errorf("mode %q: want write, dry-run, commit or pr", req.Mode)
+	return fmt.Errorf("mode %q: want write, dry-run, commit, push or pr", req.Mode)
 }

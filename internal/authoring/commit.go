@@ -16,7 +16,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/fleetform/fleetform/internal/forge"
-	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/gitops/gitrepo"
 )
 
@@ -41,13 +40,18 @@ func (ws *workspace) branchOrder() []string {
 	return branches
 }
 
-func (ws *workspace) signature(req Request) object.Signature {
-	sig := req.Author
-	if sig.Name == "" {
-		sig.Name, sig.Email = "fleetform", "fleetform@localhost"
+// signatures are the author and the committer of the change's commits, at one time.
+func (ws *workspace) signatures(req Request) (author, committer object.Signature) {
+	author, committer = req.Author, req.Committer
+	if author.Name == "" {
+		author.Name, author.Email = "fleetform", "fleetform@localhost"
 	}
-	sig.When = time.Now()
-	return sig
+	if committer.Name == "" {
+		committer = author
+	}
+	author.When = time.Now()
+	committer.When = author.When
+	return author, committer
 }
 
 // commit commits the change on each branch it touches, with a compare-and-swap on each.
@@ -73,11 +77,23 @@ func (ws *workspace) commit(ctx context.Context, req Request, msg string) ([]Com
 }
 
 // commitBranch commits the files on a branch that is not checked out, moving it only from
-// the tip the change was made against (the control-plane writer, gitops.Writer.WriteFiles).
+// the tip the change was made against.
 func (ws *workspace) commitBranch(ctx context.Context, req Request, branch string, files map[string][]byte, msg string) (plumbing.Hash, error) {
-	sig, base := ws.signature(req), ws.tips[branch]
-	commit, err := gitops.NewWriter(gitops.Options{Logger: req.Logger}).WriteFiles(ctx, ws.location, branch, files, msg,
-		gitops.CommitOptions{AuthorName: sig.Name, AuthorEmail: sig.Email, Now: func() time.Time { return sig.When }, Base: &base})
+	if _, err := ws.tree(branch); err != nil { // the tip, for a branch only written to
+		return plumbing.ZeroHash, err
+	}
+	repo, err := gitrepo.Open(ctx, ws.location, "", nil, req.Logger)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	repo.RemoveStaleTemporaryFiles(time.Now())
+	author, committer := ws.signatures(req)
+	base := ws.tips[branch]
+	commit, err := repo.WriteFilesOn(base, files, msg, author, committer)
+	if err != nil || commit.IsZero() {
+		return commit, err
+	}
+	err = repo.Publish(ctx, branch, commit, base)
 	if errors.Is(err, gitrepo.ErrConflict) {
 		return plumbing.ZeroHash, &movedError{branch: branch}
 	}
@@ -103,13 +119,14 @@ func (ws *workspace) commitWorkTree(ctx context.Context, req Request, files map[
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	commit, tip, err := repo.WriteFiles(ctx, ws.head, files, msg, ws.signature(req))
+	author, committer := ws.signatures(req)
+	commit, err := repo.WriteFilesOn(ws.tips[ws.head], files, msg, author, committer)
 	if err != nil || commit.IsZero() {
 		return commit, err
 	}
 	branch := plumbing.NewBranchReferenceName(ws.head)
 	err = ws.g.Storer.CheckAndSetReference(plumbing.NewHashReference(branch, commit), plumbing.NewHashReference(branch, ws.tips[ws.head]))
-	if err != nil || tip != ws.tips[ws.head] {
+	if err != nil {
 		return plumbing.ZeroHash, &movedError{branch: ws.head}
 	}
 	if err := applyToDir(ws.workTree, onBranch(files, ws.head)); err != nil {
@@ -156,26 +173,15 @@ func (ws *workspace) pullRequest(ctx context.Context, req Request, res *Result) 
 	if req.OpenPR == nil {
 		return errors.New("--pr: no forge to open the pull request on")
 	}
-	remote := req.Remote
-	if remote == "" {
-		r, err := ws.g.Remote("origin")
-		if err != nil || len(r.Config().URLs) == 0 {
-			return fmt.Errorf("--pr: the control plane has no origin remote to push to")
-		}
-		remote = r.Config().URLs[0]
-	}
-	cache, err := os.MkdirTemp("", "fleetform-pr-*")
-	if err != nil {
-		return err
-	}
-	defer func() { _ = os.RemoveAll(cache) }()
-	repo, err := gitrepo.Open(ctx, remote, cache, req.Credentials, req.Logger)
-	if err != nil {
-		return err
-	}
 	base := branches[0]
+	t, err := ws.prTarget(ctx, req, base)
+	if err != nil {
+		return err
+	}
+	defer t.cleanup()
 	msg := message(req, res)
-	commit, _, err := repo.WriteFiles(ctx, base, ws.byBranch()[base], msg, ws.signature(req))
+	author, committer := ws.signatures(req)
+	commit, err := t.repo.WriteFilesOn(t.tip, ws.byBranch()[base], msg, author, committer)
 	if err != nil {
 		return err
 	}
@@ -184,11 +190,11 @@ func (ws *workspace) pullRequest(ctx context.Context, req Request, res *Result) 
 		return nil
 	}
 	head := "fleetform/authoring/" + time.Now().UTC().Format("20060102-150405") + "-" + commit.String()[:8]
-	if err := repo.Publish(ctx, head, commit, plumbing.ZeroHash); err != nil {
+	if err := t.repo.Publish(ctx, head, commit, plumbing.ZeroHash); err != nil {
 		return fmt.Errorf("push %s: %w", head, err)
 	}
 	subject, _, _ := strings.Cut(msg, "\n")
-	pr, err := req.OpenPR(ctx, remote, forge.NewChangeRequest{Base: base, Head: head, Title: subject,
+	pr, err := req.OpenPR(ctx, t.remote, forge.NewChangeRequest{Base: base, Head: head, Title: subject,
 		Body: markdown(res), Labels: []string{"fleetform"}})
 	if err != nil {
 		return fmt.Errorf("the branch %s is pushed, but: %w", head, err)
@@ -196,6 +202,47 @@ func (ws *workspace) pullRequest(ctx context.Context, req Request, res *Result) 
 	res.PullRequest, res.Written = pr, true
 	res.Commits = append(res.Commits, CommitRef{Branch: head, Commit: commit.String()})
 	return nil
+}
+
+// prTarget is where a pull request's branch is made and pushed from.
+type prTarget struct {
+	repo    *gitrepo.Repo
+	remote  string        // the repository the pull request is opened on
+	tip     plumbing.Hash // the commit of its base branch the change goes on top of
+	cleanup func()
+}
+
+// prTarget is the mirror of a remote control plane, at the tip the change was made on;
+// else a clone of req.Remote (default: the origin remote) in a temporary folder, at its
+// tip of base.
+func (ws *workspace) prTarget(ctx context.Context, req Request, base string) (prTarget, error) {
+	if ws.mirror != nil {
+		if _, err := ws.tree(base); err != nil {
+			return prTarget{}, err
+		}
+		return prTarget{repo: ws.mirror, remote: ws.remote, tip: ws.tips[base], cleanup: func() {}}, nil
+	}
+	remote := req.Remote
+	if remote == "" {
+		r, err := ws.g.Remote("origin")
+		if err != nil || len(r.Config().URLs) == 0 {
+			return prTarget{}, fmt.Errorf("--pr: the control plane has no origin remote to push to")
+		}
+		remote = r.Config().URLs[0]
+	}
+	cache, err := os.MkdirTemp("", "fleetform-pr-*")
+	if err != nil {
+		return prTarget{}, err
+	}
+	t := prTarget{remote: remote, cleanup: func() { _ = os.RemoveAll(cache) }}
+	if t.repo, err = gitrepo.Open(ctx, remote, cache, req.Credentials, req.Logger); err == nil {
+		t.tip, err = t.repo.Tip(ctx, base)
+	}
+	if err != nil {
+		t.cleanup()
+		return prTarget{}, err
+	}
+	return t, nil
 }
 
 // markdown is the body of a pull request: the operations and the fleet plan.

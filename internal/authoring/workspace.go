@@ -18,6 +18,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/fleetform/fleetform/internal/controlplane"
+	"github.com/fleetform/fleetform/internal/gitops/gitrepo"
 	"github.com/fleetform/fleetform/internal/repourl"
 )
 
@@ -36,6 +37,8 @@ func (k fileKey) String() string {
 // changes made so far in memory.
 type workspace struct {
 	location string
+	remote   string        // a remote control plane's URL ("": local)
+	mirror   *gitrepo.Repo // a remote control plane's mirror, at location
 	popts    controlplane.Options
 	layout   controlplane.Layout
 	dir      string          // directory mode: the files are read from and written to dir
@@ -49,16 +52,23 @@ type workspace struct {
 	changes  map[fileKey][]byte // nil content: removed
 }
 
-// ErrNotLocal means the control plane is a remote URL: authoring writes a directory or a
-// local git repository.
-var ErrNotLocal = errors.New("authoring needs a local control plane: a directory or a local git repository")
+// ErrNotLocal means the control plane is a remote URL and there is no cache directory to
+// keep its mirror in.
+var ErrNotLocal = errors.New("a remote control plane is changed on a mirror, and no cache directory was given")
 
-// openWorkspace opens the control plane at location. git is true when the change is to be
-// committed (or pushed): a folder-layout work tree is then edited through its branch.
-func openWorkspace(ctx context.Context, location string, popts controlplane.Options, gitMode bool) (*workspace, *controlplane.ControlPlane, error) {
+// openWorkspace opens the control plane of req. gitMode is true when the change is to be
+// committed (or pushed): a folder-layout work tree is then edited through its branch. A
+// remote control plane is mirrored into req.CacheDir first, at the remote's tips.
+func openWorkspace(ctx context.Context, req Request, gitMode bool) (*workspace, *controlplane.ControlPlane, error) {
+	location, popts := req.ControlPlane, req.Platform
 	p, ok := repourl.LocalPath(location)
+	var mirror *gitrepo.Repo
 	if !ok {
-		return nil, nil, fmt.Errorf("%s: %w", location, ErrNotLocal)
+		m, err := openMirror(ctx, req)
+		if err != nil {
+			return nil, nil, err
+		}
+		p, mirror = m.GitDir(), m
 	}
 	if p == "" {
 		p = "."
@@ -68,6 +78,9 @@ func openWorkspace(ctx context.Context, location string, popts controlplane.Opti
 		return nil, nil, err
 	}
 	ws := &workspace{location: p, popts: popts, layout: cp.Layout(), tips: map[string]plumbing.Hash{}, changes: map[fileKey][]byte{}}
+	if mirror != nil {
+		ws.remote, ws.mirror = location, mirror
+	}
 	ws.envs, _, err = cp.Environments(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -163,7 +176,11 @@ func (ws *workspace) tree(branch string) (*object.Tree, error) {
 		return nil, nil
 	}
 	c, err := ws.g.CommitObject(h)
-	if err != nil {
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		// Written since the repository was opened (in a pack it has not listed): the branch
+		// moved under the change, which is made again.
+		return nil, &movedError{branch: branch}
+	} else if err != nil {
 		return nil, err
 	}
 	return c.Tree()

@@ -55,6 +55,7 @@ type serveConfig struct {
 	Environments []string `json:"environments,omitempty"`
 	PR           bool     `json:"pr,omitempty"`
 	ForgeURL     string   `json:"forgeURL,omitempty"`
+	Authoring    string   `json:"authoring,omitempty"`
 	// OIDC sets what the --oidc-* flags set.
 	OIDC ssoConfig `json:"oidc,omitzero"`
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/authoring"
 	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/fleet"
@@ -18,16 +19,17 @@ import (
 )
 
 type serveOptions struct {
-	cp       controlPlaneOptions
-	srv      hubServeOptions
-	gitops   string
-	envs     []string
-	dataDir  string
-	interval time.Duration
-	pr       bool
-	forgeURL string
-	author   string
-	promote  bool
+	cp        controlPlaneOptions
+	srv       hubServeOptions
+	gitops    string
+	envs      []string
+	dataDir   string
+	interval  time.Duration
+	pr        bool
+	authoring string
+	forgeURL  string
+	author    string
+	promote   bool
 }
 
 func newServeCmd(e *env) *cobra.Command {
@@ -63,7 +65,9 @@ func newServeCmd(e *env) *cobra.Command {
 	f.StringArrayVar(&o.envs, "env", nil, "environment to serve (repeatable; default: every one)")
 	f.StringVar(&o.gitops, "gitops", "", "GitOps repository of every served environment (each on its own branch); default: the config file's gitops, else each GitOpsRepo")
 	f.BoolVar(&o.pr, "pr", false, "open pull requests instead of moving the GitOps branches (as apply --pr)")
-	f.StringVar(&o.forgeURL, "forge-url", "", "API base URL of the forge, for --pr")
+	f.StringVar(&o.forgeURL, "forge-url", "", "API base URL of the forge, for --pr and --authoring pr")
+	f.StringVar(&o.authoring, "authoring", "", "what the authoring API and the UI do with a change: commit (a local control plane's default), "+
+		"push or pr (a control plane URL's default: a pull request per change)")
 	f.StringVar(&o.author, "author", "fleetform <fleetform@localhost>", "author of the commits, as \"Name <email>\"")
 	f.BoolVar(&o.promote, "promote", true, "promote the environments whose chain says automatic")
 	f.DurationVar(&o.srv.staleAfter, "stale-after", hub.DefaultStaleAfter, "a cluster whose latest report is older counts as unknown")
@@ -99,6 +103,9 @@ func (o *serveOptions) validate(cmd *cobra.Command, e *env) error {
 	if _, err := mail.ParseAddress(o.author); err != nil {
 		return command.Usagef("--author %q: want \"Name <email>\"", o.author)
 	}
+	if err := o.checkAuthoring(); err != nil {
+		return err
+	}
 	return o.srv.check()
 }
 
@@ -124,6 +131,17 @@ func (o *serveOptions) fromConfig(cmd *cobra.Command, c serveConfig) {
 	})
 	set("pr", func() { o.pr = o.pr || c.PR })
 	set("forge-url", func() { o.forgeURL = orString(c.ForgeURL, o.forgeURL) })
+	set("authoring", func() { o.authoring = orString(c.Authoring, o.authoring) })
+}
+
+// checkAuthoring settles --authoring (fleet.AuthoringMode); --pr makes pr the default.
+func (o *serveOptions) checkAuthoring() error {
+	mode, err := fleet.AuthoringMode(o.cp.controlPlane, o.authoring, o.pr)
+	if err != nil {
+		return command.Usage(err)
+	}
+	o.authoring = string(mode)
+	return nil
 }
 
 func orString(v, def string) string {
@@ -171,9 +189,10 @@ func (o *serveOptions) run(ctx context.Context, e *env) error {
 	return hs.Serve(ctx, serve.Handler(hs.Handler(), hs.Hub, svc, webhooks, changes.Handler()), svc.Run)
 }
 
-// changes is the authoring API: changes committed to the control plane (pull requests with
-// --pr), recorded in the hub's history, and applied at once.
+// changes is the authoring API: changes committed to the control plane, pushed to it or
+// proposed as pull requests (--authoring), recorded in the hub's history, and applied at
+// once.
 func (o *serveOptions) changes(e *env, hs *serve.HubServer, svc *serve.Service, f *fleet.Fleet) *serve.ControlPlaneChanges {
-	return serve.NewControlPlaneChanges(serve.ChangesOptions{Fleet: f, Hub: hs.Hub, PullRequests: o.pr, Logger: e.Logger,
+	return serve.NewControlPlaneChanges(serve.ChangesOptions{Fleet: f, Hub: hs.Hub, Mode: authoring.Mode(o.authoring), Logger: e.Logger,
 		Applied: func() { svc.Trigger(f.Config().ControlPlane) }})
 }

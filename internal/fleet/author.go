@@ -12,6 +12,7 @@ import (
 	"github.com/fleetform/fleetform/internal/authoring"
 	"github.com/fleetform/fleetform/internal/forge"
 	"github.com/fleetform/fleetform/internal/pipeline"
+	"github.com/fleetform/fleetform/internal/repourl"
 )
 
 // AuthorRequest is a change of the control plane.
@@ -25,7 +26,9 @@ type AuthorRequest struct {
 	// Actor, when set, is recorded in the commit message.
 	Actor string
 	// Identity, when set, is who asks: the change is judged by what it touches (its files'
-	// documents), and refused with a ForbiddenError unless the Fleet's Rights allow it.
+	// documents), and refused with a ForbiddenError unless the Fleet's Rights allow it. Its
+	// commits are authored by the identity (commitAuthor), committed by the Fleet's author,
+	// and say who in their Changed-By trailer (changedBy), instead of Actor.
 	Identity *access.Identity
 	// Decision, when set with Identity, receives the access decision on the change (its
 	// reason is recorded with the change in the hub's history).
@@ -40,11 +43,14 @@ type AuthorRequest struct {
 func (f *Fleet) Author(ctx context.Context, req AuthorRequest) (*authoring.Result, error) {
 	ar := authoring.Request{ControlPlane: f.cfg.ControlPlane, Platform: f.cfg.Read, Operations: req.Operations, Mode: req.Mode,
 		Author: object.Signature{Name: f.cfg.Author.Name, Email: f.cfg.Author.Email}, Message: req.Message, Actor: req.Actor,
-		Logger: f.cfg.Logger, Credentials: f.cfg.Credentials}
+		Logger: f.cfg.Logger, Credentials: f.cfg.Credentials, CacheDir: f.cacheDir()}
 	if req.Mode == authoring.ModePR {
 		ar.OpenPR = f.openPullRequest
 	}
 	if id := req.Identity; id != nil {
+		if sig, ok := commitAuthor(*id); ok {
+			ar.Author, ar.Committer, ar.Actor = sig, ar.Author, changedBy(*id, sig)
+		}
 		ar.Permit = func(s authoring.Scope) error {
 			d := f.Decide(*id, access.Request{Action: v1alpha1.ActionAuthor, Workspaces: s.Workspaces, Platform: s.Platform})
 			if req.Decision != nil {
@@ -61,6 +67,34 @@ func (f *Fleet) Author(ctx context.Context, req AuthorRequest) (*authoring.Resul
 		return res, fmt.Errorf("%w: %w", ErrConflict, err)
 	}
 	return res, err
+}
+
+// AuthoringMode settles what is done with a change of the control plane at location made
+// through serve (its --authoring flag): commit, push or pr. A URL is pushed to or
+// proposed to (pr by default, commit refused), a local control plane committed to (pr with
+// prDefault, push refused).
+func AuthoringMode(location, flag string, prDefault bool) (authoring.Mode, error) {
+	_, local := repourl.LocalPath(location)
+	switch authoring.Mode(flag) {
+	case "":
+		if !local || prDefault {
+			return authoring.ModePR, nil
+		}
+		return authoring.ModeCommit, nil
+	case authoring.ModeCommit:
+		if !local {
+			return "", fmt.Errorf("--authoring commit: the control plane %s is a URL: a change is pushed to it (--authoring push) or proposed as a pull request (--authoring pr)",
+				repourl.Redact(location))
+		}
+	case authoring.ModePush:
+		if local {
+			return "", errors.New("--authoring push: the control plane is local: a change is committed to it (--authoring commit)")
+		}
+	case authoring.ModePR:
+	default:
+		return "", fmt.Errorf("--authoring %q: want push, pr or commit", flag)
+	}
+	return authoring.Mode(flag), nil
 }
 
 // openPullRequest opens the pull request of a change on the forge of repoURL: each change

@@ -30,13 +30,15 @@ type ChangesHub interface {
 
 // ChangesOptions configure the authoring API.
 type ChangesOptions struct {
-	// Fleet is the control plane changed (a directory or a local git repository, as serve's
-	// --control-plane), how it is read, and who commits.
+	// Fleet is the control plane changed (a directory, a local git repository or a URL, as
+	// serve's --control-plane), how it is read, and who commits.
 	Fleet *fleet.Fleet
 	// Hub authenticates the callers of the HTTP handler and records the history.
 	Hub ChangesHub
-	// PullRequests makes every change a pull request instead of a commit (serve --pr).
-	PullRequests bool
+	// Mode is what is done with a change (serve --authoring): authoring.ModeCommit (a local
+	// control plane's default; a plain directory is written), authoring.ModePush or
+	// authoring.ModePR (a remote one's default).
+	Mode authoring.Mode
 	// Applied is called after a change was committed, so that it is applied at once (the
 	// service's Trigger of the control plane). Nil: nothing is called.
 	Applied func()
@@ -44,11 +46,13 @@ type ChangesOptions struct {
 }
 
 // ControlPlaneChanges makes changes of the control plane for the authoring API and the web
-// UI: validated, planned, then committed (or proposed as a pull request) and recorded in
-// the hub's history with who made them. Changes made through one ControlPlaneChanges are
-// made one at a time; against other writers (the CLI, a push) a commit moves its branch
-// with a compare-and-swap and the change is made again on the latest commit, up to 3 times,
-// then fails with authoring.ErrConflict: a change is never lost.
+// UI: validated, planned, then committed, pushed (a remote control plane, changed on
+// serve's mirror of it) or proposed as a pull request, and recorded in the hub's history
+// with who made them. Changes made through one ControlPlaneChanges are made one at a time
+// (on a remote control plane, dry runs too: they share the mirror); against other writers
+// (the CLI, a push) a commit or a push moves its branch with a compare-and-swap and the
+// change is made again on the latest commit, up to 3 times, then fails with
+// authoring.ErrConflict: a change is never lost.
 type ControlPlaneChanges struct {
 	opts ChangesOptions
 	mu   sync.Mutex // one committed change at a time
@@ -74,11 +78,16 @@ func (c *ControlPlaneChanges) Change(ctx context.Context, ops []authoring.Operat
 	}
 	var decision access.Decision
 	req := fleet.AuthorRequest{Operations: ops, Actor: actor, Identity: &id, Decision: &decision}
+	remote := c.remote()
 	switch {
 	case dryRun:
 		req.Mode = authoring.ModeDryRun
-		return c.opts.Fleet.Author(ctx, req)
-	case c.opts.PullRequests:
+		if !remote {
+			return c.opts.Fleet.Author(ctx, req)
+		}
+	case c.opts.Mode == authoring.ModePR, c.opts.Mode == authoring.ModePush:
+		req.Mode = c.opts.Mode
+	case remote:
 		req.Mode = authoring.ModePR
 	default:
 		// A git repository is committed to; a plain directory is written.
@@ -107,6 +116,12 @@ func (c *ControlPlaneChanges) Change(ctx context.Context, ops []authoring.Operat
 		c.opts.Applied()
 	}
 	return res, nil
+}
+
+// remote reports whether the control plane is a URL: changed on serve's mirror of it.
+func (c *ControlPlaneChanges) remote() bool {
+	_, local := repourl.LocalPath(c.opts.Fleet.Config().ControlPlane)
+	return !local
 }
 
 // isGit reports whether the control plane is a git repository.
@@ -199,8 +214,6 @@ func (c *ControlPlaneChanges) Handler() http.Handler {
 		case errors.Is(err, authoring.ErrConflict):
 			writeError(w, http.StatusConflict, string(hub.CodeConflict),
 				"the control plane changed while the change was being made, every time it was tried: nothing was written; send it again")
-		case errors.Is(err, authoring.ErrNotLocal):
-			writeError(w, http.StatusNotImplemented, "not_implemented", err.Error())
 		case err != nil && r.Context().Err() != nil:
 			writeError(w, http.StatusServiceUnavailable, "unavailable", "the request was cancelled")
 		case err != nil:

@@ -12,8 +12,13 @@ import (
 // sig as author and committer, and every object they need into the repository as one
 // pack, and returns the commit. No branch moves: Publish does that.
 func (t *Tree) Commit(parent plumbing.Hash, message string, sig object.Signature) (plumbing.Hash, error) {
+	return t.CommitAs(parent, message, sig, sig)
+}
+
+// CommitAs is Commit with an author other than the committer.
+func (t *Tree) CommitAs(parent plumbing.Hash, message string, author, committer object.Signature) (plumbing.Hash, error) {
 	root, _ := t.writeDir(t.root)
-	c := &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: root}
+	c := &object.Commit{Author: author, Committer: committer, Message: message, TreeHash: root}
 	if !parent.IsZero() {
 		c.ParentHashes = []plumbing.Hash{parent}
 	}

@@ -21,9 +21,17 @@ func (r *Repo) WriteFiles(ctx context.Context, branch string, files map[string][
 	if err != nil {
 		return plumbing.ZeroHash, plumbing.ZeroHash, err
 	}
+	commit, err = r.WriteFilesOn(tip, files, message, sig, sig)
+	return commit, tip, err
+}
+
+// WriteFilesOn writes files as WriteFiles does, as one commit on top of tip (zero: a first
+// commit) with author and committer, without reading or moving any branch. commit is zero
+// when the files already have that content.
+func (r *Repo) WriteFilesOn(tip plumbing.Hash, files map[string][]byte, message string, author, committer object.Signature) (commit plumbing.Hash, err error) {
 	t, err := r.Edit(tip)
 	if err != nil {
-		return plumbing.ZeroHash, plumbing.ZeroHash, err
+		return plumbing.ZeroHash, err
 	}
 	defer t.Discard() // nothing to drop once committed
 	changed := false
@@ -32,22 +40,21 @@ func (r *Repo) WriteFiles(ctx context.Context, branch string, files map[string][
 		if content == nil {
 			removed, err := t.Remove(p)
 			if err != nil {
-				return plumbing.ZeroHash, plumbing.ZeroHash, err
+				return plumbing.ZeroHash, err
 			}
 			changed = changed || len(removed) > 0
 			continue
 		}
 		action, _, err := t.SetFile(p, content)
 		if err != nil {
-			return plumbing.ZeroHash, plumbing.ZeroHash, err
+			return plumbing.ZeroHash, err
 		}
 		changed = changed || action != Unchanged
 	}
 	if !changed {
-		return plumbing.ZeroHash, tip, nil
+		return plumbing.ZeroHash, nil
 	}
-	commit, err = t.Commit(tip, message, sig)
-	return commit, tip, err
+	return t.CommitAs(tip, message, author, committer)
 }
 
 // ReadFile reads a file at the tip of a branch; ok is false when the branch or the file

@@ -1,6 +1,7 @@
 package gittest
 
 import (
+	"crypto/subtle"
 	"io"
 	"net"
 	"net/http"
@@ -48,6 +49,30 @@ func GitHandler(tb testing.TB, root string) http.Handler {
 		Stderr: io.Discard, // "Not a git repository" for the tests' missing repositories
 	}
 	return h
+}
+
+// ServeGitAuth is ServeGit behind HTTP Basic authentication: every request without user
+// and password is answered 401 with a challenge (as a forge does), so that git sends the
+// credential it was given.
+func ServeGitAuth(tb testing.TB, root, user, password string) string {
+	tb.Helper()
+	srv := httptest.NewServer(RequireBasicAuth(GitHandler(tb, root), user, password))
+	tb.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// RequireBasicAuth answers 401 to a request without user and password, and passes the
+// others to h.
+func RequireBasicAuth(h http.Handler, user, password string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, p, ok := r.BasicAuth()
+		if !ok || subtle.ConstantTimeCompare([]byte(u), []byte(user)) != 1 || subtle.ConstantTimeCompare([]byte(p), []byte(password)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
+			http.Error(w, "authentication required", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // ServeRepo serves one repository and returns its URL.
