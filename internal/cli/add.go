@@ -25,7 +25,9 @@ type authoringOptions struct {
 	author   string
 	message  string
 	forgeURL string
-	sig      fleet.Author // set by check
+	// server is fleetform serve's URL (--hub): the change goes through its authoring API.
+	server hubOptions
+	sig    fleet.Author // set by check
 }
 
 func (o *authoringOptions) bind(cmd *cobra.Command, e *env) {
@@ -38,6 +40,8 @@ func (o *authoringOptions) bind(cmd *cobra.Command, e *env) {
 	f.StringVar(&o.author, "author", "fleetform <fleetform@localhost>", "commit author, as \"Name <email>\"")
 	f.StringVar(&o.message, "message", "", "commit subject (default: names what was done)")
 	f.StringVar(&o.forgeURL, "forge-url", "", "API base URL of the forge for --pr (GitHub Enterprise: https://HOST/api/v3/)")
+	f.StringVar(&o.server.URL, "hub", "", "send the change to fleetform serve at this URL (token from FLEETFORM_HUB_TOKEN: yours, or your CI job's OIDC token): "+
+		"its access policies decide, and it commits, pushes or opens the pull request on its control plane")
 }
 
 // check checks the flags shared by the authoring commands.
@@ -53,6 +57,9 @@ func (o *authoringOptions) check() error {
 	}
 	if n > 1 {
 		return command.Usage(errors.New("--dry-run, --commit and --pr exclude each other"))
+	}
+	if o.server.URL != "" && (o.commit || o.pr) {
+		return command.Usage(errors.New("--hub sends the change to fleetform serve, which commits it or opens its pull request as it is set up to: drop --commit and --pr"))
 	}
 	var err error
 	o.sig, err = author(o.author)
@@ -85,6 +92,14 @@ func labelsFlag(pairs []string) (map[string]string, error) {
 
 // change makes the change and prints what it does.
 func (o *authoringOptions) change(ctx context.Context, e *env, ops ...authoring.Operation) error {
+	if o.server.URL != "" {
+		c, err := o.server.Client()
+		if err != nil {
+			return err
+		}
+		res, err := fleet.AuthorThrough(ctx, c, ops, o.dryRun)
+		return o.report(e, res, err)
+	}
 	f, err := o.fleet(e)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/fleetform/fleetform/internal/access"
 	"github.com/fleetform/fleetform/internal/authoring"
 	"github.com/fleetform/fleetform/internal/forge"
+	"github.com/fleetform/fleetform/internal/hub/client"
 	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/repourl"
 )
@@ -109,4 +111,27 @@ func (f *Fleet) openPullRequest(ctx context.Context, repoURL string, req forge.N
 		return nil, err
 	}
 	return &forge.PullRequest{Number: pr.Number, URL: pr.URL, Head: pr.Head, Base: pr.Base}, nil
+}
+
+// AuthorThrough sends a change to fleetform serve's authoring API (c's server, as c's
+// token): decided there by the access policies and made on serve's control plane (with
+// dryRun, validated and planned only). Its outcomes are Author's: an InvalidError with the
+// result, a ForbiddenError with serve's reason, ErrConflict.
+func AuthorThrough(ctx context.Context, c *client.Client, ops []authoring.Operation, dryRun bool) (*authoring.Result, error) {
+	res, err := c.ChangeControlPlane(ctx, ops, dryRun)
+	var ce *client.Error
+	if !errors.As(err, &ce) {
+		return res, err
+	}
+	switch ce.Status {
+	case http.StatusUnprocessableEntity:
+		return res, &InvalidError{Errors: max(len(res.Errors), 1), Err: fmt.Errorf("%w (fleetform serve)", authoring.ErrInvalid)}
+	case http.StatusForbidden:
+		return nil, &ForbiddenError{Decision: access.Decision{Reason: ce.Message}}
+	case http.StatusConflict:
+		return nil, fmt.Errorf("%w: %s", ErrConflict, ce.Message)
+	case http.StatusBadRequest:
+		return nil, Usage(err)
+	}
+	return nil, err
 }
