@@ -30,7 +30,8 @@ quickstart: build
 	@echo "Explore: $(BIN) schedule --control-plane examples/platform --config examples/fleetform.yaml --env dev"
 
 ## demo: the example end to end: apply into a local GitOps repository, the hub on SQLite, a
-## simulated fleet, rollout status, and a promotion from dev to prod through the gates (.demo/)
+## simulated fleet, rollout status, a promotion from dev to prod through the gates, and a
+## team member signed in through an OIDC provider who may change only their team's (.demo/)
 demo: build build-dev
 	DEMO_KEEP_SERVING=1 scripts/demo.sh
 

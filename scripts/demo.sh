@@ -3,8 +3,11 @@
 # empty GitOps repository, and serve on SQLite applying it; a simulated fleet reports back; a
 # change to the common content reaches dev, and serve promotes it into prod by itself only
 # once every dev cluster reports it Ready (refused, with the reason, while some fail); then the
-# application team's flow (scripts/demo-app.sh), and the web UI's address. The simulated
-# fleet is fleetform-dev sim (make build-dev).
+# application team's flow (scripts/demo-app.sh); teams: an AccessPolicy, a payments team
+# member signed in through an OpenID Connect provider (fleetform-dev oidc-provider) who may
+# onboard and promote the team's workloads but not touch the platform or another team's;
+# and the web UI's address (single sign-on). The simulated fleet is fleetform-dev sim and
+# the identity provider fleetform-dev oidc-provider (make build-dev).
 # Everything lives in $DEMO_DIR (default .demo); nothing leaves the machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,12 +53,29 @@ echo "control plane: $DIR/control-plane.git   GitOps: $DIR/gitops.git"
 step "prod starts at the first release (pinned by hand); dev follows the tip"
 run promote "${CP[@]}" --to prod --override --reason "the first release" --actor demo
 
-step "fleetform serve on SQLite: the hub's API, polling every second"
+step "The company's identity provider (fleetform-dev oidc-provider): Pat of the payments team, Sam of the platform team"
+OIDC_SECRET=demo-oidc-secret
+"$FFDEV" oidc-provider serve --client-id fleetform --client-secret "$OIDC_SECRET" \
+	--person 'pat@contoso.com=Pat:payments-devs' --person 'sam@contoso.com=Sam:platform-engineers' >"$DIR/oidc.log" 2>&1 &
+OIDC_PID=$!
+wait_for grep -q '^issuer ' "$DIR/oidc.log"
+ISSUER=$(sed -n 's/^issuer \([^ ]*\) .*/\1/p' "$DIR/oidc.log")
+echo "identity provider: $ISSUER"
+# id_token prints who's ID token, got from the provider without a browser (as a CI job gets its own).
+id_token() { "$FFDEV" oidc-provider token --issuer "$ISSUER" --client-id fleetform --client-secret "$OIDC_SECRET" --login "$1"; }
+
+step "fleetform serve on SQLite: the hub's API and the web UI (single sign-on), polling every second"
 export FLEETFORM_HUB_ADMIN_TOKEN=demo-admin-token FLEETFORM_HUB_TOKEN=demo-admin-token
-"$FF" serve "${CP[@]}" --addr "127.0.0.1:$PORT" --data-dir "$DIR/serve" --interval 1s >"$DIR/serve.log" 2>&1 &
+FLEETFORM_OIDC_CLIENT_SECRET=$OIDC_SECRET FLEETFORM_SESSION_SECRET=demo-session-secret \
+	"$FF" serve "${CP[@]}" --addr "127.0.0.1:$PORT" --data-dir "$DIR/serve" --interval 1s \
+	--oidc-issuer "$ISSUER" --oidc-client-id fleetform >"$DIR/serve.log" 2>&1 &
 SERVE_PID=$!
-# DEMO_KEEP_SERVING=1 (make demo) leaves serve running after a successful demo, for the UI.
-stop_serve() { kill $SERVE_PID 2>/dev/null || true; wait $SERVE_PID 2>/dev/null || true; }
+# DEMO_KEEP_SERVING=1 (make demo) leaves serve and the provider running after a successful
+# demo, for the UI.
+stop_serve() {
+	kill $SERVE_PID $OIDC_PID 2>/dev/null || true
+	wait $SERVE_PID $OIDC_PID 2>/dev/null || true
+}
 trap stop_serve EXIT
 wait_for grep -q serving "$DIR/serve.log"
 HUB=$(sed -n 's/.*serving \(http:[^ ]*\).*/\1/p' "$DIR/serve.log")
@@ -97,6 +117,61 @@ run history --hub "$HUB" --env prod --kind promotion
 step "The application team's flow: hello-world's values per deployment target, rendered with its chart (scripts/demo-app.sh)"
 DEMO_DIR="$DIR/app" FLEETFORM="$FF" scripts/demo-app.sh
 
+step "Teams: the platform team reviews and merges an AccessPolicy into the control plane"
+git -C "$DIR/work" pull -q --rebase origin main
+mkdir -p "$DIR/work/access"
+cat >"$DIR/work/access/teams.yaml" <<'YAML'
+apiVersion: fleetform.io/v1alpha1
+kind: AccessPolicy
+metadata:
+  name: teams
+spec:
+  roles:
+    - name: payments
+      subjects: [{group: payments-devs}]
+      allow:
+        - {action: author, workspaces: [payments-team]}
+        - {action: promote, workspaces: [payments-team], environments: [dev, prod]}
+        - {action: approve, environments: [dev]}
+    - name: platform
+      subjects: [{group: platform-engineers}]
+      allow:
+        - {action: author, platform: true}
+        - {action: promote, environments: ["*"]}
+        - {action: approve, environments: ["*"]}
+        - {action: override, environments: ["*"]}
+YAML
+cat "$DIR/work/access/teams.yaml"
+git -C "$DIR/work" add access && git -C "$DIR/work" commit -qm "access: the payments and platform teams" && git -C "$DIR/work" push -q origin main
+PAT=$(id_token pat@contoso.com)
+wait_for sh -c "FLEETFORM_HUB_TOKEN='$PAT' '$FF' hub whoami --hub '$HUB' | grep -q 'roles: *payments'"
+
+step "Pat signs in through the identity provider: who the hub takes Pat for"
+FLEETFORM_HUB_TOKEN=$PAT run hub whoami --hub "$HUB"
+
+step "Pat onboards the payments team's new workload through serve: allowed, committed with Pat's name"
+FLEETFORM_HUB_TOKEN=$PAT run add workload fraud-check --workspace payments-team --hub "$HUB"
+git -C "$DIR/control-plane.git" log -1 --format='commit %h by %an <%ae>, committed by %cn%n%b' main
+
+step "Pat may promote the payments team's workloads into dev, and approve there (in prod, once the policy is promoted there)"
+FLEETFORM_HUB_TOKEN=$PAT run hub whoami --hub "$HUB" --may promote --env dev --workload ledger
+FLEETFORM_HUB_TOKEN=$PAT run approve --hub "$HUB" --env dev --commit "$(git -C "$DIR/control-plane.git" rev-parse main)" --by pat
+
+# refused runs, as Pat, a command that the access policies must refuse, and shows why.
+refused() {
+	printf '$ fleetform %s\n' "$*"
+	if FLEETFORM_HUB_TOKEN=$PAT "$FF" "$@"; then echo "allowed, want refused"; exit 1; fi
+}
+step "Pat may not touch the platform, another team's workload, or approve prod: refused with the reason, nothing written"
+BEFORE=$(git -C "$DIR/control-plane.git" rev-parse main)
+refused add cluster-type gpu --env dev --hub "$HUB"
+refused add workload robot-arm --workspace factory-team --hub "$HUB"
+refused approve --hub "$HUB" --env prod --commit "$BEFORE" --by pat
+[ "$(git -C "$DIR/control-plane.git" rev-parse main)" = "$BEFORE" ] || { echo "a refused change was written"; exit 1; }
+
+step "Who did what: the hub's audit history"
+run history --hub "$HUB" --kind authoring,approval,signin --limit 10
+
 step "The web UI, on serve's port, with a read-only token"
 run status --hub "$HUB"
 VIEWER=$("$FF" hub token create demo-viewer --hub "$HUB" --kind read)
@@ -106,10 +181,10 @@ if command -v curl >/dev/null; then
 fi
 echo
 echo "Demo done: everything is in $DIR."
-echo "The UI: $HUB/  (sign in with the read-only token $VIEWER, or the admin token demo-admin-token)"
+echo "The UI: $HUB/  (single sign-on as Pat or Sam, who the provider signs in without a password; or the read-only token $VIEWER, or the admin token demo-admin-token)"
 if [ "${DEMO_KEEP_SERVING:-0}" = 1 ]; then
 	trap - EXIT
-	echo "serve keeps running (pid $SERVE_PID, log $DIR/serve.log); stop it with: kill $SERVE_PID"
+	echo "serve and the identity provider keep running (log $DIR/serve.log); stop them with: kill $SERVE_PID $OIDC_PID"
 else
 	echo "To explore, start serve again:"
 	echo "  FLEETFORM_HUB_ADMIN_TOKEN=demo-admin-token $FF serve ${CP[*]} --addr ${HUB#http://} --data-dir $DIR/serve &"
