@@ -75,4 +75,17 @@ func TestChangesByTheAccessPolicies(t *testing.T) {
 	if !equalBytes(before, s.repoBytes()) {
 		t.Error("a refused change wrote into the repository")
 	}
+	events, err := f.hub.History(t.Context(), hub.HistoryFilter{Kind: hub.EventAuthoring})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := 0
+	for _, e := range events {
+		if strings.HasPrefix(e.Message, "refused: ") && e.Actor != nil && e.Actor.Token == "retail-ci" && strings.Contains(e.Actor.Reason, "may not author") {
+			refused++
+		}
+	}
+	if refused != 3 {
+		t.Errorf("%d refused attempts in the history, want 3: %+v", refused, events)
+	}
 }

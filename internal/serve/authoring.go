@@ -99,6 +99,9 @@ func (c *ControlPlaneChanges) Change(ctx context.Context, ops []authoring.Operat
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	res, err := c.opts.Fleet.Author(ctx, req)
+	if fleet.IsForbidden(err) {
+		c.recordRefusal(ctx, ops, id, decision)
+	}
 	if err != nil || !res.Written {
 		return res, err
 	}
@@ -116,6 +119,22 @@ func (c *ControlPlaneChanges) Change(ctx context.Context, ops []authoring.Operat
 		c.opts.Applied()
 	}
 	return res, nil
+}
+
+// recordRefusal puts a change the access policies refused in the hub's history, with who
+// asked and why it was refused (the audit of attempts).
+func (c *ControlPlaneChanges) recordRefusal(ctx context.Context, ops []authoring.Operation, id access.Identity, d access.Decision) {
+	if c.opts.Hub == nil {
+		return
+	}
+	what := make([]string, len(ops))
+	for i, op := range ops {
+		what[i] = strings.TrimSpace(op.Op + " " + op.Kind + " " + op.Name)
+	}
+	rec := hub.Change{By: id.Actor(), What: "refused: " + strings.Join(what, "; ") + ": " + d.Reason, Actor: hub.ActorOf(id, d)}
+	if herr := c.opts.Hub.RecordChange(context.WithoutCancel(ctx), rec); herr != nil {
+		c.opts.Logger.ErrorContext(ctx, "recording a refused change in the history", "error", herr.Error())
+	}
 }
 
 // remote reports whether the control plane is a URL: changed on serve's mirror of it.
