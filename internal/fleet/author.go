@@ -32,6 +32,10 @@ type AuthorRequest struct {
 	// commits are authored by the identity (commitAuthor), committed by the Fleet's author,
 	// and say who in their Changed-By trailer (changedBy), instead of Actor.
 	Identity *access.Identity
+	// Propose, with Identity and ModePR (or ModeDryRun), proposes the change for review
+	// without judging it here: the pull request's reviewers decide (what someone who may
+	// not make a change may still do).
+	Propose bool
 	// Decision, when set with Identity, receives the access decision on the change (its
 	// reason is recorded with the change in the hub's history).
 	Decision *access.Decision
@@ -53,6 +57,11 @@ func (f *Fleet) Author(ctx context.Context, req AuthorRequest) (*authoring.Resul
 		if sig, ok := commitAuthor(*id); ok {
 			ar.Author, ar.Committer, ar.Actor = sig, ar.Author, changedBy(*id, sig)
 		}
+		if req.Propose && req.Mode != authoring.ModePR && req.Mode != authoring.ModeDryRun {
+			return nil, Usagef("a proposal is a pull request (or its dry run), not %s", req.Mode)
+		}
+	}
+	if id := req.Identity; id != nil && !req.Propose {
 		ar.Permit = func(s authoring.Scope) error {
 			d := f.Decide(*id, access.Request{Action: v1alpha1.ActionAuthor, Workspaces: s.Workspaces, Platform: s.Platform})
 			if req.Decision != nil {

@@ -121,6 +121,39 @@ func (c *ControlPlaneChanges) Change(ctx context.Context, ops []authoring.Operat
 	return res, nil
 }
 
+// CanPropose reports whether changes can be proposed as pull requests: the control plane
+// is a URL, or a forge is configured for its origin.
+func (c *ControlPlaneChanges) CanPropose() bool {
+	return c.remote() || c.opts.Fleet.Config().ForgeURL != ""
+}
+
+// Propose proposes a change as a pull request for id (with dryRun, validates and plans it
+// only), whether or not the access policies let id make it: the pull request's reviewers
+// decide. It is recorded in the hub's history as proposed by id.
+func (c *ControlPlaneChanges) Propose(ctx context.Context, ops []authoring.Operation, dryRun bool, id access.Identity) (*authoring.Result, error) {
+	if len(ops) == 0 || id.Actor() == "" {
+		return nil, errors.New("a proposal needs operations and who makes it")
+	}
+	req := fleet.AuthorRequest{Operations: ops, Actor: id.Actor(), Identity: &id, Propose: true, Mode: authoring.ModePR}
+	if dryRun {
+		req.Mode = authoring.ModeDryRun
+		return c.opts.Fleet.Author(ctx, req)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	res, err := c.opts.Fleet.Author(ctx, req)
+	if err != nil || !res.Written || c.opts.Hub == nil {
+		return res, err
+	}
+	rec := changeRecord(ops, res, id.Actor())
+	rec.What = "proposed: " + rec.What
+	rec.Actor = hub.ActorOf(id, access.Decision{Allowed: true, Reason: "a proposal: the pull request's reviewers decide"})
+	if herr := c.opts.Hub.RecordChange(context.WithoutCancel(ctx), rec); herr != nil {
+		c.opts.Logger.ErrorContext(ctx, "recording a proposal in the history", "error", herr.Error())
+	}
+	return res, nil
+}
+
 // recordRefusal puts a change the access policies refused in the hub's history, with who
 // asked and why it was refused (the audit of attempts).
 func (c *ControlPlaneChanges) recordRefusal(ctx context.Context, ops []authoring.Operation, id access.Identity, d access.Decision) {

@@ -47,11 +47,18 @@ type remoteChanges struct {
 
 // allowAll lets every identity do everything; before, when set, runs first (the decision
 // is taken once the change is made, before it is validated and pushed).
-type allowAll struct{ before func() }
+// When deny is set, it refuses everything with that reason instead.
+type allowAll struct {
+	before func()
+	deny   string
+}
 
 func (a *allowAll) Decide(access.Identity, access.Request) access.Decision {
 	if a.before != nil {
 		a.before()
+	}
+	if a.deny != "" {
+		return access.Decision{Reason: a.deny}
 	}
 	return access.Decision{Allowed: true, Reason: "allowed"}
 }
@@ -298,5 +305,43 @@ func TestChangesRemoteConflict(t *testing.T) {
 	s.rights.before = nil
 	if code, body := s.post(s.admin, "", addEdge); code != http.StatusOK {
 		t.Errorf("the change again: %d %s", code, body)
+	}
+}
+
+// TestProposalOfWhoMayNotMakeIt: someone the access policies do not let make a change may
+// still propose it: a pull request the platform team reviews, authored by them, recorded as
+// their proposal; the control plane's main does not move.
+func TestProposalOfWhoMayNotMakeIt(t *testing.T) {
+	s := newRemoteChanges(t, authoring.ModePush)
+	s.rights.deny = "pat@contoso.com may not author the platform's objects"
+	var req ChangesRequest
+	if err := json.Unmarshal([]byte(addEdge), &req); err != nil {
+		t.Fatal(err)
+	}
+	pat := access.Identity{Issuer: "https://idp.example.com", Subject: "u-pat", Name: "Pat", Email: "pat@contoso.com"}
+	tip := s.remote.Tip(t, "main")
+	if _, err := s.changes.Change(t.Context(), req.Operations, false, pat); !fleet.IsForbidden(err) {
+		t.Fatalf("the change: %v, want refused", err)
+	}
+	if !s.changes.CanPropose() {
+		t.Fatal("a control plane URL with a forge cannot take proposals")
+	}
+	plan, err := s.changes.Propose(t.Context(), req.Operations, true, pat)
+	if err != nil || !plan.Valid || len(s.gh.Created()) != 0 {
+		t.Fatalf("the proposal's dry run: %+v, %v", plan, err)
+	}
+	res, err := s.changes.Propose(t.Context(), req.Operations, false, pat)
+	if err != nil || res.PullRequest == nil || len(res.Commits) != 1 {
+		t.Fatalf("the proposal: %+v, %v", res, err)
+	}
+	if s.remote.Tip(t, "main") != tip {
+		t.Error("a proposal moved main")
+	}
+	if c := s.commit(res.Commits[0].Commit); c.Author.Email != "pat@contoso.com" {
+		t.Errorf("the proposal's commit is authored by %s <%s>", c.Author.Name, c.Author.Email)
+	}
+	events, err := s.hub.History(t.Context(), hub.HistoryFilter{Kind: hub.EventAuthoring})
+	if err != nil || len(events) == 0 || !strings.HasPrefix(events[0].Message, "proposed: ") || events[0].Actor == nil || events[0].Actor.Email != "pat@contoso.com" {
+		t.Fatalf("the proposal in the history: %+v, %v", events, err)
 	}
 }

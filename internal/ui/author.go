@@ -24,6 +24,13 @@ type Changes interface {
 	Change(ctx context.Context, ops []authoring.Operation, dryRun bool, id access.Identity) (*authoring.Result, error)
 }
 
+// Proposer proposes changes as pull requests for those who may not make them (serve's
+// ControlPlaneChanges): the platform team reviews and merges them.
+type Proposer interface {
+	CanPropose() bool
+	Propose(ctx context.Context, ops []authoring.Operation, dryRun bool, id access.Identity) (*authoring.Result, error)
+}
+
 // Onboarder prepares what a new cluster needs (serve's ControlPlaneChanges): no token, which
 // never appears in a page.
 type Onboarder interface {
@@ -41,10 +48,26 @@ type authorForm struct {
 	Envs    []string
 	Enabled bool
 	Rows    []int
+	// ProposeOnly is set when the identity may not author anything but may propose.
+	ProposeOnly bool
+}
+
+// proposer is the Changes' Proposer when proposals can be made (nil otherwise).
+func (u *Handler) proposer() Proposer {
+	if p, ok := u.opts.Changes.(Proposer); ok && p.CanPropose() {
+		return p
+	}
+	return nil
+}
+
+// mayChange reports whether the session may use the Change pages: to make changes its
+// roles allow, or to propose any as a pull request.
+func (u *Handler) mayChange(s session) bool {
+	return u.canAuthor(s) || (s.principal.Kind != "" && u.proposer() != nil)
 }
 
 func (u *Handler) author(w http.ResponseWriter, r *http.Request, s session) {
-	if !u.canAuthor(s) {
+	if !u.mayChange(s) {
 		u.renderError(w, s, http.StatusForbidden, "changing the platform needs the admin token or a role that may author")
 		return
 	}
@@ -53,7 +76,7 @@ func (u *Handler) author(w http.ResponseWriter, r *http.Request, s session) {
 		u.fail(w, r, s, err)
 		return
 	}
-	data := authorForm{Enabled: u.opts.Changes != nil}
+	data := authorForm{Enabled: u.opts.Changes != nil, ProposeOnly: !u.canAuthor(s)}
 	for _, e := range envs {
 		data.Envs = append(data.Envs, e.name)
 	}
@@ -69,6 +92,9 @@ type authorResult struct {
 	Result   *authoring.Result
 	Problem  string
 	Proposed bool
+	// Proposal is set when the change is to be proposed as a pull request (the identity
+	// may not make it, or asked to propose it).
+	Proposal bool
 	// Fields are the form's values, carried to the commit form.
 	Fields []field
 }
@@ -81,8 +107,32 @@ func (u *Handler) preview(w http.ResponseWriter, r *http.Request, s session) { u
 // commit makes the change of the posted form.
 func (u *Handler) commit(w http.ResponseWriter, r *http.Request, s session) { u.change(w, r, s, false) }
 
+// propose proposes the change of the posted form as a pull request.
+func (u *Handler) propose(w http.ResponseWriter, r *http.Request, s session) {
+	p := u.proposer()
+	if p == nil || !u.mayChange(s) {
+		u.renderError(w, s, http.StatusNotFound, "proposing a change needs fleetform serve with a forge for its control plane")
+		return
+	}
+	op, err := operationOf(r.PostForm)
+	data := authorResult{Fields: formFields(r.PostForm), Proposal: true}
+	status := http.StatusOK
+	if err != nil {
+		data.Problem, status = err.Error(), http.StatusBadRequest
+	} else {
+		data.Op = op.Describe()
+		data.Result, err = p.Propose(r.Context(), []authoring.Operation{op}, false, s.identity())
+		data.Problem, status = u.changeProblem(err)
+	}
+	title := "Change proposed"
+	if data.Problem != "" {
+		title = "Change not proposed"
+	}
+	u.renderStatus(w, r, s, status, "change", title, "author", data)
+}
+
 func (u *Handler) change(w http.ResponseWriter, r *http.Request, s session, dryRun bool) {
-	if !u.canAuthor(s) {
+	if !u.mayChange(s) {
 		u.renderError(w, s, http.StatusForbidden, "changing the platform needs the admin token or a role that may author")
 		return
 	}
@@ -99,20 +149,21 @@ func (u *Handler) change(w http.ResponseWriter, r *http.Request, s session, dryR
 		data.Op = op.Describe()
 		data.Result, err = u.opts.Changes.Change(r.Context(), []authoring.Operation{op}, dryRun, s.identity())
 		var forbidden *access.DeniedError
-		switch {
-		case errors.As(err, &forbidden):
-			data.Problem, status = "the change is refused: "+forbidden.Error()+" (nothing was written)", http.StatusForbidden
-		case errors.Is(err, authoring.ErrInvalid):
-			data.Problem, status = "the change is refused: it would make the control plane invalid (nothing was written)", http.StatusUnprocessableEntity
-		case errors.Is(err, authoring.ErrConflict):
-			data.Problem, status = err.Error(), http.StatusConflict
-		case err != nil:
+		if p := u.proposer(); dryRun && errors.As(err, &forbidden) && p != nil {
+			// Not theirs to make: planned as a proposal the platform team reviews.
+			data.Proposal = true
+			data.Result, err = p.Propose(r.Context(), []authoring.Operation{op}, true, s.identity())
+			if err == nil {
+				data.Problem = "you may not make this change yourself (" + forbidden.Error() + "): propose it as a pull request for review"
+			}
+		}
+		if err != nil {
 			var he *hub.Error
 			if errors.As(err, &he) {
 				u.fail(w, r, s, err)
 				return
 			}
-			data.Problem, status = "the change could not be made: "+credentialFree(err.Error()), http.StatusBadRequest
+			data.Problem, status = u.changeProblem(err)
 		}
 	}
 	title := "Proposed change"
@@ -123,6 +174,22 @@ func (u *Handler) change(w http.ResponseWriter, r *http.Request, s session, dryR
 		}
 	}
 	u.renderStatus(w, r, s, status, "change", title, "author", data)
+}
+
+// changeProblem says why a change was not made, with its status ("" and 200 when it was).
+func (u *Handler) changeProblem(err error) (string, int) {
+	var forbidden *access.DeniedError
+	switch {
+	case err == nil:
+		return "", http.StatusOK
+	case errors.As(err, &forbidden):
+		return "the change is refused: " + forbidden.Error() + " (nothing was written)", http.StatusForbidden
+	case errors.Is(err, authoring.ErrInvalid):
+		return "the change is refused: it would make the control plane invalid (nothing was written)", http.StatusUnprocessableEntity
+	case errors.Is(err, authoring.ErrConflict):
+		return err.Error(), http.StatusConflict
+	}
+	return "the change could not be made: " + credentialFree(err.Error()), http.StatusBadRequest
 }
 
 // urlCredentials matches the user-info part of a URL.

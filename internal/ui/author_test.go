@@ -13,6 +13,7 @@ import (
 
 	"github.com/fleetform/fleetform/internal/access"
 	"github.com/fleetform/fleetform/internal/authoring"
+	"github.com/fleetform/fleetform/internal/forge"
 	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
@@ -139,5 +140,65 @@ func TestAuthoringRefusesInvalidChangesAndReaders(t *testing.T) {
 	}
 	if cp.git(t.Context(), t, "rev-parse", "HEAD") != head {
 		t.Fatal("a reader changed the control plane")
+	}
+}
+
+// proposingControlPlane judges changes as serve does without a policy (only the admin token
+// may make them) and takes proposals from anyone, as pull requests.
+type proposingControlPlane struct {
+	*controlPlane
+	proposed []access.Identity
+}
+
+func (p *proposingControlPlane) Change(ctx context.Context, ops []authoring.Operation, dryRun bool, id access.Identity) (*authoring.Result, error) {
+	if d := access.Compile(nil).Decide(id, access.Request{Action: "author", Platform: true}); !d.Allowed {
+		return nil, d.Err()
+	}
+	return p.controlPlane.Change(ctx, ops, dryRun, id)
+}
+
+func (p *proposingControlPlane) CanPropose() bool { return true }
+
+func (p *proposingControlPlane) Propose(ctx context.Context, ops []authoring.Operation, dryRun bool, id access.Identity) (*authoring.Result, error) {
+	res, err := authoring.Apply(ctx, authoring.Request{ControlPlane: p.dir, Operations: ops, Mode: authoring.ModeDryRun})
+	if err != nil || dryRun {
+		return res, err
+	}
+	p.proposed = append(p.proposed, id)
+	res.PullRequest = &forge.PullRequest{Number: 7, URL: "https://github.com/org/platform/pull/7"}
+	res.Written = true
+	return res, nil
+}
+
+// TestReadersProposeAsPullRequests: someone who may not change the platform is offered the
+// Change pages to propose a change as a pull request; the preview says so and confirms
+// into a proposal, not a commit.
+func TestReadersProposeAsPullRequests(t *testing.T) {
+	f := newFleet(t)
+	cp := &proposingControlPlane{controlPlane: newControlPlane(t)}
+	f.web.SetChanges(cp)
+	c := client(t)
+	f.signIn(t, c, f.readToken)
+	status, page, _ := f.get(t, c, "/author", "")
+	if status != http.StatusOK || !strings.Contains(page, `id="propose-only"`) || !strings.Contains(page, `href="/author"`) {
+		t.Fatalf("GET /author as a reader: %d\n%s", status, page)
+	}
+	csrf := csrfOf(t, page)
+	head := cp.git(t.Context(), t, "rev-parse", "HEAD")
+	status, body, _ := f.post(t, c, "/author/preview", clusterTypeForm(csrf, "edge-east"))
+	if status != http.StatusOK || !strings.Contains(body, `action="/author/propose"`) || !strings.Contains(body, "Propose as a pull request") ||
+		strings.Contains(body, `action="/author/commit"`) {
+		t.Fatalf("preview as a reader: %d\n%s", status, body)
+	}
+	status, body, _ = f.post(t, c, "/author/propose", clusterTypeForm(csrf, "edge-east"))
+	if status != http.StatusOK || !strings.Contains(body, "Pull request opened") || len(cp.proposed) != 1 || cp.proposed[0].Token != "viewer" {
+		t.Fatalf("propose: %d %v\n%s", status, cp.proposed, body)
+	}
+	if cp.git(t.Context(), t, "rev-parse", "HEAD") != head {
+		t.Fatal("a proposal committed")
+	}
+	// Committing directly is still refused.
+	if status, _, _ := f.post(t, c, "/author/commit", clusterTypeForm(csrf, "edge-east")); status != http.StatusForbidden {
+		t.Fatalf("a reader's commit: %d", status)
 	}
 }

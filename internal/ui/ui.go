@@ -130,6 +130,7 @@ func (u *Handler) routes() {
 	u.mux.HandleFunc("GET /author", u.signedIn(u.author))
 	u.mux.HandleFunc("POST /author/preview", u.signedIn(u.preview))
 	u.mux.HandleFunc("POST /author/commit", u.signedIn(u.commit))
+	u.mux.HandleFunc("POST /author/propose", u.signedIn(u.propose))
 	u.mux.HandleFunc("POST /author/onboard-cluster", u.signedIn(u.onboardCluster))
 }
 
@@ -187,7 +188,7 @@ func (u *Handler) renderStatus(w http.ResponseWriter, r *http.Request, s session
 		u.fail(w, r, s, errors.New("no page "+name))
 		return
 	}
-	p := page{Title: title, Nav: nav, Admin: s.admin(), Author: u.canAuthor(s), Who: s.who(), CSRF: s.csrf, Data: data}
+	p := page{Title: title, Nav: nav, Admin: s.admin(), Author: u.mayChange(s), Who: s.who(), CSRF: s.csrf, Data: data}
 	var b strings.Builder
 	if err := t.ExecuteTemplate(&b, "layout", p); err != nil {
 		u.opts.Logger.ErrorContext(r.Context(), "page", "page", name, "error", err.Error())
@@ -220,7 +221,7 @@ func (u *Handler) fail(w http.ResponseWriter, r *http.Request, s session, err er
 
 // renderError writes the error page with status.
 func (u *Handler) renderError(w http.ResponseWriter, s session, status int, msg string) {
-	p := page{Title: http.StatusText(status), Admin: s.admin(), Author: u.canAuthor(s), Who: s.who(), CSRF: s.csrf,
+	p := page{Title: http.StatusText(status), Admin: s.admin(), Author: u.mayChange(s), Who: s.who(), CSRF: s.csrf,
 		Data: map[string]any{"Status": status, "Message": msg}}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
