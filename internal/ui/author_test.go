@@ -13,8 +13,8 @@ import (
 
 	"github.com/fleetform/fleetform/internal/access"
 	"github.com/fleetform/fleetform/internal/authoring"
-	"github.com/fleetform/fleetform/internal/forge"
 	"github.com/fleetform/fleetform/internal/controlplane"
+	"github.com/fleetform/fleetform/internal/forge"
 )
 
 // controlPlane is a real control plane (a git repository made by fleetform init) that the
