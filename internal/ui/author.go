@@ -116,7 +116,7 @@ func (u *Handler) propose(w http.ResponseWriter, r *http.Request, s session) {
 	}
 	op, err := operationOf(r.PostForm)
 	data := authorResult{Fields: formFields(r.PostForm), Proposal: true}
-	status := http.StatusOK
+	var status int
 	if err != nil {
 		data.Problem, status = err.Error(), http.StatusBadRequest
 	} else {
