@@ -36,8 +36,7 @@ func newOIDCServeCmd(e *env) *cobra.Command {
 			"and the people given: discovery, the authorization code flow with PKCE, ID tokens with\n" +
 			"name, email and groups, JWKS. Nobody types a password: it is for demos and tests only.\n" +
 			"It prints its issuer URL, then serves until SIGINT or SIGTERM.",
-		Example: "  fleetform-dev oidc-provider serve --addr 127.0.0.1:5556 --client-id fleetform --client-secret s3cret \\\n" +
-			"    --person 'pat@contoso.com=Pat:payments-devs' --person 'sam@contoso.com=Sam:platform-engineers'",
+		Example: "  fleetform-dev oidc-provider serve --addr 127.0.0.1:5556 --client-id fleetform --client-secret s3cret --person 'pat@contoso.com=Pat:payments-devs' --person 'sam@contoso.com=Sam:platform-engineers'",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.validate(); err != nil {
@@ -102,8 +101,7 @@ func newOIDCTokenCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "token",
 		Short: "Sign a person in without a browser and print their ID token (what a CI job's token service gives it)",
-		Example: "  FLEETFORM_HUB_TOKEN=$(fleetform-dev oidc-provider token --issuer http://127.0.0.1:5556/oidc --client-id fleetform \\\n" +
-			"    --client-secret s3cret --login pat@contoso.com) fleetform hub whoami --hub http://127.0.0.1:8080",
+		Example: "  fleetform-dev oidc-provider token --issuer http://127.0.0.1:5556/oidc --client-id fleetform --client-secret s3cret --login pat@contoso.com",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.issuer == "" || o.clientID == "" {

@@ -170,8 +170,9 @@ func TestChangesAPI(t *testing.T) {
 		t.Errorf("commit message %q", msg)
 	}
 	events, err := s.hub.History(t.Context(), hub.HistoryFilter{Kind: hub.EventAuthoring})
-	if err != nil || len(events) != 1 || events[0].Revision != now.String() || events[0].Environment != "dev" ||
-		events[0].Message != "add ClusterType edge in dev (by ci-bot)" {
+	// Newest first: the change, then the read-only token's refused attempt.
+	if err != nil || len(events) != 2 || events[0].Revision != now.String() || events[0].Environment != "dev" ||
+		events[0].Message != "add ClusterType edge in dev (by ci-bot)" || !strings.HasPrefix(events[1].Message, "refused: add ClusterType edge: token viewer may not author") {
 		t.Errorf("history %+v %v", events, err)
 	}
 	if len(s.svc.wake) != 1 {
