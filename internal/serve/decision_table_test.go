@@ -254,7 +254,6 @@ type who struct {
 	bearer string
 	web    *http.Client // nil: no session in the UI (a CI job)
 	csrf   string
-	admin  bool
 	n      int // a number of its own, for the names of what it adds
 }
 
@@ -387,8 +386,10 @@ func (f *tableFleet) form(w *who, path string, form url.Values) (int, string, ht
 // state is what a write changes: the control plane's repository, and what the hub records as
 // done (the history but the refused attempts it records, the approvals, the tokens).
 type state struct {
-	repo      map[string]string
-	done      int
+	repo map[string]string
+	done int
+	// refused are the refused attempts recorded, as "who: why".
+	refused   []string
 	approvals int
 	tokens    int
 }
@@ -402,8 +403,11 @@ func (f *tableFleet) state() state {
 	}
 	s := state{repo: gittest.ReadDir(t, f.cp.Dir)}
 	for _, e := range events {
-		if !strings.HasPrefix(e.Message, "refused: ") {
+		switch {
+		case !strings.HasPrefix(e.Message, "refused: "):
 			s.done++
+		case e.Actor != nil:
+			s.refused = append(s.refused, e.Actor.Reason)
 		}
 	}
 	for _, env := range []string{"dev", "stage", "prod"} {
@@ -432,6 +436,9 @@ type attempt struct {
 	body    string
 	// gated is set when the attempt was allowed but a promotion's gates refused it.
 	gated bool
+	// audited is set when a refusal of the surface is recorded in the history (the
+	// authoring API's).
+	audited bool
 }
 
 // judge checks an attempt against the table: allowed, the surface's status of success and
@@ -464,8 +471,12 @@ func (f *tableFleet) judge(row string, w *who, want bool, okStatus int, try func
 	if a.status != http.StatusForbidden || !said {
 		t.Errorf("%q, %s through %s: %d, want 403 saying one of %q\n%s", row, w.label, a.surface, a.status, reasons, excerpt(a.body))
 	}
-	if !before.equal(f.state()) {
+	after := f.state()
+	if !before.equal(after) {
 		t.Errorf("%q, %s through %s: refused, but something was written or recorded as done", row, w.label, a.surface)
+	}
+	if a.audited && (len(after.refused) != len(before.refused)+1 || !strings.HasPrefix(after.refused[0], w.shown+" may not ")) {
+		t.Errorf("%q, %s through %s: the refusal is not in the history with its reason: %q", row, w.label, a.surface, after.refused)
 	}
 }
 
@@ -500,7 +511,7 @@ func (f *tableFleet) whoami(row string, w *who, want bool, query string) {
 func (f *tableFleet) author(w *who, ops ...authoring.Operation) func() attempt {
 	return func() attempt {
 		status, body := f.api(w, http.MethodPost, "/api/v1/controlplane/changes", ChangesRequest{Operations: ops})
-		return attempt{surface: "POST /api/v1/controlplane/changes", status: status, body: body}
+		return attempt{surface: "POST /api/v1/controlplane/changes", status: status, body: body, audited: true}
 	}
 }
 
@@ -569,6 +580,17 @@ func (f *tableFleet) promoteInUI(w *who, env string, override bool) func() attem
 		}
 		return a
 	}
+}
+
+// offersPromote reports whether the promotions page offers w the promote form of env.
+func (f *tableFleet) offersPromote(w *who, env string) bool {
+	f.t.Helper()
+	status, page, _ := f.do(w.web, http.MethodGet, "/promotions", "", "", nil)
+	if status != http.StatusOK {
+		f.t.Fatalf("%s: /promotions: %d", w.label, status)
+	}
+	return regexp.MustCompile(`action="/promotions/promote" class="promote">\s*<input type="hidden" name="csrf" value="[^"]*">\s*` +
+		`<input type="hidden" name="environment" value="` + regexp.QuoteMeta(env) + `">`).MatchString(page)
 }
 
 // newToken creates a read-only hub token through the hub's API.
@@ -651,7 +673,7 @@ func TestAccessDecisionTable(t *testing.T) {
 			ciJob("contoso/checkout", next())},
 	}
 	admin := f.token(hub.SourceConfigured, tableAdminToken, next())
-	admin.label, admin.admin = "the admin token", true
+	admin.label = "the admin token"
 	for _, col := range table.columns {
 		if len(byColumn[col]) == 0 {
 			t.Fatalf("the docs table has a column %q this test has no identity for", col)
@@ -748,6 +770,9 @@ func tableRows(t *testing.T, f *tableFleet) map[string]func(row string, w *who, 
 			f.whoami(row, w, want, "action=promote&environment=stage")
 			f.judge(row, w, want, http.StatusCreated, f.event(w, promotion("stage", "")), "promote in environment stage")
 			if w.web != nil {
+				if got := f.offersPromote(w, "stage"); got != want {
+					t.Errorf("%q, %s: the promotions page offers the promote form of stage: %v, want %v", row, w.label, got, want)
+				}
 				f.judge(row, w, want, http.StatusSeeOther, f.promoteInUI(w, "stage", false), "promote in environment stage")
 			}
 		},
