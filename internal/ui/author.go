@@ -66,9 +66,19 @@ func (u *Handler) mayChange(s session) bool {
 	return u.canAuthor(s) || (s.principal.Kind != "" && u.proposer() != nil)
 }
 
+// mayNotChange says why the session may not use the Change pages: the access policies'
+// reason, which names the identity and what it may not do.
+func (u *Handler) mayNotChange(s session) string {
+	reason := u.permit(s, access.Request{Action: v1alpha1.ActionAuthor})
+	if reason == "" {
+		reason = s.identity().String() + " may not author anything"
+	}
+	return "changing the platform needs the admin token or a role that may author: " + reason
+}
+
 func (u *Handler) author(w http.ResponseWriter, r *http.Request, s session) {
 	if !u.mayChange(s) {
-		u.renderError(w, s, http.StatusForbidden, "changing the platform needs the admin token or a role that may author")
+		u.renderError(w, s, http.StatusForbidden, u.mayNotChange(s))
 		return
 	}
 	envs, err := u.environments(r.Context())
@@ -133,7 +143,7 @@ func (u *Handler) propose(w http.ResponseWriter, r *http.Request, s session) {
 
 func (u *Handler) change(w http.ResponseWriter, r *http.Request, s session, dryRun bool) {
 	if !u.mayChange(s) {
-		u.renderError(w, s, http.StatusForbidden, "changing the platform needs the admin token or a role that may author")
+		u.renderError(w, s, http.StatusForbidden, u.mayNotChange(s))
 		return
 	}
 	if u.opts.Changes == nil {

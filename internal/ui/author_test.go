@@ -128,15 +128,18 @@ func TestAuthoringRefusesInvalidChangesAndReaders(t *testing.T) {
 
 	reader := client(t)
 	f.signIn(t, reader, f.readToken)
-	if status, _, _ := f.get(t, reader, "/author", ""); status != http.StatusForbidden {
-		t.Fatalf("a reader on /author: %d, want 403", status)
+	// The refusal gives the access policies' reason: who may not do what.
+	const why = "token viewer may not author: the control plane has no AccessPolicy"
+	if status, body, _ := f.get(t, reader, "/author", ""); status != http.StatusForbidden || !strings.Contains(body, why) {
+		t.Fatalf("a reader on /author: %d, want 403 saying %q\n%s", status, why, body)
 	}
 	_, page, _ = f.get(t, reader, "/", "")
 	if strings.Contains(page, `href="/author"`) {
 		t.Fatal("a reader sees the link to change the platform")
 	}
-	if status, _, _ := f.post(t, reader, "/author/commit", clusterTypeForm(csrfOf(t, page), "edge")); status != http.StatusForbidden {
-		t.Fatalf("a reader's commit: %d, want 403", status)
+	if status, body, _ := f.post(t, reader, "/author/commit", clusterTypeForm(csrfOf(t, page), "edge")); status != http.StatusForbidden ||
+		!strings.Contains(body, why) {
+		t.Fatalf("a reader's commit: %d, want 403 saying %q\n%s", status, why, body)
 	}
 	if cp.git(t.Context(), t, "rev-parse", "HEAD") != head {
 		t.Fatal("a reader changed the control plane")
