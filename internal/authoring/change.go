@@ -9,6 +9,7 @@ import (
 
 	"github.com/aymanbagabas/go-udiff"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/forge"
@@ -149,6 +150,11 @@ func Apply(ctx context.Context, req Request) (*Result, error) {
 	err := gitrepo.Retry(ctx, attempts, "the control plane", req.Logger, func(int) error {
 		var err error
 		res, err = applyOnce(ctx, req)
+		if errors.Is(err, controlplane.ErrMoved) || errors.Is(err, dotgit.ErrEmptyRefFile) {
+			// Another writer changed the control plane while it was read: make the change
+			// again on what it wrote.
+			err = &movedError{branch: "being written"}
+		}
 		return err
 	})
 	return res, err

@@ -18,6 +18,7 @@ import (
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 	"github.com/go-git/go-git/v5/storage/memory"
 
 	"github.com/fleetform/fleetform/internal/repourl"
@@ -98,9 +99,39 @@ func (r *Repo) Resolve(ref string) (plumbing.Hash, error) {
 	}
 	h, err := r.git.ResolveRevision(plumbing.Revision(ref))
 	if err != nil {
+		if werr := r.movedSinceOpened(ref); werr != nil {
+			return plumbing.ZeroHash, fmt.Errorf("%s: ref %q: %w", r.Location, ref, werr)
+		}
 		return plumbing.ZeroHash, fmt.Errorf("%s: ref %q: %w", r.Location, ref, errNotFound)
 	}
 	return *h, nil
+}
+
+// ErrMoved means the repository was written to while it was read: a ref names a commit
+// written since it was opened (in a pack it has not listed), or its file was being rewritten.
+// Reading it again sees the change.
+var ErrMoved = errors.New("the repository changed while it was read")
+
+// movedSinceOpened tells a ref that did not resolve because another writer changed the
+// repository since it was opened from one that does not exist (nil).
+func (r *Repo) movedSinceOpened(ref string) error {
+	names := []plumbing.ReferenceName{plumbing.HEAD}
+	if ref != "HEAD" {
+		names = []plumbing.ReferenceName{plumbing.NewBranchReferenceName(ref), plumbing.ReferenceName(ref)}
+	}
+	for _, n := range names {
+		got, err := r.git.Reference(n, true)
+		switch {
+		case errors.Is(err, dotgit.ErrEmptyRefFile):
+			return fmt.Errorf("%w: %w", ErrMoved, err)
+		case err != nil:
+			continue
+		}
+		if _, err := r.git.CommitObject(got.Hash()); errors.Is(err, plumbing.ErrObjectNotFound) {
+			return fmt.Errorf("%w: %s is at %s, written since", ErrMoved, n, got.Hash())
+		}
+	}
+	return nil
 }
 
 // HasBranch reports whether the repository has the branch.
