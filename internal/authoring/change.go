@@ -209,11 +209,11 @@ func (ws *workspace) validate(ctx context.Context, cp *controlplane.ControlPlane
 		return err
 	}
 	defer cleanup()
-	bf, bd, err := loadFleet(ctx, before)
+	bf, bd, err := loadFleet(ctx, before, nil)
 	if err != nil {
 		return err
 	}
-	af, ad, err := loadFleet(ctx, after)
+	af, ad, err := loadFleet(ctx, after, bf)
 	if err != nil {
 		return fmt.Errorf("load the changed control plane: %w", err)
 	}

@@ -47,7 +47,8 @@ type fleet struct {
 }
 
 // loadFleet loads every environment of cp up to rendering (for validation) and its chain.
-func loadFleet(ctx context.Context, cp *controlplane.ControlPlane) (map[string]*fleet, []controlplane.Diagnostic, error) {
+// prev, when set, is the fleet before the change: what it rendered is not rendered again.
+func loadFleet(ctx context.Context, cp *controlplane.ControlPlane, prev map[string]*fleet) (map[string]*fleet, []controlplane.Diagnostic, error) {
 	infos, envDiags, err := cp.Environments(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -55,7 +56,7 @@ func loadFleet(ctx context.Context, cp *controlplane.ControlPlane) (map[string]*
 	_, chainDiags := promote.NewChain(infos)
 	out := map[string]*fleet{}
 	for _, info := range infos {
-		r, err := pipeline.Load(ctx, cp, info.Name, pipeline.UpToRender, render.Options{})
+		r, err := pipeline.LoadReusing(ctx, cp, info.Name, render.Options{}, runOf(prev[info.Name]))
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}

@@ -81,6 +81,49 @@ func Load(ctx context.Context, cp *controlplane.ControlPlane, env string, upTo S
 	return r, nil
 }
 
+// LoadReusing is Load up to UpToRender for env as changed since prev, a run of the same
+// environment up to UpToRender: an assignment whose input digest is that of one prev
+// rendered without error takes its files (equal digests mean byte-identical files, and
+// what renders once renders again), the others are rendered. The run is Load's, its
+// diagnostics included. A nil prev renders everything.
+func LoadReusing(ctx context.Context, cp *controlplane.ControlPlane, env string, opts render.Options, prev *Run) (*Run, error) {
+	if prev == nil || prev.Output == nil {
+		return Load(ctx, cp, env, UpToRender, opts)
+	}
+	r, err := Load(ctx, cp, env, UpToSchedule, opts)
+	if err != nil {
+		return nil, err
+	}
+	rendered := renderedFiles(prev.Output)
+	opts.Stop = ctx.Done()
+	rr := render.NewRenderer(r.Snapshot, r.Schedule, opts)
+	rr.Prepare()
+	r.Output = rr.Render(func(a *render.Assignment) bool {
+		if f, ok := rendered[a.InputDigest]; ok {
+			a.Files = f
+			return false
+		}
+		return true
+	})
+	cp.Logger().DebugContext(ctx, "rendered what changed", "environment", env, "assignments", len(r.Schedule.Assignments))
+	if r.Output.Stopped {
+		return nil, &EnvError{Env: env, Err: ctx.Err()}
+	}
+	return r, nil
+}
+
+// renderedFiles are the files of the assignments of out rendered without error, by input
+// digest.
+func renderedFiles(out *render.Output) map[string]*render.Files {
+	m := make(map[string]*render.Files, len(out.Assignments))
+	for i := range out.Assignments {
+		if a := &out.Assignments[i]; a.Err == nil && a.Files != nil && a.InputDigest != "" {
+			m[a.InputDigest] = a.Files
+		}
+	}
+	return m
+}
+
 // Diagnostics gathers every stage's diagnostics.
 func (r *Run) Diagnostics() []controlplane.Diagnostic {
 	ds := append([]controlplane.Diagnostic(nil), r.Snapshot.Diagnostics...)
