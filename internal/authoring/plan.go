@@ -47,8 +47,9 @@ type fleet struct {
 }
 
 // loadFleet loads every environment of cp up to rendering (for validation) and its chain.
-// prev, when set, is the fleet before the change: what it rendered is not rendered again.
-func loadFleet(ctx context.Context, cp *controlplane.ControlPlane, prev map[string]*fleet) (map[string]*fleet, []controlplane.Diagnostic, error) {
+// The assignments whose input digests known holds are known to render without error: they
+// are not rendered again.
+func loadFleet(ctx context.Context, cp *controlplane.ControlPlane, known func(digest string) bool) (map[string]*fleet, []controlplane.Diagnostic, error) {
 	infos, envDiags, err := cp.Environments(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -56,7 +57,7 @@ func loadFleet(ctx context.Context, cp *controlplane.ControlPlane, prev map[stri
 	_, chainDiags := promote.NewChain(infos)
 	out := map[string]*fleet{}
 	for _, info := range infos {
-		r, err := pipeline.LoadReusing(ctx, cp, info.Name, render.Options{}, runOf(prev[info.Name]))
+		r, err := pipeline.LoadKnowing(ctx, cp, info.Name, render.Options{}, known)
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}

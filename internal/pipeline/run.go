@@ -81,47 +81,41 @@ func Load(ctx context.Context, cp *controlplane.ControlPlane, env string, upTo S
 	return r, nil
 }
 
-// LoadReusing is Load up to UpToRender for env as changed since prev, a run of the same
-// environment up to UpToRender: an assignment whose input digest is that of one prev
-// rendered without error takes its files (equal digests mean byte-identical files, and
-// what renders once renders again), the others are rendered. The run is Load's, its
-// diagnostics included. A nil prev renders everything.
-func LoadReusing(ctx context.Context, cp *controlplane.ControlPlane, env string, opts render.Options, prev *Run) (*Run, error) {
-	if prev == nil || prev.Output == nil {
+// LoadKnowing is Load up to UpToRender for checking env, rendering only what is not known
+// to render: an assignment whose input digest known holds (one that rendered without error
+// before: equal digests mean byte-identical files) is not rendered again, and keeps Files
+// nil without an error; the others are rendered. The diagnostics are Load's. known is
+// called from several goroutines; nil renders everything.
+func LoadKnowing(ctx context.Context, cp *controlplane.ControlPlane, env string, opts render.Options, known func(digest string) bool) (*Run, error) {
+	if known == nil {
 		return Load(ctx, cp, env, UpToRender, opts)
 	}
 	r, err := Load(ctx, cp, env, UpToSchedule, opts)
 	if err != nil {
 		return nil, err
 	}
-	rendered := renderedFiles(prev.Output)
 	opts.Stop = ctx.Done()
 	rr := render.NewRenderer(r.Snapshot, r.Schedule, opts)
 	rr.Prepare()
-	r.Output = rr.Render(func(a *render.Assignment) bool {
-		if f, ok := rendered[a.InputDigest]; ok {
-			a.Files = f
-			return false
-		}
-		return true
-	})
-	cp.Logger().DebugContext(ctx, "rendered what changed", "environment", env, "assignments", len(r.Schedule.Assignments))
+	cp.Logger().DebugContext(ctx, "rendering what is not known to render", "environment", env, "assignments", len(r.Schedule.Assignments))
+	r.Output = rr.Render(func(a *render.Assignment) bool { return !known(a.InputDigest) })
 	if r.Output.Stopped {
 		return nil, &EnvError{Env: env, Err: ctx.Err()}
 	}
 	return r, nil
 }
 
-// renderedFiles are the files of the assignments of out rendered without error, by input
-// digest.
-func renderedFiles(out *render.Output) map[string]*render.Files {
-	m := make(map[string]*render.Files, len(out.Assignments))
-	for i := range out.Assignments {
-		if a := &out.Assignments[i]; a.Err == nil && a.Files != nil && a.InputDigest != "" {
-			m[a.InputDigest] = a.Files
+// Clean adds to set the input digests of the assignments of r that rendered, or are known
+// to render, without error.
+func (r *Run) Clean(set map[string]bool) {
+	if r.Output == nil {
+		return
+	}
+	for i := range r.Output.Assignments {
+		if a := &r.Output.Assignments[i]; a.Err == nil && a.InputDigest != "" {
+			set[a.InputDigest] = true
 		}
 	}
-	return m
 }
 
 // Diagnostics gathers every stage's diagnostics.

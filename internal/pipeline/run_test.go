@@ -14,10 +14,11 @@ import (
 	"github.com/fleetform/fleetform/internal/render"
 )
 
-// TestLoadReusing: a run rendered reusing the one before a change is the run Load makes
-// (files, failures, diagnostics), whether the change breaks assignments or fixes them,
-// and the assignments the change does not touch take the files rendered before.
-func TestLoadReusing(t *testing.T) {
+// TestLoadKnowing: a run that knows what rendered without error before a change has the
+// diagnostics and failures of the run Load makes, and its files where it renders, whether
+// the change breaks assignments or fixes them; only the assignments the change touches are
+// rendered.
+func TestLoadKnowing(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	if err := fleetgen.Write(dir, fleetgen.Spec{Targets: 20, ClusterTypes: 4}); err != nil {
@@ -55,22 +56,25 @@ func TestLoadReusing(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := load()
-		got, err := LoadReusing(ctx, want.ControlPlane, "dev", render.Options{}, prev)
+		known := map[string]bool{}
+		prev.Clean(known)
+		got, err := LoadKnowing(ctx, want.ControlPlane, "dev", render.Options{}, func(d string) bool { return known[d] })
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		if failed := compareOutputs(t, c.name, got.Output, want.Output); failed != c.broken {
 			t.Errorf("%s: assignments failed: %v, want %v", c.name, failed, c.broken)
 		}
-		if reused := reusedFiles(got.Output, prev.Output); reused == 0 || reused == len(got.Output.Assignments) {
-			t.Errorf("%s: %d of %d assignments took the files rendered before, want those the change does not touch",
-				c.name, reused, len(got.Output.Assignments))
+		if skipped := notRendered(got.Output); skipped == 0 || skipped == len(got.Output.Assignments) {
+			t.Errorf("%s: %d of %d assignments not rendered, want those the change does not touch",
+				c.name, skipped, len(got.Output.Assignments))
 		}
 		prev = got
 	}
 }
 
-// compareOutputs reports where got is not want, and whether an assignment failed.
+// compareOutputs reports where got is not want (an assignment known to render may have no
+// files), and whether an assignment failed.
 func compareOutputs(t *testing.T, name string, got, want *render.Output) (failed bool) {
 	t.Helper()
 	if !reflect.DeepEqual(got.Diagnostics, want.Diagnostics) {
@@ -83,24 +87,28 @@ func compareOutputs(t *testing.T, name string, got, want *render.Output) (failed
 		g, w := &got.Assignments[i], &want.Assignments[i]
 		failed = failed || w.Err != nil
 		if g.Dir() != w.Dir() || g.InputDigest != w.InputDigest || fmt.Sprint(g.Err) != fmt.Sprint(w.Err) ||
-			!reflect.DeepEqual(g.Files, w.Files) || !reflect.DeepEqual(g.Waiting, w.Waiting) {
+			(g.Files != nil && !reflect.DeepEqual(g.Files, w.Files)) || !reflect.DeepEqual(g.Waiting, w.Waiting) ||
+			!reflect.DeepEqual(configData(g), configData(w)) {
 			t.Errorf("%s: assignment %s: %+v, %v\nwant %s: %+v, %v", name, g.Dir(), g.Files, g.Err, w.Dir(), w.Files, w.Err)
 		}
 	}
 	return failed
 }
 
-// reusedFiles counts the assignments of got whose files are those of prev.
-func reusedFiles(got, prev *render.Output) int {
-	had := map[*render.Files]bool{}
-	for _, a := range prev.Assignments {
-		had[a.Files] = a.Files != nil
-	}
+// notRendered counts the assignments of out without files or error.
+func notRendered(out *render.Output) int {
 	n := 0
-	for _, a := range got.Assignments {
-		if had[a.Files] {
+	for _, a := range out.Assignments {
+		if a.Files == nil && a.Err == nil {
 			n++
 		}
 	}
 	return n
+}
+
+func configData(a *render.Assignment) map[string]any {
+	if a.Config == nil {
+		return nil
+	}
+	return a.Config.Data
 }
