@@ -12,7 +12,7 @@ import (
 // validated rendered without error, before and after it, so that the next change renders
 // only the assignments whose inputs are new (equal digests mean byte-identical files): a
 // change made after another, on the commit it pushed, renders little more than what it
-// changes. It holds about 100 bytes an assignment. The zero value is an empty cache; it is
+// changes. It holds about 50 bytes an assignment. The zero value is an empty cache; it is
 // safe for concurrent use.
 type RenderCache struct {
 	mu    sync.Mutex
