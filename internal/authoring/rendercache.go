@@ -75,7 +75,7 @@ func loadBoth(ctx context.Context, before, after *controlplane.ControlPlane, cac
 func cleanOf(set map[string]bool, fs map[string]*fleet) {
 	for _, f := range fs {
 		if r := runOf(f); r != nil {
-			r.Clean(set)
+			r.AddRendered(set)
 		}
 	}
 }

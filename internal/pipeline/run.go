@@ -105,9 +105,9 @@ func LoadKnowing(ctx context.Context, cp *controlplane.ControlPlane, env string,
 	return r, nil
 }
 
-// Clean adds to set the input digests of the assignments of r that rendered, or are known
+// AddRendered adds to set the input digests of the assignments of r that rendered, or are known
 // to render, without error.
-func (r *Run) Clean(set map[string]bool) {
+func (r *Run) AddRendered(set map[string]bool) {
 	if r.Output == nil {
 		return
 	}

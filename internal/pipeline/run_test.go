@@ -57,7 +57,7 @@ func TestLoadKnowing(t *testing.T) {
 		}
 		want := load()
 		known := map[string]bool{}
-		prev.Clean(known)
+		prev.AddRendered(known)
 		got, err := LoadKnowing(ctx, want.ControlPlane, "dev", render.Options{}, func(d string) bool { return known[d] })
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
