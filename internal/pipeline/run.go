@@ -105,8 +105,8 @@ func LoadKnowing(ctx context.Context, cp *controlplane.ControlPlane, env string,
 	return r, nil
 }
 
-// AddRendered adds to set the input digests of the assignments of r that rendered, or are known
-// to render, without error.
+// AddRendered adds to set the input digests of the assignments of r that rendered, or are
+// known to render, without error.
 func (r *Run) AddRendered(set map[string]bool) {
 	if r.Output == nil {
 		return
