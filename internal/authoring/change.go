@@ -95,6 +95,9 @@ type Request struct {
 	Remote string
 	// Credentials for pushing to Remote (nil: git's own).
 	Credentials gitCredentials
+	// Renders, when set, remembers what rendered without error from one change to the
+	// next, so that a change renders only the assignments whose inputs are new.
+	Renders *RenderCache
 	// Permit, when set, judges the change by what it touches before it is validated or
 	// written; its error refuses the change (Apply returns it with the Result).
 	Permit func(Scope) error
@@ -193,14 +196,14 @@ func applyOnce(ctx context.Context, req Request) (*Result, error) {
 			return res, err
 		}
 	}
-	if err := ws.validate(ctx, cp, res, changed); err != nil {
+	if err := ws.validate(ctx, cp, req.Renders, res, changed); err != nil {
 		return res, err
 	}
 	return res, ws.finish(ctx, req, res)
 }
 
 // validate loads the control plane before and after, refuses new errors and plans.
-func (ws *workspace) validate(ctx context.Context, cp *controlplane.ControlPlane, res *Result, changed []fileKey) error {
+func (ws *workspace) validate(ctx context.Context, cp *controlplane.ControlPlane, cache *RenderCache, res *Result, changed []fileKey) error {
 	before := cp
 	if ws.g == nil {
 		c, cleanup, err := ws.open(ctx, false)
@@ -215,13 +218,9 @@ func (ws *workspace) validate(ctx context.Context, cp *controlplane.ControlPlane
 		return err
 	}
 	defer cleanup()
-	bf, bd, err := loadFleet(ctx, before)
+	fs, err := loadBoth(ctx, before, after, cache)
 	if err != nil {
 		return err
-	}
-	af, ad, err := loadFleet(ctx, after)
-	if err != nil {
-		return fmt.Errorf("load the changed control plane: %w", err)
 	}
 	all := func(fs map[string]*fleet, ds []controlplane.Diagnostic) []controlplane.Diagnostic {
 		for _, f := range fs {
@@ -229,8 +228,8 @@ func (ws *workspace) validate(ctx context.Context, cp *controlplane.ControlPlane
 		}
 		return ds
 	}
-	problems := newProblems(all(bf, bd), all(af, ad))
-	res.Plan = planFleet(bf, af, ws.touchesCommon(changed))
+	problems := newProblems(all(fs.before, fs.beforeDiags), all(fs.after, fs.afterDiags))
+	res.Plan = planFleet(fs.before, fs.after, ws.touchesCommon(changed))
 	if len(problems) > 0 {
 		res.Errors = problems
 		return ErrInvalid

@@ -47,7 +47,9 @@ type fleet struct {
 }
 
 // loadFleet loads every environment of cp up to rendering (for validation) and its chain.
-func loadFleet(ctx context.Context, cp *controlplane.ControlPlane) (map[string]*fleet, []controlplane.Diagnostic, error) {
+// The assignments whose input digests known holds are known to render without error: they
+// are not rendered again.
+func loadFleet(ctx context.Context, cp *controlplane.ControlPlane, known func(digest string) bool) (map[string]*fleet, []controlplane.Diagnostic, error) {
 	infos, envDiags, err := cp.Environments(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -55,7 +57,7 @@ func loadFleet(ctx context.Context, cp *controlplane.ControlPlane) (map[string]*
 	_, chainDiags := promote.NewChain(infos)
 	out := map[string]*fleet{}
 	for _, info := range infos {
-		r, err := pipeline.Load(ctx, cp, info.Name, pipeline.UpToRender, render.Options{})
+		r, err := pipeline.LoadKnowing(ctx, cp, info.Name, render.Options{}, known)
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}
@@ -147,51 +149,75 @@ func runOf(f *fleet) *pipeline.Run {
 
 type pairKey struct{ ct, dt string }
 
-func assignments(r *pipeline.Run) map[pairKey]schedule.Assignment {
-	out := map[pairKey]schedule.Assignment{}
+// side is one run's assignments by pair, with their composed configs.
+type side struct {
+	run    *pipeline.Run
+	byPair map[pairKey]int // the index in run.Schedule.Assignments
+	// composer composes the configs the render did not (nil until one is needed).
+	composer *compose.Composer
+}
+
+func newSide(r *pipeline.Run) *side {
+	s := &side{run: r, byPair: map[pairKey]int{}}
 	if r == nil {
-		return out
+		return s
 	}
-	for _, a := range r.Schedule.Assignments {
-		out[pairKey{a.ClusterType, a.DeploymentTarget}] = a
+	for i, a := range r.Schedule.Assignments {
+		s.byPair[pairKey{a.ClusterType, a.DeploymentTarget}] = i
 	}
-	return out
+	return s
+}
+
+func (s *side) assignment(i int) schedule.Assignment { return s.run.Schedule.Assignments[i] }
+
+// config is assignment i's composed config: the render's, else composed now.
+func (s *side) config(i int) *compose.Config {
+	if o := s.run.Output; o != nil && o.Assignments[i].Config != nil {
+		return o.Assignments[i].Config
+	}
+	if s.composer == nil {
+		s.composer = compose.New(s.run.Snapshot)
+	}
+	a := &s.run.Schedule.Assignments[i]
+	return s.composer.Compose(a.Type, a.Target)
 }
 
 func ref(a schedule.Assignment) gitops.AssignmentRef {
 	return gitops.AssignmentRef{Workload: a.Workload, DeploymentTarget: a.DeploymentTarget, ClusterType: a.ClusterType, Namespace: a.Namespace}
 }
 
+// configPair is a config before and after: configs are shared by the assignments composed
+// from the same sources, so a pair is compared once.
+type configPair struct{ before, after *compose.Config }
+
 // diffAssignments fills the assignments gained and lost and the config values changed.
 func diffAssignments(p *EnvironmentPlan, b, a *pipeline.Run) {
-	before, after := assignments(b), assignments(a)
+	before, after := newSide(b), newSide(a)
 	affected := map[string]bool{}
-	var cb, ca *compose.Composer
-	if b != nil {
-		cb = compose.New(b.Snapshot)
-	}
-	if a != nil {
-		ca = compose.New(a.Snapshot)
-	}
-	keys := slices.SortedFunc(maps.Keys(after), comparePairs)
-	for _, k := range keys {
-		x := after[k]
-		y, had := before[k]
+	compared := map[configPair][]ConfigChange{}
+	for _, k := range slices.SortedFunc(maps.Keys(after.byPair), comparePairs) {
+		i := after.byPair[k]
+		j, had := before.byPair[k]
 		if !had {
-			p.AssignmentsAdded = append(p.AssignmentsAdded, ref(x))
+			p.AssignmentsAdded = append(p.AssignmentsAdded, ref(after.assignment(i)))
 			affected[k.ct] = true
 			continue
 		}
-		changes := diffConfig(cb.Compose(y.Type, y.Target).Data, ca.Compose(x.Type, x.Target).Data)
+		pair := configPair{before.config(j), after.config(i)}
+		changes, ok := compared[pair]
+		if !ok {
+			changes = diffConfig(pair.before.Data, pair.after.Data)
+			compared[pair] = changes
+		}
 		for _, c := range changes {
 			c.ClusterType, c.DeploymentTarget = k.ct, k.dt
 			p.ConfigChanged = append(p.ConfigChanged, c)
 			affected[k.ct] = true
 		}
 	}
-	for _, k := range slices.SortedFunc(maps.Keys(before), comparePairs) {
-		if _, ok := after[k]; !ok {
-			p.AssignmentsRemoved = append(p.AssignmentsRemoved, ref(before[k]))
+	for _, k := range slices.SortedFunc(maps.Keys(before.byPair), comparePairs) {
+		if _, ok := after.byPair[k]; !ok {
+			p.AssignmentsRemoved = append(p.AssignmentsRemoved, ref(before.assignment(before.byPair[k])))
 			affected[k.ct] = true
 		}
 	}

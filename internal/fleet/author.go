@@ -49,7 +49,7 @@ type AuthorRequest struct {
 func (f *Fleet) Author(ctx context.Context, req AuthorRequest) (*authoring.Result, error) {
 	ar := authoring.Request{ControlPlane: f.cfg.ControlPlane, Platform: f.cfg.Read, Operations: req.Operations, Mode: req.Mode,
 		Author: object.Signature{Name: f.cfg.Author.Name, Email: f.cfg.Author.Email}, Message: req.Message, Actor: req.Actor,
-		Logger: f.cfg.Logger, Credentials: f.cfg.Credentials, CacheDir: f.cacheDir()}
+		Logger: f.cfg.Logger, Credentials: f.cfg.Credentials, CacheDir: f.cacheDir(), Renders: f.renders}
 	if req.Mode == authoring.ModePR {
 		ar.OpenPR = f.openPullRequest
 	}

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/fleetform/fleetform/internal/access"
+	"github.com/fleetform/fleetform/internal/authoring"
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitauth"
 	"github.com/fleetform/fleetform/internal/gitops"
@@ -74,6 +75,9 @@ var DefaultAuthor = Author{Name: "fleetform", Email: "fleetform@localhost"}
 // serve and the web UI hold one and call it.
 type Fleet struct {
 	cfg Config
+	// renders remembers, from one change of the control plane to the next, what rendered
+	// without error (Author).
+	renders *authoring.RenderCache
 }
 
 // New returns the Fleet of cfg.
@@ -85,7 +89,7 @@ func New(cfg Config) *Fleet {
 		cfg.Author = DefaultAuthor
 	}
 	cfg.Read.Credentials, cfg.Read.Logger = cfg.Credentials, cfg.Logger
-	return &Fleet{cfg: cfg}
+	return &Fleet{cfg: cfg, renders: &authoring.RenderCache{}}
 }
 
 // Config returns what the Fleet was built from.

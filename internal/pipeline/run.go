@@ -81,6 +81,43 @@ func Load(ctx context.Context, cp *controlplane.ControlPlane, env string, upTo S
 	return r, nil
 }
 
+// LoadKnowing is Load up to UpToRender for checking env, rendering only what is not known
+// to render: an assignment whose input digest known holds (one that rendered without error
+// before: equal digests mean byte-identical files) is not rendered again, and keeps Files
+// nil without an error; the others are rendered. The diagnostics are Load's. known is
+// called from several goroutines; nil renders everything.
+func LoadKnowing(ctx context.Context, cp *controlplane.ControlPlane, env string, opts render.Options, known func(digest string) bool) (*Run, error) {
+	if known == nil {
+		return Load(ctx, cp, env, UpToRender, opts)
+	}
+	r, err := Load(ctx, cp, env, UpToSchedule, opts)
+	if err != nil {
+		return nil, err
+	}
+	opts.Stop = ctx.Done()
+	rr := render.NewRenderer(r.Snapshot, r.Schedule, opts)
+	rr.Prepare()
+	cp.Logger().DebugContext(ctx, "rendering what is not known to render", "environment", env, "assignments", len(r.Schedule.Assignments))
+	r.Output = rr.Render(func(a *render.Assignment) bool { return !known(a.InputDigest) })
+	if r.Output.Stopped {
+		return nil, &EnvError{Env: env, Err: ctx.Err()}
+	}
+	return r, nil
+}
+
+// AddRendered adds to set the input digests of the assignments of r that rendered, or are
+// known to render, without error.
+func (r *Run) AddRendered(set map[string]bool) {
+	if r.Output == nil {
+		return
+	}
+	for i := range r.Output.Assignments {
+		if a := &r.Output.Assignments[i]; a.Err == nil && a.InputDigest != "" {
+			set[a.InputDigest] = true
+		}
+	}
+}
+
 // Diagnostics gathers every stage's diagnostics.
 func (r *Run) Diagnostics() []controlplane.Diagnostic {
 	ds := append([]controlplane.Diagnostic(nil), r.Snapshot.Diagnostics...)

@@ -27,8 +27,8 @@ import (
 // setting a config value of one cluster type in dev (the config of its 1,000 assignments
 // changes), which fetches the remote into
 // serve's mirror, makes, validates and plans the change on the whole fleet, commits and
-// pushes it. The mirror is warm (the first request, outside the timing, clones it). Bar:
-// 3 s.
+// pushes it. The mirror and the Fleet's render cache are warm (the first request, outside
+// the timing, clones the mirror and renders the whole fleet). Bar: 3 s.
 func BenchmarkRemoteAuthoringPush(b *testing.B) {
 	spec := fleetgen.Spec{Targets: benchInt(b, "FLEETFORM_BENCH_TARGETS"), ClusterTypes: benchInt(b, "FLEETFORM_BENCH_CLUSTER_TYPES")}.WithDefaults()
 	dir := b.TempDir()
