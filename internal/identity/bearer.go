@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	jose "github.com/go-jose/go-jose/v4"
@@ -27,12 +28,19 @@ type Verifier struct {
 	trusted map[string]string // issuer → audience
 	mu      sync.Mutex
 	byIss   map[string]*oidc.IDTokenVerifier
+	// failed is when each issuer's discovery last failed: it is not tried again for
+	// discoveryBackoff, so that tokens naming an unreachable issuer cost nothing.
+	failed map[string]time.Time
+	now    func() time.Time
 }
+
+// discoveryBackoff is how long an issuer whose discovery failed is not asked again.
+const discoveryBackoff = 30 * time.Second
 
 // NewVerifier returns a Verifier for cfg's issuers. A provider's discovery document is read
 // when its first token arrives (and read again after a failure).
 func NewVerifier(cfg Config) *Verifier {
-	v := &Verifier{cfg: cfg, trusted: map[string]string{}, byIss: map[string]*oidc.IDTokenVerifier{}}
+	v := &Verifier{cfg: cfg, trusted: map[string]string{}, byIss: map[string]*oidc.IDTokenVerifier{}, failed: map[string]time.Time{}, now: time.Now}
 	if cfg.Issuer != "" {
 		v.trusted[cfg.Issuer] = cfg.ClientID
 	}
@@ -98,8 +106,12 @@ func (v *Verifier) verifier(ctx context.Context, issuer string) (*oidc.IDTokenVe
 	if ver := v.byIss[issuer]; ver != nil {
 		return ver, nil
 	}
+	if at, ok := v.failed[issuer]; ok && v.now().Sub(at) < discoveryBackoff {
+		return nil, fmt.Errorf("the identity provider %s could not be read a moment ago: try again shortly", issuer)
+	}
 	p, err := discover(ctx, v.cfg, issuer)
 	if err != nil {
+		v.failed[issuer] = v.now()
 		return nil, err
 	}
 	ver := p.VerifierContext(v.keysContext(), &oidc.Config{ClientID: audience, SupportedSigningAlgs: algorithmNames()}) //nolint:contextcheck // the key set outlives this request

@@ -272,3 +272,24 @@ func TestLoginHintPicksThePerson(t *testing.T) {
 		t.Error("a wrong client secret got a token")
 	}
 }
+
+// TestUnreachableIssuerIsNotAskedAtEveryRequest: after a trusted issuer's discovery failed,
+// tokens naming it are refused at once for a while, without reaching for it again.
+func TestUnreachableIssuerIsNotAskedAtEveryRequest(t *testing.T) {
+	p := startProvider(t)
+	tok, err := p.Token("job", "fleetform", time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	issuer := p.Issuer()
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	v := identity.NewVerifier(identity.Config{Trusted: []identity.Trust{{Issuer: issuer, Audience: "fleetform"}}})
+	if _, err := v.Verify(context.Background(), tok); err == nil || !strings.Contains(err.Error(), "could not be read:") {
+		t.Fatalf("first: %v", err)
+	}
+	if _, err := v.Verify(context.Background(), tok); err == nil || !strings.Contains(err.Error(), "a moment ago") {
+		t.Fatalf("second: %v, want refused without asking again", err)
+	}
+}
