@@ -37,7 +37,7 @@ func newOIDCServeCmd(e *env) *cobra.Command {
 			"name, email and groups, JWKS. Nobody types a password: it is for demos and tests only.\n" +
 			"It prints its issuer URL, then serves until SIGINT or SIGTERM.",
 		Example: "  fleetform-dev oidc-provider serve --addr 127.0.0.1:5556 --client-id fleetform --client-secret s3cret --person 'pat@contoso.com=Pat:payments-devs' --person 'sam@contoso.com=Sam:platform-engineers'",
-		Args: cobra.NoArgs,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.validate(); err != nil {
 				return err
@@ -99,10 +99,10 @@ type oidcTokenOptions struct {
 func newOIDCTokenCmd(e *env) *cobra.Command {
 	var o oidcTokenOptions
 	cmd := &cobra.Command{
-		Use:   "token",
-		Short: "Sign a person in without a browser and print their ID token (what a CI job's token service gives it)",
+		Use:     "token",
+		Short:   "Sign a person in without a browser and print their ID token (what a CI job's token service gives it)",
 		Example: "  fleetform-dev oidc-provider token --issuer http://127.0.0.1:5556/oidc --client-id fleetform --client-secret s3cret --login pat@contoso.com",
-		Args: cobra.NoArgs,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.issuer == "" || o.clientID == "" {
 				return command.Usagef("--issuer and --client-id are required")
