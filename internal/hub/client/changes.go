@@ -1,7 +1,6 @@
 package client
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -23,23 +22,10 @@ const maxChangeAnswer = 64 << 20
 // comes back with its result and an *Error of status 422; any other refusal as an *Error.
 func (c *Client) ChangeControlPlane(ctx context.Context, ops []authoring.Operation, dryRun bool) (*authoring.Result, error) {
 	const path = "/api/v1/controlplane/changes"
-	body, err := json.Marshal(map[string]any{"operations": ops})
+	resp, err := c.send(ctx, http.MethodPost, path, url.Values{"dryRun": {strconv.FormatBool(dryRun)}},
+		map[string]any{"operations": ops})
 	if err != nil {
 		return nil, err
-	}
-	u := *c.base
-	u.Path = c.base.Path + path
-	u.RawQuery = url.Values{"dryRun": {strconv.FormatBool(dryRun)}}.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("fleetform serve: POST %s: %w", path, err)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusUnprocessableEntity {

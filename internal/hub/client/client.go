@@ -89,31 +89,9 @@ func (e *Error) code() hub.Code {
 // do sends a request with an optional JSON body and decodes a JSON answer into out (if not
 // nil) when the status is want.
 func (c *Client) do(ctx context.Context, method, path string, query url.Values, body, out any, want int) error {
-	u := *c.base
-	u.Path = c.base.Path + path
-	u.RawQuery = query.Encode()
-	var rd io.Reader
-	if body != nil {
-		data, err := json.Marshal(body)
-		if err != nil {
-			return fmt.Errorf("encode %s %s: %w", method, path, err)
-		}
-		rd = bytes.NewReader(data)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
+	resp, err := c.send(ctx, method, path, query, body)
 	if err != nil {
 		return err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Accept", "application/json")
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("hub: %s %s: %w", method, path, err)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != want {
@@ -127,6 +105,38 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		return fmt.Errorf("hub: %s %s: decode the answer: %w", method, path, err)
 	}
 	return nil
+}
+
+// send sends a request with the token and body (JSON, when not nil) and returns the answer,
+// whose body the caller closes.
+func (c *Client) send(ctx context.Context, method, path string, query url.Values, body any) (*http.Response, error) {
+	u := *c.base
+	u.Path = c.base.Path + path
+	u.RawQuery = query.Encode()
+	var rd io.Reader
+	if body != nil {
+		data, err := json.Marshal(body)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s %s: %w", method, path, err)
+		}
+		rd = bytes.NewReader(data)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("hub: %s %s: %w", method, path, err)
+	}
+	return resp, nil
 }
 
 // maxErrorBody bounds how much of an error answer is read.
