@@ -5,7 +5,8 @@
 # once every dev cluster reports it Ready (refused, with the reason, while some fail); then the
 # application team's flow (scripts/demo-app.sh); teams: an AccessPolicy, a payments team
 # member signed in through an OpenID Connect provider (fleetform-dev oidc-provider) who may
-# onboard and promote the team's workloads but not touch the platform or another team's;
+# onboard and promote the team's application (app promote with their OIDC token) but not
+# touch the platform or another team's;
 # and the web UI's address (single sign-on). The simulated fleet is fleetform-dev sim and
 # the identity provider fleetform-dev oidc-provider (make build-dev).
 # Everything lives in $DEMO_DIR (default .demo); nothing leaves the machine.
@@ -153,24 +154,48 @@ step "Pat onboards the payments team's new workload through serve: allowed, comm
 FLEETFORM_HUB_TOKEN=$PAT run add workload fraud-check --workspace payments-team --hub "$HUB"
 git -C "$DIR/control-plane.git" log -1 --format='commit %h by %an <%ae>, committed by %cn%n%b' main
 
-step "Pat may promote the payments team's workloads into dev, and approve there (in prod, once the policy is promoted there)"
-FLEETFORM_HUB_TOKEN=$PAT run hub whoami --hub "$HUB" --may promote --env dev --workload ledger
+step "Pat may approve in dev, where the policy is in force (prod follows once it is promoted there)"
 FLEETFORM_HUB_TOKEN=$PAT run approve --hub "$HUB" --env dev --commit "$(git -C "$DIR/control-plane.git" rev-parse main)" --by pat
+
+step "Pat onboards the team's application (hello-world) on the platform; the platform team promotes prod"
+FLEETFORM_HUB_TOKEN=$PAT run add workload hello-world --workspace payments-team --hub "$HUB"
+git -C "$DIR/work" pull -q --rebase origin main
+run promote "${CP[@]}" --to prod --override --reason "the teams' access policy and hello-world" --actor sam@contoso.com
+wait_for sh -c "FLEETFORM_HUB_TOKEN='$PAT' '$FF' hub whoami --hub '$HUB' --may promote --env prod --workload hello-world"
+FLEETFORM_HUB_TOKEN=$PAT run hub whoami --hub "$HUB" --may promote --env prod --workload hello-world
+
+step "Pat deploys hello-world to dev and promotes it into prod with the team's own OIDC token (app promote asks the hub first)"
+TEAM="$DIR/team"
+mkdir -p "$TEAM"
+git clone -q "$DIR/app/source" "$TEAM/source"
+sed -i 's/environment: stage/environment: prod/; s/branch: stage/branch: prod/' "$TEAM/source/workload.yaml"
+# No cluster of the demo runs hello-world: its promotion gate asks for none compliant.
+printf 'chart: helm\npromotion:\n  prod:\n    from: dev\n    minCompliantPercent: 0\n' >"$TEAM/source/fleetform-app.yaml"
+git -C "$TEAM/source" commit -qam "hello-world: dev and prod"
+git clone -q "$DIR/app/config" "$TEAM/config"
+git -C "$TEAM/config" branch -q prod origin/stage
+git -C "$TEAM/config" checkout -q dev
+git init -q --bare "$TEAM/gitops.git"
+TEAMAPP=(--source "$TEAM/source" --config-repo "$TEAM/config" --var IMAGE_NAME=ghcr.io/example/hello-world --gitops "$TEAM/gitops.git")
+run app apply "${TEAMAPP[@]}" --env dev --version 1.4.2 --image-tag 1.4.2
+FLEETFORM_HUB_TOKEN=$PAT run app promote "${TEAMAPP[@]}" --from dev --to prod --hub "$HUB"
+git --git-dir "$TEAM/gitops.git" ls-tree -r --name-only prod | sed 's/^/  gitops@prod: /'
 
 # refused runs, as Pat, a command that the access policies must refuse, and shows why.
 refused() {
 	printf '$ fleetform %s\n' "$*"
 	if FLEETFORM_HUB_TOKEN=$PAT "$FF" "$@"; then echo "allowed, want refused"; exit 1; fi
 }
-step "Pat may not touch the platform, another team's workload, or approve prod: refused with the reason, nothing written"
+step "Pat may not touch the platform or another team's workload, approve prod, or promote the factory team's app: refused with the reason, nothing written"
 BEFORE=$(git -C "$DIR/control-plane.git" rev-parse main)
 refused add cluster-type gpu --env dev --hub "$HUB"
 refused add workload robot-arm --workspace factory-team --hub "$HUB"
 refused approve --hub "$HUB" --env prod --commit "$BEFORE" --by pat
+refused hub whoami --hub "$HUB" --may promote --env prod --workload plc-gateway
 [ "$(git -C "$DIR/control-plane.git" rev-parse main)" = "$BEFORE" ] || { echo "a refused change was written"; exit 1; }
 
 step "Who did what: the hub's audit history"
-run history --hub "$HUB" --kind authoring,approval,signin --limit 10
+run history --hub "$HUB" --kind authoring,approval,promotion,signin --actor pat@contoso.com --limit 10
 
 step "The web UI, on serve's port, with a read-only token"
 run status --hub "$HUB"
