@@ -70,7 +70,9 @@ func (u *Handler) callback(w http.ResponseWriter, r *http.Request) {
 		err = u.opts.Sealer.Open(sealPending, c.Value, u.now(), &pending)
 	}
 	if err != nil {
-		u.refuseSignIn(w, r, access.Identity{}, "this sign-in was not started here, or took too long: sign in again")
+		// Not recorded in the history: anyone can send this request, as often as they like.
+		u.opts.Logger.InfoContext(r.Context(), "sign-in callback without a sign-in started here", "error", err.Error())
+		u.renderSignIn(w, http.StatusUnauthorized, "", "/", "this sign-in was not started here, or took too long: sign in again")
 		return
 	}
 	if e := q.Get("error"); e != "" {
