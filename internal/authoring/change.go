@@ -196,14 +196,14 @@ func applyOnce(ctx context.Context, req Request) (*Result, error) {
 			return res, err
 		}
 	}
-	if err := ws.validate(ctx, cp, req.Renders, res, changed); err != nil {
+	if err := ws.validate(ctx, cp, req, res, changed); err != nil {
 		return res, err
 	}
 	return res, ws.finish(ctx, req, res)
 }
 
 // validate loads the control plane before and after, refuses new errors and plans.
-func (ws *workspace) validate(ctx context.Context, cp *controlplane.ControlPlane, cache *RenderCache, res *Result, changed []fileKey) error {
+func (ws *workspace) validate(ctx context.Context, cp *controlplane.ControlPlane, req Request, res *Result, changed []fileKey) error {
 	before := cp
 	if ws.g == nil {
 		c, cleanup, err := ws.open(ctx, false)
@@ -218,7 +218,7 @@ func (ws *workspace) validate(ctx context.Context, cp *controlplane.ControlPlane
 		return err
 	}
 	defer cleanup()
-	fs, err := loadBoth(ctx, before, after, cache)
+	fs, err := loadBoth(ctx, before, after, req.Renders)
 	if err != nil {
 		return err
 	}
@@ -228,7 +228,7 @@ func (ws *workspace) validate(ctx context.Context, cp *controlplane.ControlPlane
 		}
 		return ds
 	}
-	problems := newProblems(all(fs.before, fs.beforeDiags), all(fs.after, fs.afterDiags))
+	problems := append(newProblems(all(fs.before, fs.beforeDiags), all(fs.after, fs.afterDiags)), unknownScopes(req.Operations, fs.after)...)
 	res.Plan = planFleet(fs.before, fs.after, ws.touchesCommon(changed))
 	if len(problems) > 0 {
 		res.Errors = problems
