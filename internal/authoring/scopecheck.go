@@ -22,8 +22,8 @@ func unknownScopes(ops []Operation, after map[string]*fleet) []controlplane.Diag
 			continue
 		}
 		f := after[op.Env]
-		if f == nil || f.run == nil || f.run.Snapshot == nil {
-			continue // an environment that does not load says so itself
+		if f == nil || f.run == nil || f.run.Snapshot == nil || hasErrors(f.diags) {
+			continue // an environment that does not load whole (a repository unread) says so itself
 		}
 		what, name, known := scopeNames(op.Scope, f.run.Snapshot)
 		if what == "" || slices.Contains(known, name) {
@@ -56,6 +56,10 @@ func scopeNames(s *ConfigScope, snap *controlplane.Snapshot) (what, name string,
 		return "deployment target", s.DeploymentTarget, known
 	}
 	return "", "", nil
+}
+
+func hasErrors(ds []controlplane.Diagnostic) bool {
+	return slices.ContainsFunc(ds, func(d controlplane.Diagnostic) bool { return d.Severity == controlplane.SeverityError })
 }
 
 func listNames(names []string) string {
