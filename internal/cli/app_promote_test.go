@@ -100,7 +100,7 @@ func TestAppPromoteThroughHub(t *testing.T) {
 		`promotion +stage .*dev -> stage +promoted hello-world 1.4.2 \(commit [0-9a-f]{7}\) from dev to stage`,
 		`promotion +stage .*refused: dev: the hub has no desired state`)
 	mustContain(t, "status", fleetform(t, 0, "status", "--hub", h.url, "--env", "dev"),
-		`(?m)^hello-world-performance-test: version 1.4.2 runs on 1 of 1 clusters$`)
+		`(?m)^hello-world-performance-test on small: version 1.4.2 runs on 1 of 1 clusters$`)
 	diff := fleetform(t, 0, "diff", "dev", "dev", "--hub", h.url, "-o", "json")
 	mustContain(t, "versions", diff, `"hello-world-performance-test": "1.4.2"`)
 }

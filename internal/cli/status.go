@@ -132,7 +132,7 @@ func rolloutText(w io.Writer, ro hub.Rollout) error {
 	}
 	for _, r := range ro.Targets { // the application versions CI posted (fleetform app apply --hub)
 		if r.Version != "" {
-			fmt.Fprintf(w, "%s: version %s runs on %d of %d clusters\n", r.DeploymentTarget, r.Version, r.Compliant, r.Clusters)
+			fmt.Fprintf(w, "%s on %s: version %s runs on %d of %d clusters\n", r.DeploymentTarget, r.ClusterType, r.Version, r.Compliant, r.Clusters)
 		}
 	}
 	return nil
