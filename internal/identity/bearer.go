@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -48,11 +47,6 @@ func NewVerifier(cfg Config) *Verifier {
 		v.trusted[t.Issuer] = t.Audience
 	}
 	return v
-}
-
-// LooksLikeJWT tells a JWT from a hub token: three base64url parts.
-func LooksLikeJWT(s string) bool {
-	return strings.Count(s, ".") == 2 && strings.HasPrefix(s, "eyJ")
 }
 
 // Verify checks raw (signature, issuer, audience, expiry) and returns who it speaks for.

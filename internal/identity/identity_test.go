@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/identity"
 	"github.com/fleetform/fleetform/internal/testutil/oidctest"
 )
@@ -134,7 +135,7 @@ func TestBearerTokens(t *testing.T) {
 	}
 	job := sign(ci, "fleetform", time.Minute, map[string]any{"repository": "contoso/payments", "ref": "refs/heads/main", "environment": "stage", "run_attempt": 2,
 		"groups": []string{"platform-engineers"}, "email": "ci@contoso.com"})
-	if !identity.LooksLikeJWT(job) || identity.LooksLikeJWT("ff_abc") {
+	if !hub.LooksLikeJWT(job) || hub.LooksLikeJWT("ff_abc") {
 		t.Fatal("LooksLikeJWT does not tell a JWT from a hub token")
 	}
 	id, err := v.Verify(ctx, job)

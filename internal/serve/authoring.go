@@ -109,9 +109,8 @@ func (c *ControlPlaneChanges) Change(ctx context.Context, ops []authoring.Operat
 	if c.opts.Hub != nil {
 		rec := changeRecord(ops, res, actor)
 		rec.Actor = hub.ActorOf(id, decision)
-		if herr := c.opts.Hub.RecordChange(context.WithoutCancel(ctx), rec); herr != nil {
+		if herr := c.record(ctx, rec, "a change"); herr != nil {
 			// The change is in git, the source of truth: say so, do not fail it.
-			c.opts.Logger.ErrorContext(ctx, "recording a change in the history", "error", herr.Error())
 			res.Notes = append(res.Notes, "the change is made, but the hub's history could not record it: "+herr.Error())
 		}
 	}
@@ -148,9 +147,7 @@ func (c *ControlPlaneChanges) Propose(ctx context.Context, ops []authoring.Opera
 	rec := changeRecord(ops, res, id.Actor())
 	rec.What = "proposed: " + rec.What
 	rec.Actor = hub.ActorOf(id, access.Decision{Allowed: true, Reason: "a proposal: the pull request's reviewers decide"})
-	if herr := c.opts.Hub.RecordChange(context.WithoutCancel(ctx), rec); herr != nil {
-		c.opts.Logger.ErrorContext(ctx, "recording a proposal in the history", "error", herr.Error())
-	}
+	_ = c.record(ctx, rec, "a proposal")
 	return res, nil
 }
 
@@ -165,9 +162,17 @@ func (c *ControlPlaneChanges) recordRefusal(ctx context.Context, ops []authoring
 		what[i] = strings.TrimSpace(op.Op + " " + op.Kind + " " + op.Name)
 	}
 	rec := hub.Change{By: id.Actor(), What: "refused: " + strings.Join(what, "; ") + ": " + d.Reason, Actor: hub.ActorOf(id, d)}
-	if herr := c.opts.Hub.RecordChange(context.WithoutCancel(ctx), rec); herr != nil {
-		c.opts.Logger.ErrorContext(ctx, "recording a refused change in the history", "error", herr.Error())
+	_ = c.record(ctx, rec, "a refused change")
+}
+
+// record puts rec in the hub's history, even when the request was cancelled meanwhile; a
+// failure is logged (and returned): git, the source of truth, has the change.
+func (c *ControlPlaneChanges) record(ctx context.Context, rec hub.Change, what string) error {
+	err := c.opts.Hub.RecordChange(context.WithoutCancel(ctx), rec)
+	if err != nil {
+		c.opts.Logger.ErrorContext(ctx, "recording "+what+" in the history", "error", err.Error())
 	}
+	return err
 }
 
 // remote reports whether the control plane is a URL: changed on serve's mirror of it.
