@@ -17,4 +17,7 @@ type DeploymentTargetSpec struct {
 	Manifests map[string]string `yaml:"manifests" json:"manifests"`
 	// ConfigSchemas validate the target's composed configuration.
 	ConfigSchemas []string `yaml:"configSchemas,omitempty" json:"configSchemas,omitempty"`
+	// Namespace is the namespace the target runs in on every cluster type (default:
+	// <environment>-<clusterType>-<target>).
+	Namespace string `yaml:"namespace,omitempty" json:"namespace,omitempty"`
 }

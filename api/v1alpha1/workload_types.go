@@ -31,4 +31,8 @@ type WorkloadTarget struct {
 	Manifests map[string]string `yaml:"manifests" json:"manifests"`
 	// ConfigSchemas apply to this target only, after the workload's.
 	ConfigSchemas []string `yaml:"configSchemas,omitempty" json:"configSchemas,omitempty"`
+	// Namespace is the namespace the target runs in on every cluster type (a fleetform
+	// extension; default: <environment>-<clusterType>-<target>, as Kalypso names it). The
+	// application flow renders the target's charts for it.
+	Namespace string `yaml:"namespace,omitempty" json:"namespace,omitempty"`
 }

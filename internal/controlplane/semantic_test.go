@@ -41,6 +41,12 @@ func TestSemanticChecks(t *testing.T) {
 			loaded: []string{"Template/" + long[:253]},
 		},
 		{
+			name: "invalid declared namespace",
+			files: map[string]string{"dt.yaml": kindDoc("DeploymentTarget", "shop",
+				"spec:\n  environment: dev\n  namespace: Shop_A\n  manifests: {repo: r, branch: b, path: p}\n")},
+			want: []want{{file: "dt.yaml", line: 7, has: []string{"spec.namespace", `namespace "Shop_A" is not a valid namespace name`}}},
+		},
+		{
 			name: "invalid label key and value",
 			files: map[string]string{"cts.yaml": kindDoc("ClusterType", "large",
 				"  labels:\n    \"bad key\": x\n    size: \"not valid\"\nspec: {reconciler: a, namespaceService: b, configType: c}\n")},

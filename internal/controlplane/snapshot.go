@@ -183,6 +183,9 @@ type DeploymentTarget struct {
 	Labels      map[string]string
 	Environment string
 	Manifests   map[string]string
+	// Namespace is the namespace declared for the target on every cluster type, or "" (the
+	// scheduler's <environment>-<clusterType>-<target>).
+	Namespace string
 	// ConfigSchemas are the target's schemas followed by the workload's.
 	ConfigSchemas []SchemaRef
 	Workload      string

@@ -57,6 +57,9 @@ func (b *builder) unfoldTarget(w *Workload, t v1alpha1.WorkloadTarget, path stri
 	if !b.checkLabels(src, path+".labels", t.Labels) {
 		ok = false
 	}
+	if !b.checkNamespace(src, path+".namespace", t.Namespace) {
+		ok = false
+	}
 	if !ok {
 		return nil
 	}
@@ -77,9 +80,22 @@ func (b *builder) unfoldTarget(w *Workload, t v1alpha1.WorkloadTarget, path stri
 	}
 	return &DeploymentTarget{
 		Name: w.Metadata.Name + "-" + t.Name, Labels: labels, Environment: t.Environment,
-		Manifests: t.Manifests, ConfigSchemas: schemas, Workload: w.Metadata.Name,
+		Manifests: t.Manifests, Namespace: t.Namespace, ConfigSchemas: schemas, Workload: w.Metadata.Name,
 		Workspace: w.Workspace, Registration: w.Registration, Source: src, Path: path,
 	}
+}
+
+// checkNamespace reports a declared namespace that is not a DNS-1123 label ("" is none).
+func (b *builder) checkNamespace(src Source, path, ns string) bool {
+	if ns == "" {
+		return true
+	}
+	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+		b.diag(src.Diag(path, fmt.Sprintf("namespace %q is not a valid namespace name: %s", ns, strings.Join(errs, "; ")),
+			"use lowercase letters, digits and '-', at most 63 characters"))
+		return false
+	}
+	return true
 }
 
 // addFluxLabels adds the labels Flux gives a registered Workload in Kalypso, where the
@@ -105,6 +121,9 @@ func (b *builder) addDeploymentTarget(o *v1alpha1.DeploymentTarget, src Source) 
 		b.diag(src.Diag("spec.environment", "environment is required", ""))
 		return
 	}
+	if !b.checkNamespace(src, "spec.namespace", o.Spec.Namespace) {
+		return
+	}
 	labels := maps.Clone(o.Metadata.Labels)
 	if labels == nil {
 		labels = map[string]string{}
@@ -115,7 +134,7 @@ func (b *builder) addDeploymentTarget(o *v1alpha1.DeploymentTarget, src Source) 
 	}
 	b.addTarget(&DeploymentTarget{
 		Name: o.Metadata.Name, Labels: labels, Environment: o.Spec.Environment, Manifests: o.Spec.Manifests,
-		ConfigSchemas: schemas, Workload: labels[v1alpha1.LabelWorkload], Workspace: labels[v1alpha1.LabelWorkspace],
+		Namespace: o.Spec.Namespace, ConfigSchemas: schemas, Workload: labels[v1alpha1.LabelWorkload], Workspace: labels[v1alpha1.LabelWorkspace],
 		Source: src,
 	})
 }

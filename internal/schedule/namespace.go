@@ -29,7 +29,8 @@ func Namespace(env, clusterType, deploymentTarget string) string {
 	return strings.TrimRight(head, "-") + "-" + suffix
 }
 
-// setNamespaces sets the Namespace of as, all on cluster type ct, as Namespace makes it.
+// setNamespaces sets the Namespace of as, all on cluster type ct: the one its target
+// declares, else as Namespace makes it.
 // Those that are valid labels as they are (the usual case) share one allocation instead of
 // one each: a million-assignment schedule made a million strings.
 func setNamespaces(as []Assignment, env, ct string) {
@@ -39,7 +40,7 @@ func setNamespaces(as []Assignment, env, ct string) {
 	size := 0
 	for i := range as {
 		dt := as[i].DeploymentTarget
-		if fits[i] = prefixOK && len(prefix)+len(dt) <= maxNamespaceLen && validLabel(dt); fits[i] {
+		if fits[i] = !declared(&as[i]) && prefixOK && len(prefix)+len(dt) <= maxNamespaceLen && validLabel(dt); fits[i] {
 			size += len(prefix) + len(dt)
 		}
 	}
@@ -54,6 +55,10 @@ func setNamespaces(as []Assignment, env, ct string) {
 	names, at := all.String(), 0
 	for i := range as {
 		a := &as[i]
+		if declared(a) {
+			a.Namespace = a.Target.Namespace
+			continue
+		}
 		if !fits[i] {
 			a.Namespace = Namespace(env, ct, a.DeploymentTarget)
 			continue
@@ -63,6 +68,9 @@ func setNamespaces(as []Assignment, env, ct string) {
 		at += n
 	}
 }
+
+// declared reports whether the assignment's target declares its namespace.
+func declared(a *Assignment) bool { return a.Target != nil && a.Target.Namespace != "" }
 
 // validLabel reports whether s is a DNS-1123 label as sanitize leaves it: lowercase letters,
 // digits and '-', neither first nor last, at most maxNamespaceLen long.

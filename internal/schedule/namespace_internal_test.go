@@ -3,6 +3,8 @@ package schedule
 import (
 	"strings"
 	"testing"
+
+	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
 // namespaceCases are environment, cluster-type and deployment-target names that take each
@@ -53,4 +55,22 @@ func FuzzSetNamespaces(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDeclaredNamespace: a target that declares its namespace gets it on every cluster type;
+// the others beside it keep the namespace Namespace makes.
+func TestDeclaredNamespace(t *testing.T) {
+	for _, ct := range []string{"east", "west"} {
+		as := []Assignment{
+			{DeploymentTarget: "shop-api", Target: &controlplane.DeploymentTarget{Name: "shop-api", Namespace: "shop"}},
+			{DeploymentTarget: "shop-web", Target: &controlplane.DeploymentTarget{Name: "shop-web"}},
+		}
+		setNamespaces(as, "dev", ct)
+		if as[0].Namespace != "shop" {
+			t.Errorf("cluster type %s: declared namespace: got %q, want shop", ct, as[0].Namespace)
+		}
+		if want := Namespace("dev", ct, "shop-web"); as[1].Namespace != want {
+			t.Errorf("cluster type %s: undeclared namespace: got %q, want %q", ct, as[1].Namespace, want)
+		}
+	}
 }
