@@ -302,7 +302,7 @@ func TestRenderDirDeterministic(t *testing.T) {
 	ex := newExample(t, false)
 	a, b := t.TempDir(), t.TempDir()
 	for _, dir := range []string{a, b} {
-		if _, err := ex.run(t, "stage", "2.0.0").WriteDir(dir); err != nil {
+		if _, err := ex.run(t, "stage", "2.0.0").WriteDir(t.Context(), dir); err != nil {
 			t.Fatal(err)
 		}
 	}

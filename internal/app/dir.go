@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"context"
 	"io/fs"
 	"maps"
 	"os"
@@ -13,11 +14,11 @@ import (
 // repository): each target's files go to root/<manifests.path>, which fleetform owns
 // (stale files in it are removed); nothing else under root is touched. A target that fails
 // keeps what its folder had.
-func (r *Run) WriteDir(root string) (*Result, error) {
+func (r *Run) WriteDir(ctx context.Context, root string) (*Result, error) {
 	res := newResult(r)
 	for _, t := range r.Targets {
 		tr := targetResult(t)
-		files, err := r.Render(t)
+		files, err := r.Render(ctx, t)
 		if err != nil {
 			tr.fail(err)
 			res.Targets = append(res.Targets, tr)

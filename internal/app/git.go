@@ -88,7 +88,7 @@ func (w *Writer) tryBranch(ctx context.Context, r *Run, branch string, targets [
 	}
 	trs := make([]TargetResult, 0, len(targets))
 	for _, t := range targets {
-		tr, err := updateTarget(r, tree, t)
+		tr, err := updateTarget(ctx, r, tree, t)
 		if err != nil {
 			return br, nil, err
 		}
@@ -121,7 +121,7 @@ func (w *Writer) tryBranch(ctx context.Context, r *Run, branch string, targets [
 // updateTarget brings a target's folder in the tree up to date: unchanged when the digest
 // of its inputs is the one the folder records (nothing is rendered), else rendered and
 // written, stale files removed.
-func updateTarget(r *Run, tree *gitrepo.Tree, t *TargetRun) (TargetResult, error) {
+func updateTarget(ctx context.Context, r *Run, tree *gitrepo.Tree, t *TargetRun) (TargetResult, error) {
 	tr := targetResult(t)
 	if t.Err != nil {
 		tr.fail(t.Err)
@@ -133,7 +133,7 @@ func updateTarget(r *Run, tree *gitrepo.Tree, t *TargetRun) (TargetResult, error
 	} else if ok && h == gitrepo.BlobHash([]byte(t.Digest+"\n")) {
 		return tr, nil
 	}
-	files, err := r.Render(t)
+	files, err := r.Render(ctx, t)
 	if err != nil {
 		tr.fail(err)
 		return tr, nil //nolint:nilerr // a target that fails is reported in its result; the others go on

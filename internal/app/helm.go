@@ -2,52 +2,226 @@ package app
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"io/fs"
 	"maps"
 	"path"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
+	"time"
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/ignore"
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/releaseutil"
 	"sigs.k8s.io/yaml"
 )
 
-// helmChart is a chart loaded once (without its values.yaml and schema, which fleetform
-// handles itself) and shared by the targets it renders; loading it is safe for concurrent
-// use, and Render does not change it.
-type helmChart struct {
-	once  sync.Once
-	chart *chart.Chart
-	err   error
-}
-
-func (a *App) loadChart() (*chart.Chart, error) {
-	a.helmOnce().once.Do(func() {
-		files := make([]*loader.BufferedFile, 0, len(a.files))
-		for _, name := range slices.Sorted(maps.Keys(a.files)) {
-			files = append(files, &loader.BufferedFile{Name: name, Data: a.files[name]})
-		}
-		c, err := loader.LoadFiles(files)
+// chartFiles are the chart's files as Helm loads a chart folder: those its .helmignore (and
+// Helm's default rules) leave, by path in the folder, without values.yaml, which fleetform
+// substitutes first.
+func chartFiles(files map[string][]byte) ([]*loader.BufferedFile, error) {
+	rules := ignore.Empty()
+	if data, ok := files[ignore.HelmIgnore]; ok {
+		r, err := ignore.Parse(bytes.NewReader(data))
 		if err != nil {
-			a.helm.err = fmt.Errorf("chart %s: %w", a.ChartDir, err)
-			return
+			return nil, fmt.Errorf("%s: %w", ignore.HelmIgnore, err)
 		}
-		c.Values, c.Schema = nil, nil
-		a.helm.chart = c
-	})
-	return a.helm.chart, a.helm.err
+		rules = r
+	}
+	rules.AddDefaults()
+	var out []*loader.BufferedFile
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		if name == "values.yaml" || helmIgnores(rules, name) {
+			continue
+		}
+		out = append(out, &loader.BufferedFile{Name: name, Data: bytes.TrimPrefix(files[name], []byte("\xEF\xBB\xBF"))})
+	}
+	return out, nil
 }
 
-func (a *App) helmOnce() *helmChart {
-	if a.helm == nil {
-		a.helm = &helmChart{}
+// helmIgnores reports whether rules leave out a file, or a folder it is in, as Helm's
+// loader walks a chart folder.
+func helmIgnores(rules *ignore.Rules, name string) bool {
+	parts := strings.Split(name, "/")
+	for i := 1; i < len(parts); i++ {
+		if rules.Ignore(strings.Join(parts[:i], "/"), ignoreInfo{name: parts[i-1], dir: true}) {
+			return true
+		}
 	}
-	return a.helm
+	return rules.Ignore(name, ignoreInfo{name: path.Base(name)})
+}
+
+// ignoreInfo is the little of a file's information .helmignore rules read.
+type ignoreInfo struct {
+	name string
+	dir  bool
+}
+
+func (f ignoreInfo) Name() string { return f.name }
+func (f ignoreInfo) Size() int64  { return 0 }
+func (f ignoreInfo) Mode() fs.FileMode {
+	if f.dir {
+		return fs.ModeDir
+	}
+	return 0
+}
+func (f ignoreInfo) ModTime() time.Time { return time.Time{} }
+func (f ignoreInfo) IsDir() bool        { return f.dir }
+func (f ignoreInfo) Sys() any           { return nil }
+
+// loadChart loads a fresh copy of the chart with its values.yaml after substitution: Helm's
+// dependency processing changes the chart it renders, so targets never share one.
+func (a *App) loadChart(values []byte) (*chart.Chart, error) {
+	files := a.helmFiles
+	if values != nil {
+		files = append(slices.Clip(files), &loader.BufferedFile{Name: "values.yaml", Data: values})
+	}
+	c, err := loader.LoadFiles(files)
+	if err != nil {
+		return nil, fmt.Errorf("chart %s: %w", a.ChartDir, err)
+	}
+	c.Schema = nil // fleetform validates the composed values against it, with their sources
+	return c, nil
+}
+
+// checkChart refuses, before rendering, a chart Helm would not install: a library chart, a
+// dependency missing from charts/ or not matching Chart.yaml's version or Chart.lock.
+func checkChart(dir string, c *chart.Chart) error {
+	switch c.Metadata.Type {
+	case "", "application":
+	default:
+		return fmt.Errorf("chart %s: %s charts are not installable: render an application chart that depends on it", dir, c.Metadata.Type)
+	}
+	locked := map[string]string{}
+	if c.Lock != nil {
+		for _, d := range c.Lock.Dependencies {
+			locked[d.Name] = d.Version
+		}
+	}
+	for _, d := range c.Metadata.Dependencies {
+		if err := checkDependency(dir, c, d, locked); err != nil {
+			return err
+		}
+	}
+	for _, sub := range c.Dependencies() {
+		if err := checkChart(dir+"/charts/"+sub.Name(), sub); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkDependency checks that one dependency of Chart.yaml is in charts/, at a version its
+// constraint and Chart.lock accept.
+func checkDependency(dir string, c *chart.Chart, d *chart.Dependency, locked map[string]string) error {
+	fix := fmt.Sprintf("run `helm dependency build %s` and commit %s/charts/ (make sure .gitignore does not leave it out)", dir, dir)
+	var versions []string
+	for _, sub := range c.Dependencies() {
+		if sub.Name() != d.Name {
+			continue
+		}
+		v := sub.Metadata.Version
+		if want, ok := locked[d.Name]; ok && want != v {
+			versions = append(versions, v+" (Chart.lock pins "+want+")")
+			continue
+		}
+		if d.Version == "" || chartutil.IsCompatibleRange(d.Version, v) {
+			return nil
+		}
+		versions = append(versions, v)
+	}
+	if len(versions) > 0 {
+		return fmt.Errorf("chart %s: dependency %s %s: %s/charts/ holds version %s: %s", dir, d.Name, d.Version, dir, strings.Join(versions, ", "), fix)
+	}
+	return fmt.Errorf("chart %s: dependency %s %s (from %s) is not in %s/charts/: %s", dir, d.Name, d.Version, d.Repository, dir, fix)
+}
+
+// helmRender is how one target's chart is rendered.
+type helmRender struct {
+	Release, Namespace string
+	Capabilities       Capabilities
+	IncludeCRDs        bool
+	IncludeTests       bool
+}
+
+// renderHelm renders the chart as `helm template` does, with the Helm SDK functions Helm's
+// install action runs in client-only mode (dependencies with their conditions, tags,
+// aliases and import-values; subchart schemas; the kubeVersion constraint; hooks; CRDs): no
+// cluster, no network. chartValues is the chart's values.yaml after substitution; values
+// are the values above it, as helm's -f and --set make them.
+func (a *App) renderHelm(ctx context.Context, chartValues []byte, values map[string]any, t Target, r helmRender) ([]Object, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c, err := a.loadChart(chartValues)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkChart(a.ChartDir, c); err != nil {
+		return nil, err
+	}
+	caps, err := r.Capabilities.helm()
+	if err != nil {
+		return nil, err
+	}
+	if c.Metadata.KubeVersion != "" && !chartutil.IsCompatibleRange(c.Metadata.KubeVersion, caps.KubeVersion.String()) {
+		return nil, fmt.Errorf("target %s: chart %s requires kubeVersion %s, which Kubernetes %s is not: declare the clusters' version with kubeVersion: in %s",
+			t.Name, a.ChartDir, c.Metadata.KubeVersion, caps.KubeVersion.String(), SettingsFile)
+	}
+	if err := chartutil.ProcessDependenciesWithMerge(c, values); err != nil {
+		return nil, fmt.Errorf("target %s: helm dependencies: %w", t.Name, err)
+	}
+	opts := chartutil.ReleaseOptions{Name: r.Release, Namespace: r.Namespace, Revision: 1, IsInstall: true}
+	vals, err := chartutil.ToRenderValuesWithSchemaValidation(c, values, opts, caps, false)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: helm values: %w", t.Name, err)
+	}
+	var e engine.Engine
+	files, err := e.Render(c, vals)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: helm: %w", t.Name, err)
+	}
+	docs, err := releaseDocs(c, files, r)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: helm: %w", t.Name, err)
+	}
+	return nameObjects(docs, r.Namespace)
+}
+
+// releaseDocs are the documents of a rendered chart in the order `helm template` prints
+// them: CRDs (when asked), the manifests in install order, then the hooks (test hooks only
+// when asked). NOTES.txt is not a document.
+func releaseDocs(c *chart.Chart, files map[string]string, r helmRender) ([]doc, error) {
+	for name := range files {
+		if strings.HasSuffix(name, "NOTES.txt") {
+			delete(files, name)
+		}
+	}
+	hooks, manifests, err := releaseutil.SortManifests(files, nil, releaseutil.InstallOrder)
+	if err != nil {
+		return nil, err
+	}
+	var docs []doc
+	if r.IncludeCRDs {
+		for _, crd := range c.CRDObjects() {
+			docs = append(docs, splitDocs(crd.Filename, string(crd.File.Data))...)
+		}
+	}
+	for _, m := range manifests {
+		docs = append(docs, splitDocs(m.Name, m.Content)...)
+	}
+	for _, h := range hooks {
+		if r.IncludeTests || !slices.Contains(h.Events, release.HookTest) {
+			docs = append(docs, splitDocs(h.Path, h.Manifest)...)
+		}
+	}
+	return docs, nil
 }
 
 // Object is one rendered Kubernetes object: its file name in the target's folder and its
@@ -55,36 +229,6 @@ func (a *App) helmOnce() *helmChart {
 type Object struct {
 	File string
 	Data []byte
-}
-
-// renderHelm renders the chart with values, client-only: no cluster, no network, default
-// capabilities. Templates are rendered in name order and their objects returned in order.
-func (a *App) renderHelm(values map[string]any, target string) ([]Object, error) {
-	c, err := a.loadChart()
-	if err != nil {
-		return nil, err
-	}
-	release := a.Settings.ReleaseName
-	if release == "" {
-		release = a.Workload.Metadata.Name
-	}
-	opts := chartutil.ReleaseOptions{Name: release, Namespace: "", Revision: 1, IsInstall: true}
-	vals, err := chartutil.ToRenderValuesWithSchemaValidation(c, values, opts, chartutil.DefaultCapabilities, true)
-	if err != nil {
-		return nil, fmt.Errorf("target %s: helm values: %w", target, err)
-	}
-	out, err := engine.Render(c, vals)
-	if err != nil {
-		return nil, fmt.Errorf("target %s: helm: %w", target, err)
-	}
-	var docs []doc
-	for _, name := range slices.Sorted(maps.Keys(out)) {
-		if strings.HasSuffix(name, "NOTES.txt") || strings.HasPrefix(path.Base(name), "_") {
-			continue
-		}
-		docs = append(docs, splitDocs(name, out[name])...)
-	}
-	return nameObjects(docs)
 }
 
 // doc is one YAML document of a rendered template.
@@ -118,10 +262,10 @@ func isBlankYAML(s string) bool {
 }
 
 // nameObjects names each object's file <kind>-<name>.yaml (lowercase; objects in another
-// namespace than the target's get <namespace>- in front; a second object of the same name
-// gets -2, -3…). Documents that are not Kubernetes objects are an error naming the
-// template.
-func nameObjects(docs []doc) ([]Object, error) {
+// namespace than the target's, namespace, get <namespace>- in front; a second object of the
+// same name gets -2, -3…). Documents that are not Kubernetes objects are an error naming
+// the template.
+func nameObjects(docs []doc, namespace string) ([]Object, error) {
 	seen := map[string]int{}
 	out := make([]Object, 0, len(docs))
 	for _, d := range docs {
@@ -139,8 +283,8 @@ func nameObjects(docs []doc) ([]Object, error) {
 			return nil, fmt.Errorf("%s: a rendered document without kind or metadata.name", d.template)
 		}
 		base := strings.ToLower(meta.Kind + "-" + meta.Metadata.Name)
-		if meta.Metadata.Namespace != "" {
-			base = strings.ToLower(meta.Metadata.Namespace) + "-" + base
+		if ns := meta.Metadata.Namespace; ns != "" && ns != namespace {
+			base = strings.ToLower(ns) + "-" + base
 		}
 		base = fileSafe(base)
 		seen[base]++

@@ -56,7 +56,7 @@ func (a *App) renderKustomize(values *Values, vars map[string]string, target str
 	if err != nil {
 		return nil, err
 	}
-	return nameObjects(append(docs, cm))
+	return nameObjects(append(docs, cm), "")
 }
 
 // valuesConfigMap is the composed values as a ConfigMap: key = leaf path, value = the value

@@ -34,7 +34,7 @@ func TestKustomizeBase(t *testing.T) {
 	repos := controlplane.NewRepos(nil, nil, nil)
 	a := loadApp(t, repos, src.Dir)
 	run := newRun(t, a, openRepo(t, repos, cfgRepo.Dir), "dev", "main", nil, "2.0.0")
-	files, err := run.Render(run.Targets[0])
+	files, err := run.Render(t.Context(), run.Targets[0])
 	if err != nil {
 		t.Fatal(err)
 	}

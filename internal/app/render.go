@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/strvals"
 )
 
@@ -27,7 +29,7 @@ const (
 )
 
 // outputFormat changes when what fleetform writes for the same inputs changes.
-const outputFormat = "fleetform-app/1"
+const outputFormat = "fleetform-app/2"
 
 // Inputs are everything a target is rendered from, except its config folder.
 type Inputs struct {
@@ -42,6 +44,8 @@ type Inputs struct {
 
 	chartLayer *Layer
 	setLayer   *Layer
+	// chartValues is the chart's values.yaml after substitution, as Helm loads it.
+	chartValues []byte
 }
 
 // NewInputs checks the variables and parses the layers every target shares.
@@ -57,6 +61,10 @@ func NewInputs(a *App, c *EnvConfig, vars map[string]string, set []string, versi
 		in.Vars["IMAGE_TAG"] = imageTag
 	}
 	if a.chartValues != nil {
+		var err error
+		if in.chartValues, err = Subst(a.ChartValuesFile(), a.chartValues, in.Vars); err != nil {
+			return nil, err
+		}
 		l, err := ParseLayer(Source{Repo: "source", File: a.ChartValuesFile()}, a.chartValues, in.Vars)
 		if err != nil {
 			return nil, err
@@ -101,7 +109,53 @@ func (in *Inputs) Compose(dir string) (*Values, error) {
 	if in.setLayer != nil {
 		layers = append(layers, *in.setLayer)
 	}
-	return Merge(layers)
+	v, err := Merge(layers)
+	if err != nil || in.App.ChartDir == "" {
+		return v, err
+	}
+	v.helm, err = in.helmValues(dir)
+	return v, err
+}
+
+// helmValues are the values above the chart's values.yaml as helm makes them from -f files
+// and --set: each config values.yaml, lowest first, read as helm reads a values file and
+// merged as helm merges them (a null is kept: Helm deletes the default it overrides), then
+// the --set values.
+func (in *Inputs) helmValues(dir string) (map[string]any, error) {
+	vals := map[string]any{}
+	for _, f := range in.Config.Chain(dir) {
+		data, err := Subst(f, in.Config.File(f), in.Vars)
+		if err != nil {
+			return nil, err
+		}
+		m, err := chartutil.ReadValues(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		vals = mergeHelmValues(vals, m)
+	}
+	for _, s := range in.Set {
+		if err := strvals.ParseInto(s, vals); err != nil {
+			return nil, fmt.Errorf("--set %s: %w", s, err)
+		}
+	}
+	return vals, nil
+}
+
+// mergeHelmValues merges b over a as helm merges its values files: mappings key by key,
+// anything else (a null too) replaces.
+func mergeHelmValues(a, b map[string]any) map[string]any {
+	out := maps.Clone(a)
+	for k, v := range b {
+		if bm, ok := v.(map[string]any); ok {
+			if am, ok := out[k].(map[string]any); ok {
+				out[k] = mergeHelmValues(am, bm)
+				continue
+			}
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // Digest identifies what a target's folder holds when rendered from values: equal digests
@@ -109,16 +163,19 @@ func (in *Inputs) Compose(dir string) (*Values, error) {
 func (in *Inputs) Digest(t Target, v *Values) string {
 	h := sha256.New()
 	data, _ := json.Marshal(v.Data) // sorted keys; the data came from YAML, it marshals
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00", outputFormat, in.App.Digest, in.App.Commit,
-		in.Version, in.ImageTag, in.App.Settings.ReleaseName, t.Name)
+	settings, _ := json.Marshal(in.App.Settings)
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00", outputFormat, in.App.Digest, in.App.Commit,
+		in.Version, in.ImageTag, settings, t.Name, t.Namespace)
 	h.Write(data)
+	helm, _ := json.Marshal(v.helm)
+	h.Write(helm)
 	return hex.EncodeToString(h.Sum(nil))
 }
 
 // Render validates a target's values against the schema and renders its folder: one file
 // per object, a kustomization.yaml listing them and the tracking files, by path in the
 // folder.
-func (in *Inputs) Render(t Target, v *Values) (map[string][]byte, error) {
+func (in *Inputs) Render(ctx context.Context, t Target, v *Values) (map[string][]byte, error) {
 	if in.App.Schema != nil {
 		if problems := in.App.Schema.Validate(v); len(problems) > 0 {
 			return nil, &SchemaError{Target: t.Name, Problems: problems}
@@ -129,7 +186,7 @@ func (in *Inputs) Render(t Target, v *Values) (map[string][]byte, error) {
 	if in.App.KustomizeDir != "" {
 		objs, err = in.App.renderKustomize(v, in.Vars, t.Name)
 	} else {
-		objs, err = in.App.renderHelm(v.Data, t.Name)
+		objs, err = in.App.renderHelm(ctx, in.chartValues, v.helm, t, in.helmRender(t))
 	}
 	if err != nil {
 		return nil, err
@@ -154,6 +211,18 @@ func (in *Inputs) Render(t Target, v *Values) (map[string][]byte, error) {
 		}
 	}
 	return files, nil
+}
+
+// helmRender is how target t's chart is rendered: the release, the target's namespace (or
+// "default", as helm's), its capabilities and what of the chart is written.
+func (in *Inputs) helmRender(t Target) helmRender {
+	s := in.App.Settings
+	ns := t.Namespace
+	if ns == "" {
+		ns = "default"
+	}
+	return helmRender{Release: in.App.Release(), Namespace: ns, Capabilities: s.For(t),
+		IncludeCRDs: s.IncludeCRDs == nil || *s.IncludeCRDs, IncludeTests: s.IncludeTests}
 }
 
 // SchemaError is a target whose values the schema refuses: nothing is written for it.

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -94,9 +95,9 @@ func (r *Run) Target(name string) (*TargetRun, bool) {
 }
 
 // Render renders one target's folder.
-func (r *Run) Render(t *TargetRun) (map[string][]byte, error) {
+func (r *Run) Render(ctx context.Context, t *TargetRun) (map[string][]byte, error) {
 	if t.Err != nil {
 		return nil, t.Err
 	}
-	return r.In.Render(t.Target, t.Values)
+	return r.In.Render(ctx, t.Target, t.Values)
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetform/fleetform/internal/controlplane"
@@ -32,6 +34,16 @@ type Settings struct {
 	Schema string `json:"schema,omitempty"`
 	// ReleaseName is Helm's .Release.Name (default: the workload's name).
 	ReleaseName string `json:"releaseName,omitempty"`
+	// Capabilities are the Kubernetes version and API versions charts are rendered for;
+	// Environments and Targets change them for an environment or a deployment target.
+	Capabilities `json:",inline"`
+	Environments map[string]Capabilities `json:"environments,omitempty"`
+	Targets      map[string]Capabilities `json:"targets,omitempty"`
+	// IncludeCRDs writes the chart's crds/ folder with its objects (default true, as Flux's
+	// HelmRelease creates them).
+	IncludeCRDs *bool `json:"includeCRDs,omitempty"`
+	// IncludeTests writes the chart's test hooks (helm.sh/hook: test), left out by default.
+	IncludeTests bool `json:"includeTests,omitempty"`
 	// Promotion holds the gates of each environment an application is promoted into, by
 	// environment name.
 	Promotion map[string]PromotionGates `json:"promotion,omitempty"`
@@ -74,11 +86,11 @@ type App struct {
 	ChartDir, KustomizeDir string
 	// chartValues is the chart's values.yaml (nil when it has none); the lowest layer.
 	chartValues []byte
-	files       map[string][]byte // the chart's or the base's files, by path in the folder
+	files       map[string][]byte      // the chart's or the base's files, by path in the folder
+	helmFiles   []*loader.BufferedFile // the chart's files Helm loads (.helmignore applied), but values.yaml
 	Schema      *Schema
 	// Digest identifies what is rendered: the chart or base files and the schema.
 	Digest string
-	helm   *helmChart // loaded lazily
 }
 
 // LoadSource reads an application's source repository.
@@ -104,7 +116,13 @@ func LoadSource(tree controlplane.Tree, repo string) (*App, error) {
 	if err := a.loadWorkload(tree, has); err != nil {
 		return nil, err
 	}
+	if err := a.Settings.check(); err != nil {
+		return nil, err
+	}
 	if err := a.loadRendered(tree, files, has); err != nil {
+		return nil, err
+	}
+	if err := a.checkRelease(); err != nil {
 		return nil, err
 	}
 	return a, a.loadSchema(tree, has)
@@ -176,6 +194,12 @@ func (a *App) loadRendered(tree controlplane.Tree, files []string, has map[strin
 	if len(a.files) == 0 {
 		return fmt.Errorf("source %s: %s/ is empty", a.Repo, dir)
 	}
+	if a.ChartDir != "" {
+		var err error
+		if a.helmFiles, err = chartFiles(a.files); err != nil {
+			return fmt.Errorf("source %s: chart %s: %w", a.Repo, dir, err)
+		}
+	}
 	a.Digest = hex.EncodeToString(h.Sum(nil))
 	return nil
 }
@@ -184,7 +208,7 @@ func (a *App) loadSchema(tree controlplane.Tree, has map[string]bool) error {
 	file := a.Settings.Schema
 	if file == "" && a.ChartDir != "" && has[a.ChartDir+"/values.schema.json"] {
 		file = a.ChartDir + "/values.schema.json"
-		delete(a.files, "values.schema.json") // validated here, not again by Helm
+		delete(a.files, "values.schema.json") // validated with the values' sources (loadChart drops it)
 	}
 	if file == "" {
 		return nil
@@ -202,6 +226,27 @@ func (a *App) loadSchema(tree controlplane.Tree, has map[string]bool) error {
 	return nil
 }
 
+// Release is the release name charts are rendered with: releaseName, else the workload's
+// name.
+func (a *App) Release() string {
+	if a.Settings.ReleaseName != "" {
+		return a.Settings.ReleaseName
+	}
+	return a.Workload.Metadata.Name
+}
+
+// checkRelease refuses a release name Helm refuses, before anything is rendered.
+func (a *App) checkRelease() error {
+	if a.Settings.ReleaseName != "" || a.ChartDir == "" {
+		return nil // checked with the settings
+	}
+	if err := chartutil.ValidateReleaseName(a.Release()); err != nil {
+		return fmt.Errorf("%s: the workload's name %q is not a valid Helm release name (%w): name one with releaseName: in %s",
+			a.Workload.Source.File, a.Release(), err, SettingsFile)
+	}
+	return nil
+}
+
 // ChartValuesFile is the path of the chart's values.yaml in the source repository.
 func (a *App) ChartValuesFile() string { return a.ChartDir + "/values.yaml" }
 
@@ -210,7 +255,7 @@ func (a *App) Targets(env string) []Target {
 	var out []Target
 	for i, t := range a.Workload.Spec.DeploymentTargets {
 		if t.Environment == env {
-			out = append(out, Target{Name: t.Name, Environment: t.Environment, Index: i,
+			out = append(out, Target{Name: t.Name, Environment: t.Environment, Namespace: t.Namespace, Index: i,
 				Repo: t.Manifests["repo"], Branch: t.Manifests["branch"], Path: cleanDir(t.Manifests["path"])})
 		}
 	}
@@ -221,10 +266,12 @@ func (a *App) Targets(env string) []Target {
 type Target struct {
 	Name        string `json:"name"`
 	Environment string `json:"environment"`
-	Repo        string `json:"repo"`
-	Branch      string `json:"branch"`
-	Path        string `json:"path"`
-	Index       int    `json:"-"`
+	// Namespace is the namespace the target declares it runs in, or "".
+	Namespace string `json:"namespace,omitempty"`
+	Repo      string `json:"repo"`
+	Branch    string `json:"branch"`
+	Path      string `json:"path"`
+	Index     int    `json:"-"`
 }
 
 func cleanDir(p string) string {

@@ -67,6 +67,9 @@ type Shadowed = compose.Shadowed
 type Values struct {
 	Data map[string]any
 	Prov map[string]*Provenance
+	// helm are the values above the chart's values.yaml as helm reads its -f files and
+	// --set (nulls kept: they delete a chart's or subchart's default); nil for kustomize.
+	helm map[string]any
 }
 
 // Merge deep-merges layers as Helm merges values files: mappings merge key by key; a

@@ -1,0 +1,193 @@
+package app_test
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fleetform/fleetform/internal/app"
+	"github.com/fleetform/fleetform/internal/controlplane"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
+)
+
+// webChart is a chart with what real charts use: a dependency under a condition, the same
+// dependency again under an alias, a subchart schema, .helmignore, a test hook, a CRD, a
+// kubeVersion constraint, the release namespace and the cluster's API versions.
+var webChart = map[string]string{
+	"workload.yaml": `apiVersion: scheduler.kalypso.io/v1alpha1
+kind: Workload
+metadata:
+  name: web
+spec:
+  deploymentTargets:
+    - name: edge
+      environment: dev
+      namespace: shop
+      manifests: {repo: https://example.com/gitops, branch: dev, path: edge}
+`,
+	"helm/Chart.yaml": `apiVersion: v2
+name: web
+version: 1.0.0
+kubeVersion: ">=1.25.0-0"
+dependencies:
+  - {name: cache, version: "1.x", condition: cache.enabled}
+  - {name: cache, alias: session, version: "1.x"}
+`,
+	"helm/values.yaml":   "cache:\n  enabled: false\nsession:\n  port: 7000\n",
+	"helm/.helmignore":   "# not part of the chart\ntemplates/scratch.yaml\n",
+	"helm/crds/crd.yaml": "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\n",
+	"helm/templates/deployment.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}
+  namespace: {{ .Release.Namespace }}
+spec:
+  template:
+    spec:
+      containers:
+        - name: web
+          args: ["--session={{ .Release.Name }}-session.{{ .Release.Namespace }}:{{ .Values.session.port }}"]
+`,
+	"helm/templates/scratch.yaml": "{{ fail \"the .helmignore leaves this out\" }}\n",
+	"helm/templates/tests/ping.yaml": `apiVersion: v1
+kind: Pod
+metadata:
+  name: {{ .Release.Name }}-ping
+  annotations: {helm.sh/hook: test}
+`,
+	"helm/templates/monitor.yaml": `{{- if .Capabilities.APIVersions.Has "monitoring.coreos.com/v1" }}
+apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata:
+  name: {{ .Release.Name }}
+{{- end }}
+`,
+	"helm/charts/cache/Chart.yaml":         "apiVersion: v2\nname: cache\nversion: 1.2.0\n",
+	"helm/charts/cache/values.yaml":        "port: 6379\ntier: memory\n",
+	"helm/charts/cache/values.schema.json": `{"type": "object", "properties": {"port": {"type": "integer"}}}`,
+	"helm/charts/cache/templates/service.yaml": `apiVersion: v1
+kind: Service
+metadata:
+  name: {{ .Release.Name }}-{{ .Chart.Name }}
+  labels: {tier: {{ .Values.tier | quote }}}
+spec:
+  ports: [{port: {{ .Values.port }}}]
+`,
+}
+
+// renderWeb renders the edge target of webChart changed by change, with the config values
+// values; it returns the files or the error.
+func renderWeb(t *testing.T, change map[string]string, values string) (map[string][]byte, error) {
+	t.Helper()
+	files := maps.Clone(webChart)
+	for k, v := range change {
+		if v == "" {
+			for f := range files {
+				if f == k || strings.HasPrefix(f, k+"/") {
+					delete(files, f)
+				}
+			}
+			continue
+		}
+		files[k] = v
+	}
+	src, cfg := gittest.New(t), gittest.New(t)
+	src.Commit(t, "main", files)
+	cfg.Commit(t, "main", map[string]string{"dev/edge/values.yaml": values})
+	repos := controlplane.NewRepos(nil, nil, nil)
+	tree, err := openRepo(t, repos, src.Dir).Tree("main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := app.LoadSource(tree, "source")
+	if err != nil {
+		return nil, err
+	}
+	run := newRun(t, a, openRepo(t, repos, cfg.Dir), "dev", "main", nil, "1.0.0")
+	return run.Render(t.Context(), run.Targets[0])
+}
+
+func TestHelmAsHelmRenders(t *testing.T) {
+	tests := []struct {
+		name    string
+		change  map[string]string
+		values  string
+		has     map[string][]string // file: texts it holds
+		hasNot  []string            // files that are not written
+		wantErr []string
+	}{{
+		name: "conditions, aliases, CRDs, the namespace; .helmignore and test hooks leave files out",
+		has: map[string][]string{
+			"deployment-web.yaml":                               {"namespace: shop", "--session=web-session.shop:7000"},
+			"service-web-session.yaml":                          {"port: 7000", `tier: "memory"`},
+			"customresourcedefinition-widgets.example.com.yaml": {"kind: CustomResourceDefinition"},
+		},
+		hasNot: []string{"service-web-cache.yaml", "pod-web-ping.yaml", "servicemonitor-web.yaml"},
+	}, {
+		name:   "a null deletes a subchart's default; a condition turns a dependency on",
+		values: "cache:\n  enabled: true\nsession:\n  tier: null\n",
+		has: map[string][]string{
+			"service-web-cache.yaml":   {"port: 6379", `tier: "memory"`},
+			"service-web-session.yaml": {"labels: {tier: }"}, // quote of a deleted value prints nothing
+		},
+	}, {
+		name: "test hooks and API versions when asked; CRDs left out when asked",
+		change: map[string]string{"fleetform-app.yaml": "includeTests: true\nincludeCRDs: false\n" +
+			"targets:\n  edge: {apiVersions: [monitoring.coreos.com/v1]}\n"},
+		has:    map[string][]string{"pod-web-ping.yaml": {"helm.sh/hook: test"}, "servicemonitor-web.yaml": {"kind: ServiceMonitor"}},
+		hasNot: []string{"customresourcedefinition-widgets.example.com.yaml"},
+	}, {
+		name:    "the chart's kubeVersion constraint",
+		change:  map[string]string{"fleetform-app.yaml": "environments:\n  dev: {kubeVersion: v1.20.0}\n"},
+		wantErr: []string{"requires kubeVersion >=1.25.0-0", "Kubernetes v1.20.0", "kubeVersion: in fleetform-app.yaml"},
+	}, {
+		name:    "a subchart's schema",
+		values:  "session:\n  port: \"7000\"\n",
+		wantErr: []string{"session", "port", "integer"},
+	}, {
+		name:    "a dependency missing from charts/",
+		change:  map[string]string{"helm/charts/cache": ""},
+		wantErr: []string{"dependency cache 1.x", "is not in helm/charts/", "helm dependency build helm"},
+	}, {
+		name: "a Chart.lock that charts/ does not match",
+		change: map[string]string{"helm/Chart.lock": "dependencies:\n- {name: cache, repository: oci://example.com, version: 1.3.0}\n" +
+			"digest: sha256:0\ngenerated: \"2026-01-01T00:00:00Z\"\n"},
+		wantErr: []string{"dependency cache", "1.2.0 (Chart.lock pins 1.3.0)"},
+	}, {
+		name:    "a release name Helm refuses",
+		change:  map[string]string{"fleetform-app.yaml": "releaseName: Web_Team.A\n"},
+		wantErr: []string{`releaseName "Web_Team.A"`, "at most 53 characters"},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			files, err := renderWeb(t, tc.change, tc.values)
+			if len(tc.wantErr) > 0 {
+				if err == nil {
+					t.Fatalf("rendered, want an error with %q", tc.wantErr)
+				}
+				for _, s := range tc.wantErr {
+					if !strings.Contains(err.Error(), s) {
+						t.Errorf("error lacks %q:\n%v", s, err)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for f, texts := range tc.has {
+				for _, s := range texts {
+					if !strings.Contains(string(files[f]), s) {
+						t.Errorf("%s lacks %q:\n%s\n(files: %v)", f, s, files[f], slices.Sorted(maps.Keys(files)))
+					}
+				}
+			}
+			for _, f := range tc.hasNot {
+				if _, ok := files[f]; ok {
+					t.Errorf("%s is written:\n%s", f, files[f])
+				}
+			}
+		})
+	}
+}
