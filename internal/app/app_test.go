@@ -115,11 +115,17 @@ func newRun(tb testing.TB, a *app.App, cfgRepo *controlplane.Repo, env, ref stri
 
 func (ex *example) writer(t *testing.T) *app.Writer {
 	t.Helper()
-	repo, err := gitrepo.Open(t.Context(), ex.gitops.Dir, t.TempDir(), nil, slog.New(slog.DiscardHandler))
+	return &app.Writer{Repo: openGitOps(t, ex.gitops.Dir), Author: object.Signature{Name: "test", Email: "test@example.com"}, Logger: slog.New(slog.DiscardHandler)}
+}
+
+// openGitOps opens the app GitOps repository in dir for writing.
+func openGitOps(t *testing.T, dir string) *gitrepo.Repo {
+	t.Helper()
+	repo, err := gitrepo.Open(t.Context(), dir, t.TempDir(), nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &app.Writer{Repo: repo, Author: object.Signature{Name: "test", Email: "test@example.com"}, Logger: slog.New(slog.DiscardHandler)}
+	return repo
 }
 
 func apply(t *testing.T, w *app.Writer, r *app.Run) *app.Result {

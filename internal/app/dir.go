@@ -18,13 +18,17 @@ func (r *Run) WriteDir(ctx context.Context, root string) (*Result, error) {
 	res := newResult(r)
 	for _, t := range r.Targets {
 		tr := targetResult(t)
-		files, err := r.Render(ctx, t)
+		folder, err := r.Render(ctx, t)
 		if err != nil {
 			tr.fail(err)
 			res.Targets = append(res.Targets, tr)
 			continue
 		}
-		changes, err := writeFolder(filepath.Join(root, filepath.FromSlash(t.Target.Path)), files)
+		dir := filepath.Join(root, filepath.FromSlash(t.Target.Path))
+		if !r.In.Regenerate {
+			tr.Kept = folder.KeepCommitted(func(name string) ([]byte, bool) { return writtenFile(dir, name) })
+		}
+		changes, err := writeFolder(dir, folder.Files)
 		if err != nil {
 			return nil, err
 		}
@@ -38,6 +42,18 @@ func (r *Run) WriteDir(ctx context.Context, root string) (*Result, error) {
 		res.Targets = append(res.Targets, tr)
 	}
 	return res, nil
+}
+
+// writtenFile reads a file of a target's folder on disk, without following a symbolic
+// link out of it; a file it cannot read counts as none.
+func writtenFile(dir, name string) ([]byte, bool) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, false
+	}
+	defer root.Close()
+	data, err := root.ReadFile(filepath.FromSlash(name))
+	return data, err == nil
 }
 
 // writeFolder makes dir hold exactly files (by slash path), and returns what changed.

@@ -130,14 +130,18 @@ func updateTarget(ctx context.Context, r *Run, tree *gitrepo.Tree, t *TargetRun)
 	dir := t.Target.Path
 	if h, ok, err := tree.File(dir + "/" + DigestFile); err != nil {
 		return tr, err
-	} else if ok && h == gitrepo.BlobHash([]byte(t.Digest+"\n")) {
+	} else if ok && h == gitrepo.BlobHash([]byte(t.Digest+"\n")) && !r.In.Regenerate {
 		return tr, nil
 	}
-	files, err := r.Render(ctx, t)
+	folder, err := r.Render(ctx, t)
 	if err != nil {
 		tr.fail(err)
 		return tr, nil //nolint:nilerr // a target that fails is reported in its result; the others go on
 	}
+	if !r.In.Regenerate {
+		tr.Kept = folder.KeepCommitted(func(name string) ([]byte, bool) { return committedFile(tree, dir+"/"+name) })
+	}
+	files := folder.Files
 	old, err := listTree(tree, dir)
 	if err != nil {
 		return tr, err
@@ -164,6 +168,16 @@ func updateTarget(ctx context.Context, r *Run, tree *gitrepo.Tree, t *TargetRun)
 		tr.Status = StatusChanged
 	}
 	return tr, nil
+}
+
+// committedFile reads a file of the tree; a file it cannot read counts as none.
+func committedFile(tree *gitrepo.Tree, p string) ([]byte, bool) {
+	h, ok, err := tree.File(p)
+	if err != nil || !ok {
+		return nil, false
+	}
+	data, err := tree.Blob(h)
+	return data, err == nil
 }
 
 // listTree lists the files below dir in the tree, by path relative to dir.

@@ -166,32 +166,42 @@ func (a *App) renderHelm(ctx context.Context, chartValues []byte, values map[str
 	if err := checkChart(a.ChartDir, c); err != nil {
 		return nil, err
 	}
+	docs, err := renderChart(a.ChartDir, c, values, r)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", t.Name, err)
+	}
+	return nameObjects(docs, r.Namespace)
+}
+
+// renderChart renders a loaded chart (dir names it in errors) with values above its own.
+// It changes the chart: load one for each render.
+func renderChart(dir string, c *chart.Chart, values map[string]any, r helmRender) ([]doc, error) {
 	caps, err := r.Capabilities.helm()
 	if err != nil {
 		return nil, err
 	}
 	if c.Metadata.KubeVersion != "" && !chartutil.IsCompatibleRange(c.Metadata.KubeVersion, caps.KubeVersion.String()) {
-		return nil, fmt.Errorf("target %s: chart %s requires kubeVersion %s, which Kubernetes %s is not: declare the clusters' version with kubeVersion: in %s",
-			t.Name, a.ChartDir, c.Metadata.KubeVersion, caps.KubeVersion.String(), SettingsFile)
+		return nil, fmt.Errorf("chart %s requires kubeVersion %s, which Kubernetes %s is not: declare the clusters' version with kubeVersion: in %s",
+			dir, c.Metadata.KubeVersion, caps.KubeVersion.String(), SettingsFile)
 	}
 	if err := chartutil.ProcessDependenciesWithMerge(c, values); err != nil {
-		return nil, fmt.Errorf("target %s: helm dependencies: %w", t.Name, err)
+		return nil, fmt.Errorf("chart %s: dependencies: %w", dir, err)
 	}
 	opts := chartutil.ReleaseOptions{Name: r.Release, Namespace: r.Namespace, Revision: 1, IsInstall: true}
 	vals, err := chartutil.ToRenderValuesWithSchemaValidation(c, values, opts, caps, false)
 	if err != nil {
-		return nil, fmt.Errorf("target %s: helm values: %w", t.Name, err)
+		return nil, fmt.Errorf("chart %s: values: %w", dir, err)
 	}
 	var e engine.Engine
 	files, err := e.Render(c, vals)
 	if err != nil {
-		return nil, fmt.Errorf("target %s: helm: %w", t.Name, err)
+		return nil, fmt.Errorf("chart %s: %w", dir, err)
 	}
 	docs, err := releaseDocs(c, files, r)
 	if err != nil {
-		return nil, fmt.Errorf("target %s: helm: %w", t.Name, err)
+		return nil, fmt.Errorf("chart %s: %w", dir, err)
 	}
-	return nameObjects(docs, r.Namespace)
+	return docs, nil
 }
 
 // releaseDocs are the documents of a rendered chart in the order `helm template` prints

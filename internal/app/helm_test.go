@@ -1,10 +1,13 @@
 package app_test
 
 import (
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/fleetform/fleetform/internal/app"
 	"github.com/fleetform/fleetform/internal/controlplane"
@@ -105,7 +108,11 @@ func renderWeb(t *testing.T, change map[string]string, values string) (map[strin
 		return nil, err
 	}
 	run := newRun(t, a, openRepo(t, repos, cfg.Dir), "dev", "main", nil, "1.0.0")
-	return run.Render(t.Context(), run.Targets[0])
+	f, err := run.Render(t.Context(), run.Targets[0])
+	if err != nil {
+		return nil, err
+	}
+	return f.Files, nil
 }
 
 func TestHelmAsHelmRenders(t *testing.T) {
@@ -189,5 +196,50 @@ func TestHelmAsHelmRenders(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRandomKeepsCommitted: an object whose only change comes from a random function keeps
+// its committed bytes, so a change elsewhere does not rewrite it; Regenerate writes a new
+// value.
+func TestRandomKeepsCommitted(t *testing.T) {
+	src, cfg, gitops := gittest.New(t), gittest.New(t), gittest.NewBare(t)
+	src.Commit(t, "main", map[string]string{
+		"workload.yaml":    webChart["workload.yaml"],
+		"helm/Chart.yaml":  "apiVersion: v2\nname: web\nversion: 1.0.0\n",
+		"helm/values.yaml": "greeting: hello\n",
+		"helm/templates/secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: web\ndata:\n" +
+			"  password: {{ randAlphaNum 16 | b64enc }}\n  user: {{ \"admin\" | b64enc }}\n",
+		"helm/templates/config.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  greeting: {{ .Values.greeting }}\n",
+	})
+	repos := controlplane.NewRepos(nil, nil, nil)
+	a := loadApp(t, repos, src.Dir)
+	w := &app.Writer{Repo: openGitOps(t, gitops.Dir), Author: object.Signature{Name: "test", Email: "test@example.com"},
+		Logger: slog.New(slog.DiscardHandler)}
+	applyWith := func(greeting string, regenerate bool) app.TargetResult {
+		cfg.Commit(t, "main", map[string]string{"dev/edge/values.yaml": "greeting: " + greeting + "\n"})
+		run := newRun(t, a, openRepo(t, repos, cfg.Dir), "dev", "main", nil, "1.0.0")
+		run.In.Regenerate = regenerate
+		return apply(t, w, run).Targets[0]
+	}
+	changed := func(tr app.TargetResult) []string {
+		var out []string
+		for _, c := range tr.Changes {
+			out = append(out, strings.TrimPrefix(c.Path, "edge/"))
+		}
+		return out
+	}
+	if tr := applyWith("hello", false); !slices.Contains(changed(tr), "secret-web.yaml") {
+		t.Fatalf("first apply: the secret is not written: %v", changed(tr))
+	}
+	tr := applyWith("bonjour", false)
+	if slices.Contains(changed(tr), "secret-web.yaml") || !slices.Contains(changed(tr), "configmap-web.yaml") {
+		t.Errorf("a greeting changed: changes %v, want the config map and not the secret", changed(tr))
+	}
+	if !slices.Equal(tr.Kept, []string{"secret-web.yaml"}) {
+		t.Errorf("kept %v, want the secret", tr.Kept)
+	}
+	if tr := applyWith("hola", true); !slices.Contains(changed(tr), "secret-web.yaml") || len(tr.Kept) > 0 {
+		t.Errorf("regenerate: changes %v, kept %v: want a new secret", changed(tr), tr.Kept)
 	}
 }

@@ -34,10 +34,11 @@ func TestKustomizeBase(t *testing.T) {
 	repos := controlplane.NewRepos(nil, nil, nil)
 	a := loadApp(t, repos, src.Dir)
 	run := newRun(t, a, openRepo(t, repos, cfgRepo.Dir), "dev", "main", nil, "2.0.0")
-	files, err := run.Render(t.Context(), run.Targets[0])
+	folder, err := run.Render(t.Context(), run.Targets[0])
 	if err != nil {
 		t.Fatal(err)
 	}
+	files := folder.Files
 	d := string(files["deployment-web.yaml"])
 	for _, s := range []string{"image: ghcr.io/example/web:2.0.0", "app: web", "--home=$HOME"} {
 		if !strings.Contains(d, s) {

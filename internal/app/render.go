@@ -41,6 +41,8 @@ type Inputs struct {
 	// Set are Helm --set style values (key.path=value), the highest layer.
 	Set               []string
 	Version, ImageTag string
+	// Regenerate writes new values of random functions instead of keeping the folder's.
+	Regenerate bool
 
 	chartLayer *Layer
 	setLayer   *Layer
@@ -174,13 +176,31 @@ func (in *Inputs) Digest(t Target, v *Values) string {
 
 // Render validates a target's values against the schema and renders its folder: one file
 // per object, a kustomization.yaml listing them and the tracking files, by path in the
-// folder.
-func (in *Inputs) Render(ctx context.Context, t Target, v *Values) (map[string][]byte, error) {
+// folder. A chart that calls random functions is rendered twice, so that the folder knows
+// which lines of which files change on their own (Folder.KeepCommitted).
+func (in *Inputs) Render(ctx context.Context, t Target, v *Values) (*Folder, error) {
 	if in.App.Schema != nil {
 		if problems := in.App.Schema.Validate(v); len(problems) > 0 {
 			return nil, &SchemaError{Target: t.Name, Problems: problems}
 		}
 	}
+	files, err := in.renderFiles(ctx, t, v)
+	if err != nil {
+		return nil, err
+	}
+	f := &Folder{Files: files}
+	if in.App.random {
+		again, err := in.renderFiles(ctx, t, v)
+		if err != nil {
+			return nil, err
+		}
+		f.randomLines(again)
+	}
+	return f, nil
+}
+
+// renderFiles renders a target's folder once.
+func (in *Inputs) renderFiles(ctx context.Context, t Target, v *Values) (map[string][]byte, error) {
 	var objs []Object
 	var err error
 	if in.App.KustomizeDir != "" {

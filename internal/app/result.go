@@ -24,6 +24,9 @@ type TargetResult struct {
 	Status       string   `json:"status"`
 	Error        string   `json:"error,omitempty"`
 	Changes      []Change `json:"changes"`
+	// Kept are the files whose only difference from what the folder holds came from a
+	// random function (a generated password, certificate or name): they keep their bytes.
+	Kept []string `json:"kept,omitempty"`
 }
 
 // BranchResult is the commit written on one branch of the GitOps repository.

@@ -95,7 +95,7 @@ func (r *Run) Target(name string) (*TargetRun, bool) {
 }
 
 // Render renders one target's folder.
-func (r *Run) Render(ctx context.Context, t *TargetRun) (map[string][]byte, error) {
+func (r *Run) Render(ctx context.Context, t *TargetRun) (*Folder, error) {
 	if t.Err != nil {
 		return nil, t.Err
 	}

@@ -88,6 +88,7 @@ type App struct {
 	chartValues []byte
 	files       map[string][]byte      // the chart's or the base's files, by path in the folder
 	helmFiles   []*loader.BufferedFile // the chart's files Helm loads (.helmignore applied), but values.yaml
+	random      bool                   // the chart's templates call random functions
 	Schema      *Schema
 	// Digest identifies what is rendered: the chart or base files and the schema.
 	Digest string
@@ -199,6 +200,11 @@ func (a *App) loadRendered(tree controlplane.Tree, files []string, has map[strin
 		if a.helmFiles, err = chartFiles(a.files); err != nil {
 			return fmt.Errorf("source %s: chart %s: %w", a.Repo, dir, err)
 		}
+		c, err := a.loadChart(nil)
+		if err != nil {
+			return fmt.Errorf("source %s: %w", a.Repo, err)
+		}
+		a.random = usesRandom(c)
 	}
 	a.Digest = hex.EncodeToString(h.Sum(nil))
 	return nil

@@ -46,6 +46,7 @@ type appOptions struct {
 	set        []string
 	version    string
 	imageTag   string
+	regenerate bool
 
 	varMap map[string]string // set by validate
 }
@@ -61,6 +62,7 @@ func (o *appOptions) bind(cmd *cobra.Command) {
 	f.StringArrayVar(&o.set, "set", nil, "a value over every values file, as helm --set: key.path=value (repeatable)")
 	f.StringVar(&o.version, "version", "", "the application's version (also the variable VERSION)")
 	f.StringVar(&o.imageTag, "image-tag", "", "the image tag (also the variable IMAGE_TAG)")
+	f.BoolVar(&o.regenerate, "regenerate", false, "write new values of the chart's random functions (passwords, certificates, names) instead of keeping those the targets' folders hold")
 	f.StringArrayVar(&o.cp.repoMap, "repo-map", nil, "map a repository URL to a local path or git repository: URL=PATH (repeatable)")
 	f.StringVar(&o.cp.configFile, "config", os.Getenv("FLEETFORM_CONFIG"),
 		"config file (repoMap, credentials); default $FLEETFORM_CONFIG, else fleetform.yaml or .fleetform.yaml in the working directory or a parent")
@@ -92,7 +94,7 @@ func (o *appOptions) validate(needEnv bool) error {
 // request is the app flow's request from the flags.
 func (o *appOptions) request() fleet.AppRequest {
 	return fleet.AppRequest{Source: o.source, SourceRef: o.sourceRef, ConfigRepo: o.configRepo, ConfigRef: o.configRef,
-		Env: o.env, Vars: o.varMap, Set: o.set, Version: o.version, ImageTag: o.imageTag}
+		Env: o.env, Vars: o.varMap, Set: o.set, Version: o.version, ImageTag: o.imageTag, Regenerate: o.regenerate}
 }
 
 // fleet builds the application layer of an app command; more are the repositories it names

@@ -38,6 +38,9 @@ func appText(w io.Writer, verb string, res *app.Result) error {
 				fmt.Fprintf(w, "    %-6s %s\n", c.Action, c.Path)
 			}
 		}
+		for _, k := range t.Kept {
+			fmt.Fprintf(w, "    kept   %s/%s (its random values are the folder's; --regenerate for new ones)\n", t.Path, k)
+		}
 	}
 	if unchanged > maxUnchangedListed {
 		fmt.Fprintf(w, "  %d target(s) unchanged\n", unchanged)

@@ -32,6 +32,9 @@ type AppRequest struct {
 	Set  []string
 	// Version and ImageTag are the application's (also the variables VERSION and IMAGE_TAG).
 	Version, ImageTag string
+	// Regenerate writes new values of the chart's random functions instead of keeping the
+	// targets' folders' ones.
+	Regenerate bool
 	// GitOps is the app GitOps repository ("": the one the targets' manifests.repo names,
 	// through the repo map).
 	GitOps string
@@ -61,7 +64,7 @@ func (f *Fleet) AppRender(ctx context.Context, req AppRequest, dir string) (*app
 	if err != nil {
 		return nil, err
 	}
-	res, err := r.WriteDir(dir)
+	res, err := r.WriteDir(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -148,6 +151,7 @@ func appCompose(ctx context.Context, repos *controlplane.Repos, a *app.App, req 
 	if err != nil {
 		return nil, err
 	}
+	in.Regenerate = req.Regenerate
 	return app.NewRun(in, env)
 }
 
