@@ -98,6 +98,11 @@ func checkChart(dir string, c *chart.Chart) error {
 	default:
 		return fmt.Errorf("chart %s: %s charts are not installable: render an application chart that depends on it", dir, c.Metadata.Type)
 	}
+	return checkDependencies(dir, c)
+}
+
+// checkDependencies checks the dependencies of a chart and of its subcharts.
+func checkDependencies(dir string, c *chart.Chart) error {
 	locked := map[string]string{}
 	if c.Lock != nil {
 		for _, d := range c.Lock.Dependencies {
@@ -110,7 +115,7 @@ func checkChart(dir string, c *chart.Chart) error {
 		}
 	}
 	for _, sub := range c.Dependencies() {
-		if err := checkChart(dir+"/charts/"+sub.Name(), sub); err != nil {
+		if err := checkDependencies(dir+"/charts/"+sub.Name(), sub); err != nil {
 			return err
 		}
 	}

@@ -87,7 +87,7 @@ func testRealCase(t *testing.T, dir string) {
 	src.Commit(t, "main", files)
 	cfg.Commit(t, "main", gittest.ReadDir(t, filepath.Join(dir, "config")))
 	repos := controlplane.NewRepos(nil, nil, nil)
-	a := loadRealApp(t, repos, src, files)
+	a := loadApp(t, repos, src.Dir)
 	cfgRepo := openRepo(t, repos, cfg.Dir)
 
 	var envs []string
@@ -100,43 +100,15 @@ func testRealCase(t *testing.T, dir string) {
 		run := newRun(t, a, cfgRepo, env, "main", nil, "")
 		for _, tr := range run.Targets {
 			t.Run(tr.Target.Name, func(t *testing.T) {
-				rendered, err := run.Render(tr)
+				var rendered map[string][]byte
+				folder, err := run.Render(t.Context(), tr)
+				if err == nil {
+					rendered = folder.Files
+				}
 				checkRealTarget(t, dir, a, tr.Target.Name, rendered, err)
 			})
 		}
 	}
-}
-
-// loadRealApp loads the case's source. Until fleetform reads a deployment target's
-// namespace: (a strict decoder refuses the field), the load error fails the case, and the
-// source is loaded again without those lines, so that the render's own differences show too.
-func loadRealApp(t *testing.T, repos *controlplane.Repos, src *gittest.Repo, files map[string]string) *app.App {
-	t.Helper()
-	tree, err := openRepo(t, repos, src.Dir).Tree("main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := app.LoadSource(tree, "source")
-	if err == nil {
-		return a
-	}
-	t.Errorf("load the source: %v", err)
-	stripped := regexp.MustCompile(`(?m)^\s+namespace:.*\n`).ReplaceAllString(files["workload.yaml"], "")
-	if stripped == files["workload.yaml"] {
-		t.FailNow()
-	}
-	files = maps.Clone(files)
-	files["workload.yaml"] = stripped
-	src.Commit(t, "main", files)
-	t.Logf("comparing with the source loaded without the targets' namespace: lines")
-	tree, err = openRepo(t, repos, src.Dir).Tree("main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a, err = app.LoadSource(tree, "source"); err != nil {
-		t.Fatalf("load the source without namespace: lines: %v", err)
-	}
-	return a
 }
 
 func checkRealTarget(t *testing.T, dir string, a *app.App, target string, rendered map[string][]byte, renderErr error) {
