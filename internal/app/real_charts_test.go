@@ -21,6 +21,7 @@ import (
 
 	"github.com/fleetform/fleetform/internal/app"
 	"github.com/fleetform/fleetform/internal/controlplane"
+	"github.com/fleetform/fleetform/internal/testutil/fluxbuild"
 	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
@@ -104,6 +105,7 @@ func testRealCase(t *testing.T, dir string) {
 				folder, err := run.Render(t.Context(), tr)
 				if err == nil {
 					rendered = folder.Files
+					checkFluxBuild(t, rendered, tr.Target.Namespace)
 				}
 				checkRealTarget(t, dir, a, tr.Target.Name, rendered, err)
 			})
@@ -404,4 +406,27 @@ func shorten(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// checkFluxBuild builds a target's folder as Flux's kustomize-controller does, without and
+// with the target's namespace as targetNamespace: both must build, and with it every
+// namespaced object must land in that namespace.
+func checkFluxBuild(t *testing.T, files map[string][]byte, namespace string) {
+	t.Helper()
+	in := map[string][]byte{}
+	for name, data := range files {
+		in["target/"+name] = data
+	}
+	for _, target := range []string{"", namespace} {
+		res, err := fluxbuild.Build(in, "target", target)
+		if err != nil {
+			t.Errorf("flux build: %v", err)
+			continue
+		}
+		for _, r := range res {
+			if target != "" && !r.GetGvk().IsClusterScoped() && r.GetNamespace() != target {
+				t.Errorf("flux build with targetNamespace %s: %s is in namespace %q", target, r.CurId(), r.GetNamespace())
+			}
+		}
+	}
 }
