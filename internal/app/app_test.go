@@ -319,6 +319,13 @@ func TestRenderDirDeterministic(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(a, "uat-test", "deployment-hello-world.yaml")); err != nil {
 		t.Error(err)
 	}
+	for _, tr := range ex.run(t, "stage", "2.0.0").Targets { // each folder builds as Flux builds it
+		files := map[string][]byte{}
+		for name, data := range gittest.ReadDir(t, filepath.Join(a, tr.Target.Path)) {
+			files[name] = []byte(data)
+		}
+		checkFluxBuild(t, files, "stage-"+tr.Target.Name)
+	}
 }
 
 func TestSetLayerWins(t *testing.T) {
