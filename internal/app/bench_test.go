@@ -28,14 +28,19 @@ type benchFleet struct {
 func newBenchFleet(b *testing.B, targets int) *benchFleet {
 	b.Helper()
 	root := filepath.Join(gittest.ModuleRoot(b), "examples", "apps", "hello-world", "source")
-	files := gittest.ReadDir(b, root)
+	return newBenchFleetOf(b, targets, gittest.ReadDir(b, root))
+}
+
+// newBenchFleetOf is targets deployment targets of the source files' chart.
+func newBenchFleetOf(b *testing.B, targets int, files map[string]string) *benchFleet {
+	b.Helper()
 	var w strings.Builder
 	w.WriteString("apiVersion: scheduler.kalypso.io/v1alpha1\nkind: Workload\nmetadata:\n  name: hello-world\nspec:\n  deploymentTargets:\n")
 	f := &benchFleet{source: gittest.New(b), config: b.TempDir()}
 	for i := range targets {
 		env := benchEnvs[i%len(benchEnvs)]
 		name := fmt.Sprintf("target-%03d", i)
-		fmt.Fprintf(&w, "    - name: %s\n      environment: %s\n      manifests: {repo: https://example.com/gitops, branch: %s, path: %s}\n", name, env, env, name)
+		fmt.Fprintf(&w, "    - name: %s\n      environment: %s\n      namespace: %s\n      manifests: {repo: https://example.com/gitops, branch: %s, path: %s}\n", name, env, name, env, name)
 		writeFile(b, filepath.Join(f.config, env, name, "values.yaml"), fmt.Sprintf("replicas: %d\nlogging:\n  level: Debug\n", 1+i%5))
 	}
 	for _, env := range benchEnvs {
@@ -105,6 +110,75 @@ func BenchmarkAppApplyCold(b *testing.B) {
 // target rendered and committed; bar 0.5 s.
 func BenchmarkAppApplyOneTarget(b *testing.B) {
 	f := newBenchFleet(b, 200)
+	gitops := gittest.NewBare(b)
+	f.apply(b, gitops.Dir, "")
+	level := []string{"Info", "Debug"}
+	i := 0
+	for b.Loop() {
+		b.StopTimer()
+		writeFile(b, filepath.Join(f.config, "dev", "target-042", "values.yaml"), "replicas: 3\nlogging:\n  level: "+level[i%2]+"\n")
+		i++
+		b.StartTimer()
+		if n := f.apply(b, gitops.Dir, "dev"); n != 1 {
+			b.Fatalf("%d targets written, want 1", n)
+		}
+	}
+}
+
+// bigChart is a chart of 100 objects: 50 of its own and 10 in each of 5 subcharts (one
+// behind a condition, one under an alias), each reading values.
+func bigChart() map[string]string {
+	files := map[string]string{
+		"helm/Chart.yaml": "apiVersion: v2\nname: hello-world\nversion: 1.0.0\ndependencies:\n" +
+			"  - {name: sub0, version: 1.0.0, condition: sub0.enabled}\n  - {name: sub1, version: 1.0.0}\n" +
+			"  - {name: sub2, version: 1.0.0}\n  - {name: sub3, version: 1.0.0}\n  - {name: sub4, version: 1.0.0, alias: cache}\n",
+		"helm/values.yaml": "replicas: 1\nimage: ghcr.io/example/hello-world:$IMAGE_TAG\nsub0: {enabled: true}\n",
+	}
+	object := func(kind string, i int) string {
+		return fmt.Sprintf(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-{{ .Chart.Name }}-%s-%d
+  namespace: {{ .Release.Namespace }}
+  labels: {app.kubernetes.io/name: {{ .Chart.Name | quote }}, app.kubernetes.io/instance: {{ .Release.Name | quote }}}
+data:
+  replicas: {{ .Values.replicas | default 1 | quote }}
+  image: {{ .Values.image | default "none" | quote }}
+  logging: {{ .Values.logging | toYaml | nindent 4 | quote }}
+`, kind, i)
+	}
+	for i := range 50 {
+		files[fmt.Sprintf("helm/templates/object-%02d.yaml", i)] = object("own", i)
+	}
+	for s := range 5 {
+		dir := fmt.Sprintf("helm/charts/sub%d/", s)
+		files[dir+"Chart.yaml"] = fmt.Sprintf("apiVersion: v2\nname: sub%d\nversion: 1.0.0\n", s)
+		files[dir+"values.yaml"] = "replicas: 2\n"
+		for i := range 10 {
+			files[fmt.Sprintf("%stemplates/object-%02d.yaml", dir, i)] = object("sub", i)
+		}
+	}
+	return files
+}
+
+// BenchmarkAppApplyColdChart is app apply of 200 targets (3 environments) of a 100-object
+// chart with 5 subcharts into an empty GitOps repository: bar 10 s.
+func BenchmarkAppApplyColdChart(b *testing.B) {
+	f := newBenchFleetOf(b, 200, bigChart())
+	for b.Loop() {
+		b.StopTimer()
+		gitops := gittest.NewBare(b)
+		b.StartTimer()
+		if n := f.apply(b, gitops.Dir, ""); n != 200 {
+			b.Fatalf("%d targets written", n)
+		}
+	}
+}
+
+// BenchmarkAppApplyOneTargetChart changes one target's value of the 100-object chart and
+// applies its environment: bar 0.5 s.
+func BenchmarkAppApplyOneTargetChart(b *testing.B) {
+	f := newBenchFleetOf(b, 200, bigChart())
 	gitops := gittest.NewBare(b)
 	f.apply(b, gitops.Dir, "")
 	level := []string{"Info", "Debug"}
