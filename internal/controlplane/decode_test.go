@@ -126,6 +126,11 @@ func TestStrictDecoding(t *testing.T) {
 			want: []want{{file: file, line: 4, has: []string{"invalid YAML", "tab"}}},
 		},
 		{
+			name: "tab indentation after a nested key (the decoder says the line before)",
+			in:   "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  a: b\n\tc: d\n",
+			want: []want{{file: file, line: 7, has: []string{"invalid YAML", "tab", "indent with spaces"}}},
+		},
+		{
 			name: "integer field with a string",
 			in:   "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  generation: abc\n",
 			want: []want{{file: file, line: 5, has: []string{"metadata.generation"}}},

@@ -7,6 +7,7 @@ import (
 	"io"
 	"regexp"
 	"sort"
+	"strings"
 	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -141,6 +142,9 @@ func (s *stream) decodePart(from, to int) (msg string, line int, ok bool) {
 			switch {
 			case line > 0 && s.utf16:
 				return msg, line, false
+			case line > 0 && strings.Contains(msg, "found a tab character"):
+				// The decoder reports the line of the token before the tab.
+				return msg, s.tabLine(line+off, to), false
 			case line > 0:
 				// At the end of the input the decoder reports the line after the last one.
 				return msg, min(line+off, s.lastLine(to)), false
@@ -252,6 +256,16 @@ func isMarker(line []byte) bool {
 }
 
 // tabHint returns a hint when line is indented with a tab.
+// tabLine returns the first line from line on (before to) indented with a tab, or line.
+func (s *stream) tabLine(line, to int) int {
+	for l := line; l < min(to, len(s.lines)+1); l++ {
+		if s.tabHint(l) != "" {
+			return l
+		}
+	}
+	return line
+}
+
 func (s *stream) tabHint(line int) string {
 	if s.utf16 || line < 1 || line > len(s.lines) {
 		return ""
