@@ -69,6 +69,10 @@ func (a *App) loadRestrictions() (types.LoadRestrictions, error) {
 		a.Settings.LoadRestrictor, LoadRootOnly, LoadNone)
 }
 
+// helmEnabled reports whether kustomizations may inflate helmCharts (enableHelm:, default
+// true).
+func (a *App) helmEnabled() bool { return a.Settings.EnableHelm == nil || *a.Settings.EnableHelm }
+
 // kustomizationFile is the name of the kustomization file in dir (a path in the
 // repository, "." for its root), "" when there is none.
 func kustomizationFile(files map[string][]byte, dir string) string {
@@ -128,7 +132,8 @@ func (a *App) renderKustomize(values *Values, vars map[string]string, target str
 // buildKustomize builds the app's folder with the kustomize API on an in-memory copy of
 // the repository (its root is "/"): no plugins, no exec, no network. The kustomizations
 // the build reaches get the variables substituted (images: newTag: $IMAGE_TAG), are
-// refused when they name anything remote (see prepareKustomize).
+// refused when they name anything remote, and have their helmCharts inflated with the
+// Helm SDK (see prepareKustomize).
 func (a *App) buildKustomize(vars map[string]string) ([]doc, error) {
 	fs := filesys.MakeFsInMemory()
 	for _, name := range slices.Sorted(maps.Keys(a.files)) {

@@ -12,22 +12,24 @@ import (
 // kustomizeWalk prepares the in-memory copy of the repository for one build. It walks the
 // kustomizations the build reaches from the app's folder, as kustomize does (resources,
 // bases, components, and the folders of generators, transformers and validators), and
-// for each one: substitutes the variables in its file and refuses anything remote it
-// names (kustomize would run git or fetch a URL).
+// for each one: substitutes the variables in its file, refuses anything remote it names
+// (kustomize would run git or fetch a URL), and inflates its helmCharts.
 type kustomizeWalk struct {
 	a    *App
 	fs   filesys.FileSystem
 	vars map[string]string
-	// seen are the walks made: folder, and whether it is a plugin's (its resources are
-	// plugin configurations).
+	// seen are the walks made: folder, the namespace its helmCharts inherit and whether it
+	// is a plugin's (its resources are plugin configurations).
 	seen map[walkKey]bool
 	// parsed are the kustomizations read, by folder (in the file system, "/" first).
 	parsed map[string]*kustFile
+	// inflated are the folders whose helmCharts were inflated, with the namespace used.
+	inflated map[string]string
 }
 
 type walkKey struct {
-	dir    string
-	plugin bool
+	dir, namespace string
+	plugin         bool
 }
 
 // kustFile is a kustomization file as the build reads it: variables substituted.
@@ -38,15 +40,18 @@ type kustFile struct {
 }
 
 // prepareKustomize walks the kustomizations reached from the app's folder and writes the
-// ones the build will read (substituted) into fs.
+// ones the build will read (substituted, with their charts inflated) into fs.
 func (a *App) prepareKustomize(fs filesys.FileSystem, vars map[string]string) error {
-	w := &kustomizeWalk{a: a, fs: fs, vars: vars, seen: map[walkKey]bool{}, parsed: map[string]*kustFile{}}
-	return w.visit(path.Join("/", a.KustomizeDir), false)
+	w := &kustomizeWalk{a: a, fs: fs, vars: vars, seen: map[walkKey]bool{},
+		parsed: map[string]*kustFile{}, inflated: map[string]string{}}
+	return w.visit(path.Join("/", a.KustomizeDir), "", false)
 }
 
-// visit walks the kustomization in dir.
-func (w *kustomizeWalk) visit(dir string, plugin bool) error {
-	key := walkKey{dir, plugin}
+// visit walks the kustomization in dir. namespace is the one its helmCharts inherit from
+// the kustomizations above it (kustomize passes a parent's namespace: down to the charts
+// of its bases).
+func (w *kustomizeWalk) visit(dir, namespace string, plugin bool) error {
+	key := walkKey{dir, namespace, plugin}
 	if w.seen[key] {
 		return nil
 	}
@@ -55,13 +60,19 @@ func (w *kustomizeWalk) visit(dir string, plugin bool) error {
 	if err != nil || kf == nil {
 		return err
 	}
+	if err := w.inflate(dir, kf, namespace); err != nil {
+		return err
+	}
+	if kf.k.Namespace != "" {
+		namespace = kf.k.Namespace
+	}
 	for _, e := range slices.Concat(kf.k.Resources, kf.k.Components) {
-		if err := w.entry(dir, e, plugin); err != nil {
+		if err := w.entry(dir, e, namespace, plugin); err != nil {
 			return err
 		}
 	}
 	for _, e := range slices.Concat(kf.k.Generators, kf.k.Transformers, kf.k.Validators) {
-		if err := w.entry(dir, e, true); err != nil {
+		if err := w.entry(dir, e, namespace, true); err != nil {
 			return err
 		}
 	}
@@ -71,7 +82,7 @@ func (w *kustomizeWalk) visit(dir string, plugin bool) error {
 // entry follows one entry of resources, components, generators, transformers or
 // validators: a folder is a kustomization to walk; a plugin's configuration (a file, or
 // inline YAML) must not name anything remote either.
-func (w *kustomizeWalk) entry(dir, e string, plugin bool) error {
+func (w *kustomizeWalk) entry(dir, e, namespace string, plugin bool) error {
 	p := path.Join(dir, e)
 	if path.IsAbs(e) {
 		p = path.Clean(e)
@@ -80,7 +91,7 @@ func (w *kustomizeWalk) entry(dir, e string, plugin bool) error {
 	case w.fs.IsDir(p) && path.IsAbs(e):
 		return nil // kustomize refuses an absolute folder
 	case w.fs.IsDir(p):
-		return w.visit(p, plugin)
+		return w.visit(p, namespace, plugin)
 	case !plugin:
 		return nil // a file of resources, or missing: kustomize says so
 	}

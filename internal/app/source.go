@@ -31,6 +31,9 @@ type Settings struct {
 	// LoadRestrictor is kustomize's load restrictor: rootOnly (the default, kustomize's) or
 	// none (files outside a kustomization's folder may be read, as Flux builds).
 	LoadRestrictor string `json:"loadRestrictor,omitempty"`
+	// EnableHelm lets kustomizations inflate helmCharts (default true), with the Helm SDK
+	// from charts vendored in the repository.
+	EnableHelm *bool `json:"enableHelm,omitempty"`
 	// Schema is a JSON Schema file for the composed values (default: the chart's
 	// values.schema.json, when there is one).
 	Schema string `json:"schema,omitempty"`
