@@ -51,7 +51,7 @@ func writtenFile(dir, name string) ([]byte, bool) {
 	if err != nil {
 		return nil, false
 	}
-	defer root.Close()
+	defer func() { _ = root.Close() }()
 	data, err := root.ReadFile(filepath.FromSlash(name))
 	return data, err == nil
 }

@@ -23,8 +23,7 @@ import (
 )
 
 // chartFiles are the chart's files as Helm loads a chart folder: those its .helmignore (and
-// Helm's default rules) leave, by path in the folder, without values.yaml, which fleetform
-// substitutes first.
+// Helm's default rules) leave, by path in the folder.
 func chartFiles(files map[string][]byte) ([]*loader.BufferedFile, error) {
 	rules := ignore.Empty()
 	if data, ok := files[ignore.HelmIgnore]; ok {
@@ -37,7 +36,7 @@ func chartFiles(files map[string][]byte) ([]*loader.BufferedFile, error) {
 	rules.AddDefaults()
 	var out []*loader.BufferedFile
 	for _, name := range slices.Sorted(maps.Keys(files)) {
-		if name == "values.yaml" || helmIgnores(rules, name) {
+		if helmIgnores(rules, name) {
 			continue
 		}
 		out = append(out, &loader.BufferedFile{Name: name, Data: bytes.TrimPrefix(files[name], []byte("\xEF\xBB\xBF"))})
@@ -153,6 +152,7 @@ type helmRender struct {
 	Capabilities       Capabilities
 	IncludeCRDs        bool
 	IncludeTests       bool
+	NoHooks            bool // leave every hook out (kustomize's skipHooks)
 }
 
 // renderHelm renders the chart as `helm template` does, with the Helm SDK functions Helm's
@@ -232,7 +232,7 @@ func releaseDocs(c *chart.Chart, files map[string]string, r helmRender) ([]doc, 
 		docs = append(docs, splitDocs(m.Name, m.Content)...)
 	}
 	for _, h := range hooks {
-		if r.IncludeTests || !slices.Contains(h.Events, release.HookTest) {
+		if !r.NoHooks && (r.IncludeTests || !slices.Contains(h.Events, release.HookTest)) {
 			docs = append(docs, splitDocs(h.Path, h.Manifest)...)
 		}
 	}

@@ -1,50 +1,160 @@
 package app
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"path"
 	"slices"
 	"strings"
+	"sync"
 
+	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
+
+	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
-// kustomizationNames are the file names kustomize reads a kustomization from.
-var kustomizationNames = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
+// Load restrictors of fleetform-app.yaml (loadRestrictor:).
+const (
+	LoadRootOnly = "rootOnly"
+	LoadNone     = "none"
+)
 
-// renderKustomize builds the kustomize base with the kustomize API on an in-memory file
-// system (no plugins, no exec, nothing outside the base, no remote bases). The variables
-// are substituted in the base's kustomization files (images: newTag: $IMAGE_TAG), and the
-// composed values are added as a ConfigMap <release>-values, one key per leaf path.
+// loadKustomize reads a kustomize source: every file of the repository, at its path in it
+// (an overlay names ../../base, a component or a chart may be anywhere), and their digest.
+// Symbolic links are not files of a tree, so they are not copied and nothing outside the
+// repository can be reached.
+func (a *App) loadKustomize(tree controlplane.Tree, files []string) error {
+	a.KustomizeDir = cleanDir(a.Settings.Kustomize)
+	if a.KustomizeDir == "" {
+		a.KustomizeDir = "." // the repository's root
+	}
+	if _, err := a.loadRestrictions(); err != nil {
+		return err
+	}
+	a.files = make(map[string][]byte, len(files))
+	h := sha256.New()
+	for _, f := range files {
+		data, err := tree.ReadFile(f)
+		if err != nil {
+			return fmt.Errorf("source %s: %w", a.Repo, err)
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", f, len(data))
+		h.Write(data)
+		a.files[f] = data
+	}
+	if kustomizationFile(a.files, a.KustomizeDir) == "" {
+		return fmt.Errorf("source %s: no kustomization.yaml in %s/ (name the kustomization's folder with kustomize: in %s)",
+			a.Repo, a.KustomizeDir, SettingsFile)
+	}
+	a.Digest = hex.EncodeToString(h.Sum(nil))
+	a.kustomize = &kustomizeCache{builds: map[string]*kustomizeBuild{}}
+	return nil
+}
+
+// loadRestrictions is kustomize's load restrictor named by loadRestrictor:.
+func (a *App) loadRestrictions() (types.LoadRestrictions, error) {
+	switch a.Settings.LoadRestrictor {
+	case "", LoadRootOnly:
+		return types.LoadRestrictionsRootOnly, nil
+	case LoadNone:
+		return types.LoadRestrictionsNone, nil
+	}
+	return 0, fmt.Errorf("%s: loadRestrictor %q: want %s (kustomize's default) or %s", SettingsFile,
+		a.Settings.LoadRestrictor, LoadRootOnly, LoadNone)
+}
+
+// helmEnabled reports whether kustomizations may inflate helmCharts (enableHelm:, default
+// true).
+func (a *App) helmEnabled() bool { return a.Settings.EnableHelm == nil || *a.Settings.EnableHelm }
+
+// kustomizationFile is the name of the kustomization file in dir (a path in the
+// repository, "." for its root), "" when there is none.
+func kustomizationFile(files map[string][]byte, dir string) string {
+	for _, name := range konfig.RecognizedKustomizationFileNames() {
+		if _, ok := files[path.Join(dir, name)]; ok {
+			return path.Join(dir, name)
+		}
+	}
+	return ""
+}
+
+// kustomizeCache holds the builds of a kustomize source: the build does not depend on the
+// target (only the values ConfigMap does), so it is made once per set of variables.
+type kustomizeCache struct {
+	mu     sync.Mutex
+	builds map[string]*kustomizeBuild
+}
+
+// kustomizeBuild is one build, made once.
+type kustomizeBuild struct {
+	once sync.Once
+	docs []doc
+	err  error
+}
+
+// build returns the build for vars, building it on first use.
+func (c *kustomizeCache) build(a *App, vars map[string]string) ([]doc, error) {
+	var key strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(vars)) {
+		fmt.Fprintf(&key, "%s=%s\x00", k, vars[k])
+	}
+	c.mu.Lock()
+	b, ok := c.builds[key.String()]
+	if !ok {
+		b = &kustomizeBuild{}
+		c.builds[key.String()] = b
+	}
+	c.mu.Unlock()
+	b.once.Do(func() { b.docs, b.err = a.buildKustomize(vars) })
+	return b.docs, b.err
+}
+
+// renderKustomize is the kustomize build of the app's folder (shared by the targets of a
+// run) and the composed values as a ConfigMap <release>-values, one key per leaf path.
 func (a *App) renderKustomize(values *Values, vars map[string]string, target string) ([]Object, error) {
+	docs, err := a.kustomize.build(a, vars)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", target, err)
+	}
+	cm, err := a.valuesConfigMap(values)
+	if err != nil {
+		return nil, err
+	}
+	return nameObjects(append(slices.Clip(docs), cm), "")
+}
+
+// buildKustomize builds the app's folder with the kustomize API on an in-memory copy of
+// the repository (its root is "/"): no plugins, no exec, no network. The kustomizations
+// the build reaches get the variables substituted (images: newTag: $IMAGE_TAG), are
+// refused when they name anything remote, and have their helmCharts inflated with the
+// Helm SDK (see prepareKustomize).
+func (a *App) buildKustomize(vars map[string]string) ([]doc, error) {
 	fs := filesys.MakeFsInMemory()
 	for _, name := range slices.Sorted(maps.Keys(a.files)) {
-		data := a.files[name]
-		if slices.Contains(kustomizationNames, path.Base(name)) {
-			var err error
-			if data, err = Subst(a.KustomizeDir+"/"+name, data, vars); err != nil {
-				return nil, err
-			}
-			if err := refuseRemote(a.KustomizeDir+"/"+name, data); err != nil {
-				return nil, err
-			}
-		}
-		if err := fs.MkdirAll(path.Dir("/base/" + name)); err != nil {
-			return nil, err
-		}
-		if err := fs.WriteFile("/base/"+name, data); err != nil {
+		if err := writeFS(fs, "/"+name, a.files[name]); err != nil {
 			return nil, err
 		}
 	}
-	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
-	m, err := k.Run(fs, "/base")
+	if err := a.prepareKustomize(fs, vars); err != nil {
+		return nil, err
+	}
+	lr, err := a.loadRestrictions()
 	if err != nil {
-		return nil, fmt.Errorf("target %s: kustomize %s: %w", target, a.KustomizeDir, err)
+		return nil, err
 	}
-	var docs []doc
+	opts := krusty.MakeDefaultOptions()
+	opts.LoadRestrictions = lr
+	m, err := krusty.MakeKustomizer(opts).Run(fs, path.Join("/", a.KustomizeDir))
+	if err != nil {
+		return nil, fmt.Errorf("kustomize %s: %w%s", a.KustomizeDir, err, restrictorHint(err, lr))
+	}
+	docs := make([]doc, 0, m.Size())
 	for _, r := range m.Resources() {
 		y, err := r.AsYAML()
 		if err != nil {
@@ -52,11 +162,27 @@ func (a *App) renderKustomize(values *Values, vars map[string]string, target str
 		}
 		docs = append(docs, doc{template: a.KustomizeDir, text: string(y)})
 	}
-	cm, err := a.valuesConfigMap(values)
-	if err != nil {
-		return nil, err
+	return docs, nil
+}
+
+// restrictorHint names the setting when kustomize refused a file outside a
+// kustomization's folder.
+func restrictorHint(err error, lr types.LoadRestrictions) string {
+	if lr == types.LoadRestrictionsRootOnly && strings.Contains(err.Error(), "is not in or below") {
+		return fmt.Sprintf(" (kustomize's default load restrictor; set loadRestrictor: %s in %s to allow it)", LoadNone, SettingsFile)
 	}
-	return nameObjects(append(docs, cm), "")
+	return ""
+}
+
+// writeFS writes a file into the in-memory file system, with its folders.
+func writeFS(fs filesys.FileSystem, name string, data []byte) error {
+	if err := fs.MkdirAll(path.Dir(name)); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if err := fs.WriteFile(name, data); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
 }
 
 // valuesConfigMap is the composed values as a ConfigMap: key = leaf path, value = the value
@@ -83,22 +209,4 @@ func (a *App) valuesConfigMap(values *Values) (doc, error) {
 	b, err := yaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{"name": name + "-values"}, "data": data})
 	return doc{template: "fleetform: the composed values", text: string(b)}, err
-}
-
-// refuseRemote refuses a kustomization that names a remote base (kustomize would run git).
-func refuseRemote(file string, data []byte) error {
-	var k struct {
-		Resources  []string `json:"resources"`
-		Components []string `json:"components"`
-		Bases      []string `json:"bases"`
-	}
-	if err := yaml.Unmarshal(data, &k); err != nil {
-		return fmt.Errorf("%s: %w", file, err)
-	}
-	for _, r := range slices.Concat(k.Resources, k.Components, k.Bases) {
-		if strings.Contains(r, "://") || strings.HasPrefix(r, "git@") || strings.HasPrefix(r, "github.com/") {
-			return fmt.Errorf("%s: remote base %s: fleetform renders without network; vendor it into the source repository", file, r)
-		}
-	}
-	return nil
 }

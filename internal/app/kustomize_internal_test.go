@@ -15,4 +15,12 @@ func TestRefuseRemoteBases(t *testing.T) {
 	if err := refuseRemote("k.yaml", []byte("resources: [../common, deployment.yaml]\n")); err != nil {
 		t.Error(err)
 	}
+	err := refuseRemote("k.yaml", []byte("configMapGenerator:\n  - name: x\n    files: [conf=https://example.com/conf]\n"))
+	if err == nil || !strings.Contains(err.Error(), "remote file https://example.com/conf") {
+		t.Errorf("remote file: %v", err)
+	}
+	inline := "patches:\n  - patch: |\n      - op: add\n        path: /metadata/annotations/docs\n        value: https://example.com\n"
+	if err := refuseRemote("k.yaml", []byte(inline)); err != nil {
+		t.Errorf("an inline patch naming a URL: %v", err)
+	}
 }

@@ -27,8 +27,15 @@ type Settings struct {
 	Workload string `json:"workload,omitempty"`
 	// Chart is the folder of the Helm chart (default: helm).
 	Chart string `json:"chart,omitempty"`
-	// Kustomize is the folder of a kustomize base, rendered instead of a chart.
+	// Kustomize is the folder of a kustomization, rendered instead of a chart ("." for the
+	// repository's root).
 	Kustomize string `json:"kustomize,omitempty"`
+	// LoadRestrictor is kustomize's load restrictor: rootOnly (the default, kustomize's) or
+	// none (files outside a kustomization's folder may be read, as Flux builds).
+	LoadRestrictor string `json:"loadRestrictor,omitempty"`
+	// EnableHelm lets kustomizations inflate helmCharts (default true), with the Helm SDK
+	// from charts vendored in the repository.
+	EnableHelm *bool `json:"enableHelm,omitempty"`
 	// Schema is a JSON Schema file for the composed values (default: the chart's
 	// values.schema.json, when there is one).
 	Schema string `json:"schema,omitempty"`
@@ -86,12 +93,16 @@ type App struct {
 	ChartDir, KustomizeDir string
 	// chartValues is the chart's values.yaml (nil when it has none); the lowest layer.
 	chartValues []byte
-	files       map[string][]byte      // the chart's or the base's files, by path in the folder
-	helmFiles   []*loader.BufferedFile // the chart's files Helm loads (.helmignore applied), but values.yaml
-	random      bool                   // the chart's templates call random functions
-	Schema      *Schema
-	// Digest identifies what is rendered: the chart or base files and the schema.
-	Digest string
+	// files are the chart's files by path in its folder, or for kustomize every file of
+	// the repository by path in it.
+	files     map[string][]byte
+	helmFiles []*loader.BufferedFile // the chart's files Helm loads (.helmignore applied), but values.yaml
+	random    bool                   // the chart's templates call random functions
+	Schema    *Schema
+	// Digest identifies what is rendered: the chart's files (for kustomize, every file of
+	// the repository) and the schema.
+	Digest    string
+	kustomize *kustomizeCache // the kustomize builds, one per set of variables
 }
 
 // LoadSource reads an application's source repository.
@@ -161,17 +172,15 @@ func (a *App) loadRendered(tree controlplane.Tree, files []string, has map[strin
 		if dir != "" {
 			return fmt.Errorf("%s: chart and kustomize are exclusive: name one", SettingsFile)
 		}
-		a.KustomizeDir = cleanDir(a.Settings.Kustomize)
-		dir = a.KustomizeDir
-	} else {
-		if dir == "" {
-			dir = "helm"
-		}
-		a.ChartDir = cleanDir(dir)
-		dir = a.ChartDir
-		if !has[dir+"/Chart.yaml"] {
-			return fmt.Errorf("source %s: no Helm chart at %s/ (no Chart.yaml; name the folder with chart: or kustomize: in %s)", a.Repo, dir, SettingsFile)
-		}
+		return a.loadKustomize(tree, files)
+	}
+	if dir == "" {
+		dir = "helm"
+	}
+	a.ChartDir = cleanDir(dir)
+	dir = a.ChartDir
+	if !has[dir+"/Chart.yaml"] {
+		return fmt.Errorf("source %s: no Helm chart at %s/ (no Chart.yaml; name the folder with chart: or kustomize: in %s)", a.Repo, dir, SettingsFile)
 	}
 	a.files = map[string][]byte{}
 	h := sha256.New()
@@ -197,7 +206,7 @@ func (a *App) loadRendered(tree controlplane.Tree, files []string, has map[strin
 	}
 	if a.ChartDir != "" {
 		var err error
-		if a.helmFiles, err = chartFiles(a.files); err != nil {
+		if a.helmFiles, err = chartFiles(a.files); err != nil { // a.files has no values.yaml: it is substituted first
 			return fmt.Errorf("source %s: chart %s: %w", a.Repo, dir, err)
 		}
 		c, err := a.loadChart(nil)
