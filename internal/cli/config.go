@@ -128,7 +128,7 @@ func relativeTo(base, p string) string {
 
 // resolve settles, once, the config file (--config, FLEETFORM_CONFIG, or the first
 // fleetform.yaml or .fleetform.yaml found from the working directory up) and the control
-// plane (--control-plane, else the config file's controlPlane, else ".").
+// plane (--control-plane, else the config file's controlPlane, else "." when it is a control plane).
 func (o *controlPlaneOptions) resolve(e *env) error {
 	if o.resolved {
 		return nil
@@ -154,7 +154,7 @@ func (o *controlPlaneOptions) resolve(e *env) error {
 		o.controlPlane = o.file.ControlPlane
 	}
 	if o.controlPlane == "" {
-		o.controlPlane = "."
+		o.controlPlane, o.implicit = ".", true
 	}
 	for _, env := range slices.Sorted(maps.Keys(o.file.GitOps)) {
 		o.trusted = append(o.trusted, o.file.GitOps[env]) // the operator's own, like --gitops

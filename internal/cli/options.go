@@ -28,6 +28,7 @@ type controlPlaneOptions struct {
 	trusted []string
 
 	resolved bool       // resolve ran
+	implicit bool       // the control plane is the working directory, named by nobody
 	file     fileConfig // the config file, once resolved
 }
 
@@ -46,7 +47,7 @@ func (o *controlPlaneOptions) bind(cmd *cobra.Command, e *env, envRequired bool)
 // bindRepo binds the flags that say how to read the control plane (not which environment).
 func (o *controlPlaneOptions) bindRepo(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&o.controlPlane, "control-plane", "", "control plane: a directory, a git repository (path) or a git URL (default: the config file's controlPlane, else .)")
+	f.StringVar(&o.controlPlane, "control-plane", "", "control plane: a directory, a git repository (path) or a git URL (default: the config file's controlPlane, else the working directory if it has environments/ or .environments/)")
 	f.StringVar(&o.ref, "ref", "", "ref to read: the tip in the folder layout, the main branch in the Kalypso layout")
 	f.StringVar(&o.layout, "layout", "", "repository layout: kalypso or folder (default: detected)")
 	f.StringArrayVar(&o.repoMap, "repo-map", nil, "map a repository URL to a local path or git repository: URL=PATH (repeatable)")
@@ -97,7 +98,7 @@ func (o *controlPlaneOptions) config(e *env) (fleet.Config, error) {
 	if err != nil {
 		return fleet.Config{}, err
 	}
-	return fleet.Config{ControlPlane: o.controlPlane, Read: read, Credentials: creds, CacheDir: os.Getenv(cacheDirEnv),
+	return fleet.Config{ControlPlane: o.controlPlane, ControlPlaneImplicit: o.implicit, Read: read, Credentials: creds, CacheDir: os.Getenv(cacheDirEnv),
 		Logger: e.Logger}, nil
 }
 

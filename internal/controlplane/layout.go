@@ -87,6 +87,11 @@ func Open(ctx context.Context, location string, opts Options) (*ControlPlane, er
 	return cp, nil
 }
 
+// ErrNoEnvironment is a control plane that declares no environment: nothing can be
+// scheduled or rendered, and the error says how to start one.
+var ErrNoEnvironment = errors.New("the control plane declares no environment: start one with `fleetform init DIR` " +
+	"(dev → stage → prod), or add one with `fleetform add environment NAME`")
+
 // EveryEnvironment is the key of Options.GitOps that names the GitOps repository of every
 // environment the map does not name.
 const EveryEnvironment = "*"
@@ -315,6 +320,9 @@ func (cp *ControlPlane) Load(ctx context.Context, env string) (*Snapshot, error)
 	}
 	if info == nil {
 		err := fmt.Errorf("environment %q is not declared; declared: %s", env, strings.Join(names, ", "))
+		if len(names) == 0 {
+			err = fmt.Errorf("environment %q is not declared: %w", env, ErrNoEnvironment)
+		}
 		var problems []error
 		for _, d := range append(decodeDiags, checkDiags...) {
 			if d.Severity == SeverityError {

@@ -10,7 +10,6 @@ package fleet
 import (
 	"cmp"
 	"context"
-	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -32,6 +31,9 @@ type Config struct {
 	// ControlPlane is the control plane's location: a directory, a git repository (path)
 	// or a git URL.
 	ControlPlane string
+	// ControlPlaneImplicit is set when nobody named the control plane (the working
+	// directory): it is opened only if it is one.
+	ControlPlaneImplicit bool
 	// Read is how it is read: ref, layout, repo map, the GitOps repositories named outside
 	// the control plane. Its Credentials and Logger are this Config's.
 	Read controlplane.Options
@@ -100,7 +102,26 @@ func (f *Fleet) Logger() *slog.Logger { return f.cfg.Logger }
 
 // OpenControlPlane reads the control plane afresh.
 func (f *Fleet) OpenControlPlane(ctx context.Context) (*controlplane.ControlPlane, error) {
+	if f.cfg.ControlPlaneImplicit {
+		if err := looksLikeControlPlane(f.cfg.ControlPlane); err != nil {
+			return nil, err
+		}
+	}
 	return controlplane.Open(ctx, f.cfg.ControlPlane, f.cfg.Read)
+}
+
+// looksLikeControlPlane checks that dir, taken as the control plane without being named,
+// is one: it has environments/ (the folder layout) or .environments/ (Kalypso's). A folder
+// that merely holds YAML (a project's testdata, examples) is not read by accident.
+func looksLikeControlPlane(dir string) error {
+	for _, d := range []string{"environments", ".environments"} {
+		if fi, err := os.Stat(filepath.Join(dir, d)); err == nil && fi.IsDir() {
+			return nil
+		}
+	}
+	abs, _ := filepath.Abs(dir)
+	return Usagef("no control plane named, and %s is not one (it has no environments/ nor .environments/): "+
+		"pass --control-plane DIR or URL, set controlPlane: in fleetform.yaml, or start one with `fleetform init DIR`", abs)
 }
 
 // Environments returns the environments to work on: env, else every one the control plane
@@ -118,10 +139,10 @@ func (f *Fleet) Environments(ctx context.Context, cp *controlplane.ControlPlane,
 		names = append(names, e.Name)
 	}
 	switch {
+	case len(names) == 0:
+		return nil, controlplane.ErrNoEnvironment
 	case all || len(names) == 1:
 		return names, nil
-	case len(names) == 0:
-		return nil, errors.New("the control plane declares no environment")
 	}
 	return nil, Usagef("--env is required: the control plane declares %s", strings.Join(names, ", "))
 }
