@@ -228,7 +228,9 @@ func (ws *workspace) validate(ctx context.Context, cp *controlplane.ControlPlane
 		}
 		return ds
 	}
-	problems := append(newProblems(all(fs.before, fs.beforeDiags), all(fs.after, fs.afterDiags)), unknownScopes(req.Operations, fs.after)...)
+	made, known := splitProblems(all(fs.before, fs.beforeDiags), all(fs.after, fs.afterDiags))
+	problems := append(made, unknownScopes(req.Operations, fs.after)...)
+	res.Warnings = append(res.Warnings, known...)
 	res.Plan = planFleet(fs.before, fs.after, ws.touchesCommon(changed))
 	if len(problems) > 0 {
 		res.Errors = problems

@@ -95,22 +95,31 @@ func diagKey(d controlplane.Diagnostic) string {
 	return strings.Join([]string{string(d.Severity), d.Repo, d.File, d.Kind, d.Name, d.Path, d.Message}, "\x00")
 }
 
-// newProblems are the errors of after that before did not have.
-func newProblems(before, after []controlplane.Diagnostic) []controlplane.Diagnostic {
+// splitProblems splits the errors of after into those before did not have (the change
+// made them: it is refused) and those it had (known: they do not refuse the change, but
+// what they hide, a registration that cannot be read or an environment that does not load,
+// is missing from the plan too, so the plan shows them as warnings saying so).
+func splitProblems(before, after []controlplane.Diagnostic) (made, known []controlplane.Diagnostic) {
 	had := map[string]bool{}
 	for _, d := range before {
 		had[diagKey(d)] = true
 	}
-	var out []controlplane.Diagnostic
 	seen := map[string]bool{}
 	for _, d := range after {
 		k := diagKey(d)
-		if d.Severity == controlplane.SeverityError && !had[k] && !seen[k] {
-			seen[k] = true
-			out = append(out, d)
+		if d.Severity != controlplane.SeverityError || seen[k] {
+			continue
 		}
+		seen[k] = true
+		if !had[k] {
+			made = append(made, d)
+			continue
+		}
+		d.Severity = controlplane.SeverityWarning
+		d.Message = "the control plane already has this error, and the plan cannot see what it hides: " + d.Message
+		known = append(known, d)
 	}
-	return out
+	return made, known
 }
 
 // planFleet compares every environment before and after.

@@ -136,6 +136,7 @@ func (o *authoringOptions) report(e *env, res *authoring.Result, err error) erro
 		}
 		return err
 	}
+	printDiagnostics(e.Stderr, res.Warnings) // the control plane's known errors: what the plan cannot see
 	if opErr := (*authoring.OperationError)(nil); !errors.As(err, &opErr) {
 		printDiagnostics(e.Stderr, res.Errors) // an operation's error is the error printed last
 	}
