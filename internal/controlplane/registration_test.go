@@ -369,3 +369,21 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// TestRegistrationOfTheHelloWorldExample: the hello-world example's source repository can be
+// registered as it is (path .): its .sourceignore keeps the chart and fleetform-app.yaml,
+// which fleetform app reads, out of the control plane.
+func TestRegistrationOfTheHelloWorldExample(t *testing.T) {
+	t.Parallel()
+	const url = "https://example.com/hello-world"
+	src := filepath.Join(gittest.ModuleRoot(t), "examples", "apps", "hello-world", "source")
+	cp := newDir(t, map[string]string{
+		"environments/dev/env.yaml": envDoc("dev"),
+		"registrations.yaml":        registrationDoc("hello-world", url, "", ".", "apps"),
+	})
+	snap := load(t, cp, "dev", controlplane.Options{RepoMap: controlplane.RepoMap{url: src}})
+	requireNoDiags(t, snap)
+	if w := registered(t, snap, "hello-world"); w.Workspace != "apps" {
+		t.Errorf("workload hello-world: workspace %q", w.Workspace)
+	}
+}
