@@ -44,7 +44,7 @@ func (w *Writer) WriteFiles(ctx context.Context, location, branch string, files 
 			return nil
 		}
 		dest, old := co.destination(branch, base)
-		return repo.Publish(ctx, dest, commit, old)
+		return repo.PublishFiles(ctx, dest, commit, old, files)
 	})
 	if err != nil && errors.Is(err, ErrConflict) && co.HeadBranch == "" {
 		return plumbing.ZeroHash, err

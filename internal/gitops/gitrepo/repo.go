@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	git "github.com/go-git/go-git/v5"
@@ -161,17 +163,58 @@ func (r *Repo) Publish(ctx context.Context, branch string, commit, old plumbing.
 		if err := r.checkNotCheckedOut(ctx, branch); err != nil {
 			return err
 		}
-		oldArg := old.String()
-		if old.IsZero() {
-			oldArg = strings.Repeat("0", 40)
-		}
-		_, err := r.git(ctx, "update-ref", "-m", "fleetform apply", "refs/heads/"+branch, commit.String(), oldArg)
-		if err != nil && strings.Contains(err.Error(), "cannot lock ref") {
-			return fmt.Errorf("%w: %w", ErrConflict, err)
-		}
-		return err
+		return r.updateRef(ctx, branch, commit, old)
 	}
 	return r.push(ctx, commit, "refs/heads/"+branch)
+}
+
+// updateRef moves a local branch from old (zero: create it) to commit atomically.
+func (r *Repo) updateRef(ctx context.Context, branch string, commit, old plumbing.Hash) error {
+	oldArg := old.String()
+	if old.IsZero() {
+		oldArg = strings.Repeat("0", 40)
+	}
+	_, err := r.git(ctx, "update-ref", "-m", "fleetform", "refs/heads/"+branch, commit.String(), oldArg)
+	if err != nil && strings.Contains(err.Error(), "cannot lock ref") {
+		return fmt.Errorf("%w: %w", ErrConflict, err)
+	}
+	return err
+}
+
+// PublishFiles is Publish for a commit that changes only files (by path; nil content: the
+// file is removed). When branch is the one the repository's work tree has checked out, the
+// work tree and its index follow the branch for those files, so that they stay in step with
+// it; a file with uncommitted changes is refused before the branch moves.
+func (r *Repo) PublishFiles(ctx context.Context, branch string, commit, old plumbing.Hash, files map[string][]byte) error {
+	if r.remote != "" || r.checkNotCheckedOut(ctx, branch) == nil {
+		return r.Publish(ctx, branch, commit, old)
+	}
+	workTree := filepath.Dir(r.gitDir)
+	paths := slices.Sorted(maps.Keys(files))
+	inTree := append([]string{"--work-tree", workTree}, "diff", "--quiet", "HEAD", "--")
+	if _, err := r.git(ctx, append(inTree, paths...)...); err != nil {
+		return fmt.Errorf("%s has uncommitted changes of %s: commit or discard them first", workTree, strings.Join(paths, ", "))
+	}
+	if err := r.updateRef(ctx, branch, commit, old); err != nil {
+		return err
+	}
+	var written []string
+	for _, p := range paths {
+		if files[p] != nil {
+			written = append(written, p)
+			continue
+		}
+		// --force: the file was checked clean above; the index still has it, HEAD no longer does
+		if _, err := r.git(ctx, "--work-tree", workTree, "rm", "--quiet", "--force", "--ignore-unmatch", "--", p); err != nil {
+			return fmt.Errorf("committed %s, but removing %s from the work tree failed: %w", commit, p, err)
+		}
+	}
+	if len(written) > 0 {
+		if _, err := r.git(ctx, append([]string{"--work-tree", workTree, "checkout", commit.String(), "--"}, written...)...); err != nil {
+			return fmt.Errorf("committed %s, but writing %s into the work tree failed: %w", commit, strings.Join(written, ", "), err)
+		}
+	}
+	return nil
 }
 
 // checkNotCheckedOut refuses to move the branch a work tree has checked out: its files
