@@ -83,12 +83,45 @@ func ResolveCluster(ctx context.Context, location string, popts controlplane.Opt
 		return ClusterTarget{}, fmt.Errorf("cluster type %q is not defined in %s; defined: %s (add it with fleetform add cluster-type)",
 			clusterType, env, orNone(names))
 	}
+	if err := clusterErrors(s, clusterType); err != nil {
+		return ClusterTarget{}, err
+	}
 	t := gitops.ReadBy(cp, s)
 	if t.Repo == "" {
 		return ClusterTarget{}, fmt.Errorf("environment %s has no GitOpsRepo: the cluster has nothing to read", env)
 	}
-	return ClusterTarget{GitOps: GitOpsSource{Repo: t.Repo, Branch: t.Branch, Path: t.Path}, Template: template,
-		Reconciler: reconcilerOf(template)}, nil
+	src := GitOpsSource{Repo: t.Repo, Branch: t.Branch, Path: t.Path}
+	if err := src.check(); err != nil {
+		return ClusterTarget{}, err
+	}
+	return ClusterTarget{GitOps: src, Template: template, Reconciler: reconcilerOf(template)}, nil
+}
+
+// clusterErrors refuses to onboard a cluster from objects that do not validate: the
+// environment, its GitOpsRepo and the cluster type (what the cluster is told to read).
+func clusterErrors(s *controlplane.Snapshot, clusterType string) error {
+	var errs []error
+	for _, d := range s.Diagnostics {
+		if d.Severity == controlplane.SeverityError &&
+			(d.Kind == "Environment" || d.Kind == "GitOpsRepo" || (d.Kind == "ClusterType" && d.Name == clusterType)) {
+			errs = append(errs, d)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("the control plane does not validate, nothing is onboarded (fleetform validate shows the same):\n%w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// check refuses a GitOps source a cluster cannot be told to read safely: a control
+// character in its URL, branch or folder.
+func (g GitOpsSource) check() error {
+	for _, f := range []struct{ name, value string }{{"repository", g.Repo}, {"branch", g.Branch}, {"path", g.Path}} {
+		if strings.ContainsFunc(f.value, isControl) {
+			return fmt.Errorf("the GitOps %s %q contains a control character: fix the GitOpsRepo, nothing is onboarded", f.name, f.value)
+		}
+	}
+	return nil
 }
 
 func orNone(names []string) string {
@@ -169,6 +202,14 @@ func (g GitOpsSource) Unreachable() bool {
 func ClusterManifests(o ClusterOptions) (*ClusterBootstrap, error) {
 	if o.Reconciler == "" {
 		o.Reconciler = ReconcilerFlux
+	}
+	if err := o.GitOps.check(); err != nil {
+		return nil, err
+	}
+	for _, v := range []string{o.Name, o.Environment, o.ClusterType, o.Hub, o.Token} {
+		if strings.ContainsFunc(v, isControl) {
+			return nil, fmt.Errorf("%q contains a control character: nothing is onboarded", v)
+		}
 	}
 	b := &ClusterBootstrap{Cluster: o.Name, Environment: o.Environment, ClusterType: o.ClusterType, Reconciler: o.Reconciler,
 		GitOps: o.GitOps, Hub: o.Hub, TokenIncluded: o.Token != ""}
@@ -304,16 +345,18 @@ func setImage(deployment map[string]any, image string) error {
 
 // hostFiles are the host agent's systemd service and timer (docs/agents.md) and its token.
 func hostFiles(b *ClusterBootstrap, o ClusterOptions, token string) {
+	q := systemdQuote
 	args := []string{"/usr/local/bin/fleetform agent host --once"}
 	if o.Hub != "" {
-		args = append(args, "--hub "+o.Hub+" --cluster "+o.Name+" --token-file "+HostTokenFile)
+		args = append(args, "--hub "+q(o.Hub)+" --cluster "+q(o.Name)+" --token-file "+q(HostTokenFile))
 	}
-	args = append(args, "--gitops "+o.GitOps.Repo+" --branch "+o.GitOps.Branch)
+	args = append(args, "--gitops "+q(o.GitOps.Repo)+" --branch "+q(o.GitOps.Branch))
 	if p := strings.TrimPrefix(path.Clean("/"+o.GitOps.Path), "/"); p != "" {
-		args = append(args, "--path "+p)
+		args = append(args, "--path "+q(p))
 	}
-	args = append(args, "--cluster-type "+o.ClusterType)
-	service := "# fleetform host agent of " + o.Name + " (" + o.Environment + ", cluster type " + o.ClusterType + "), written by fleetform onboard cluster\n" +
+	args = append(args, "--cluster-type "+q(o.ClusterType))
+	service := "# fleetform host agent of " + commentSafe(o.Name) + " (" + commentSafe(o.Environment) + ", cluster type " +
+		commentSafe(o.ClusterType) + "), written by fleetform onboard cluster\n" +
 		"[Unit]\nDescription=fleetform host agent: apply this host's deployment targets and report them\n" +
 		"Wants=network-online.target\nAfter=network-online.target\n\n" +
 		"[Service]\nType=oneshot\nExecStart=" + strings.Join(args, " \\\n  ") + "\nTimeoutStartSec=1h\n"
@@ -348,18 +391,44 @@ func (b *ClusterBootstrap) YAML() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Script is a host's files and commands as a shell script to run as root.
+// Script is a host's files and commands as a shell script to run as root. Every value is
+// single-quoted (no heredoc): nothing in it can end its quoting and become a command.
 func (b *ClusterBootstrap) Script() string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "#!/bin/sh\n# fleetform onboard cluster %s: environment %s, cluster type %s, a host reading %s (branch %s, %s).\n"+
 		"# Run as root on the host (needs git and ansible-core; the agent binary at /usr/local/bin/fleetform).\nset -eu\n",
-		b.Cluster, b.Environment, b.ClusterType, b.GitOps.Repo, b.GitOps.Branch, ClusterFolder(b.GitOps, b.ClusterType))
+		commentSafe(b.Cluster), commentSafe(b.Environment), commentSafe(b.ClusterType), commentSafe(repourl.Redact(b.GitOps.Repo)),
+		commentSafe(b.GitOps.Branch), commentSafe(ClusterFolder(b.GitOps, b.ClusterType)))
 	for _, f := range b.Files {
-		fmt.Fprintf(&s, "install -d -m 0755 %s\n", path.Dir(f.Path))
-		fmt.Fprintf(&s, "install -m %s /dev/null %s\ncat > %s <<'FLEETFORM_EOF'\n%sFLEETFORM_EOF\n", f.Mode, f.Path, f.Path, f.Content)
+		fmt.Fprintf(&s, "install -d -m 0755 %s\n", shellQuote(path.Dir(f.Path)))
+		fmt.Fprintf(&s, "install -m %s /dev/null %s\n", shellQuote(f.Mode), shellQuote(f.Path))
+		fmt.Fprintf(&s, "printf '%%s' %s > %s\n", shellQuote(f.Content), shellQuote(f.Path))
 	}
 	for _, c := range b.Commands {
 		s.WriteString(c + "\n")
 	}
 	return s.String()
+}
+
+// systemdQuote quotes s as one argument of a systemd ExecStart= line: double quotes, with
+// \ and " escaped, and % and $ doubled (systemd's specifiers and variables).
+func systemdQuote(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "%", "%%", "$", "$$")
+	return `"` + r.Replace(s) + `"`
+}
+
+// shellQuote quotes s for sh: single quotes, each ' written as '\”.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// isControl reports a control character: nothing a line of a script or unit may hold.
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
+// commentSafe is s on one line, for a comment: control characters become '?'.
+func commentSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if isControl(r) {
+			return '?'
+		}
+		return r
+	}, s)
 }

@@ -153,8 +153,9 @@ func TestOnboardCluster(t *testing.T) {
 
 	// A host: the token file, the systemd service and timer, as a script.
 	out, _ = onboard(0, "line-7-vm-3", "--env", "prod", "--cluster-type", "vm-line", "--hub", h.url)
-	mustContain(t, "host script", out, `^#!/bin/sh\n`, `install -m 0600 /dev/null /etc/fleetform/agent-token`, `\nff_\S+\nFLEETFORM_EOF\n`,
-		`--gitops `+onboardGitOps+` --branch prod`, `--cluster-type vm-line`, `--cluster line-7-vm-3 --token-file /etc/fleetform/agent-token`,
+	mustContain(t, "host script", out, `^#!/bin/sh\n`, `install -m '0600' /dev/null '/etc/fleetform/agent-token'`,
+		`\nprintf '%s' 'ff_\S+\n' > '/etc/fleetform/agent-token'\n`,
+		`--gitops "`+onboardGitOps+`" --branch "prod"`, `--cluster-type "vm-line"`, `--cluster "line-7-vm-3" --token-file "/etc/fleetform/agent-token"`,
 		`systemctl enable --now fleetform-agent.timer`)
 
 	// On a terminal: a preview, nothing registered, no token; --show-token registers and prints it.
