@@ -26,9 +26,10 @@ type Layer struct {
 	root *yaml.Node
 }
 
-// ParseLayer substitutes vars in a values file and parses it. An empty file is an empty
-// layer; anything but a mapping at the top is an error naming the file and line.
-func ParseLayer(src Source, data []byte, vars map[string]string) (Layer, error) {
+// ParseLayer substitutes the variables vars defines in a values file and parses it. An
+// empty file is an empty layer; anything but a mapping at the top is an error naming the
+// file and line.
+func ParseLayer(src Source, data []byte, vars Vars) (Layer, error) {
 	data, err := Subst(src.File, data, vars)
 	if err != nil {
 		return Layer{}, err

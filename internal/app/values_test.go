@@ -2,15 +2,17 @@ package app
 
 import (
 	"encoding/json"
-	"errors"
 	"reflect"
-	"strings"
 	"testing"
 )
 
 func layer(t *testing.T, repo, file, text string, vars map[string]string) Layer {
 	t.Helper()
-	l, err := ParseLayer(Source{Repo: repo, File: file}, []byte(text), vars)
+	vs, err := NewVars(vars, nil, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := ParseLayer(Source{Repo: repo, File: file}, []byte(text), vs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,34 +73,6 @@ func TestMergeMappingOverScalar(t *testing.T) {
 	}
 }
 
-func TestSubst(t *testing.T) {
-	vars := map[string]string{"A": "1", "B_2": "two"}
-	for _, c := range []struct{ in, want string }{
-		{"x: $A\n", "x: 1\n"},
-		{"x: ${B_2}-$A$A\n", "x: two-11\n"},
-		{"x: $$A costs $5 and ${\n", "x: $A costs $5 and ${\n"},
-		{"# $UNKNOWN in a comment\nx: y\n", "# $UNKNOWN in a comment\nx: y\n"},
-		{"x: $", "x: $"},
-	} {
-		got, err := Subst("f.yaml", []byte(c.in), vars)
-		if err != nil || string(got) != c.want {
-			t.Errorf("Subst(%q) = %q, %v; want %q", c.in, got, err, c.want)
-		}
-	}
-	_, err := Subst("cfg/values.yaml", []byte("a: 1\nimage: $IMAGE_NAME:${IMAGE_TAG}\n"), vars)
-	var se *SubstError
-	if !errors.As(err, &se) || se.Line != 2 || se.File != "cfg/values.yaml" {
-		t.Fatalf("error %v", err)
-	}
-	if !strings.Contains(err.Error(), "cfg/values.yaml:2: variable IMAGE_NAME is not set") || !strings.Contains(err.Error(), "IMAGE_TAG") {
-		t.Errorf("error %v", err)
-	}
-	t.Setenv("FROM_ENV", "leak")
-	if _, err := Subst("f", []byte("x: $FROM_ENV\n"), nil); err == nil {
-		t.Error("the process environment was used")
-	}
-}
-
 func TestDidYouMean(t *testing.T) {
 	if got := closest("performance-tests", []string{"functional-test", "performance-test"}); got != "performance-test" {
 		t.Errorf("closest = %q", got)
@@ -112,11 +86,11 @@ func FuzzMerge(f *testing.F) {
 	f.Add("a: 1\nb: {c: [1, 2]}\n", "b: {c: null, d: x}\na: {e: 1}\n")
 	f.Add("x: &a {y: 1}\nz: *a\n", "z: {y: 2}\n")
 	f.Fuzz(func(t *testing.T, a, b string) {
-		la, err := ParseLayer(Source{File: "a"}, []byte(a), nil)
+		la, err := ParseLayer(Source{File: "a"}, []byte(a), Vars{})
 		if err != nil {
 			return
 		}
-		lb, err := ParseLayer(Source{File: "b"}, []byte(b), nil)
+		lb, err := ParseLayer(Source{File: "b"}, []byte(b), Vars{})
 		if err != nil {
 			return
 		}
@@ -138,24 +112,6 @@ func FuzzMerge(f *testing.F) {
 			if _, ok := v1.Get(p); !ok {
 				t.Fatalf("provenance of %q, which has no value", p)
 			}
-		}
-	})
-}
-
-func FuzzSubst(f *testing.F) {
-	f.Add("image: $IMAGE_NAME:${IMAGE_TAG}\n# $X\nv: $$V $1 ${\n")
-	f.Fuzz(func(t *testing.T, text string) {
-		vars := map[string]string{"IMAGE_NAME": "n", "IMAGE_TAG": "t"}
-		out, err := Subst("f", []byte(text), vars)
-		if err != nil {
-			var se *SubstError
-			if !errors.As(err, &se) || se.Line < 1 {
-				t.Fatalf("error %v", err)
-			}
-			return
-		}
-		if !strings.Contains(text, "$") && string(out) != text {
-			t.Fatalf("changed text without variables: %q -> %q", text, out)
 		}
 	})
 }
