@@ -28,8 +28,8 @@ func TestMergeProvenance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]any{"replicas": int64(2), "logging": map[string]any{"level": "Info", "format": "text"},
-		"ports": []any{int64(8080), int64(9090)}, "image": "ghcr.io/org/hello:1.4.2"}
+	want := map[string]any{"replicas": float64(2), "logging": map[string]any{"level": "Info", "format": "text"},
+		"ports": []any{float64(8080), float64(9090)}, "image": "ghcr.io/org/hello:1.4.2"}
 	if !reflect.DeepEqual(v.Data, want) {
 		t.Errorf("data %#v\nwant %#v", v.Data, want)
 	}
@@ -43,7 +43,7 @@ func TestMergeProvenance(t *testing.T) {
 	if r := v.Prov["replicas"]; r.Source.File != "values.yaml" || r.Source.Line != 1 || len(r.Shadowed) != 1 {
 		t.Errorf("replicas %+v", r)
 	}
-	if p := v.Prov["ports"]; p.Source.Line != 4 || !reflect.DeepEqual(p.Shadowed[0].Value, []any{int64(80)}) {
+	if p := v.Prov["ports"]; p.Source.Line != 4 || !reflect.DeepEqual(p.Shadowed[0].Value, []any{float64(80)}) {
 		t.Errorf("ports %+v", p)
 	}
 	if _, ok := v.Prov["app.name"]; ok {
@@ -55,21 +55,21 @@ func TestMergeProvenance(t *testing.T) {
 }
 
 func TestMergeMappingOverScalar(t *testing.T) {
-	a := layer(t, "source", "a.yaml", "x: 1\ny: {z: 1}\n", nil)
-	b := layer(t, "config", "b.yaml", "x: {k: v}\ny: 2\nw: {}\n", nil)
+	a := layer(t, "source", "a.yaml", "x: 1\nyy: {z: 1}\n", nil)
+	b := layer(t, "config", "b.yaml", "x: {k: v}\nyy: 2\nw: {}\n", nil)
 	v, err := Merge([]Layer{a, b})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]any{"x": map[string]any{"k": "v"}, "y": int64(2), "w": map[string]any{}}
+	want := map[string]any{"x": map[string]any{"k": "v"}, "yy": float64(2), "w": map[string]any{}}
 	if !reflect.DeepEqual(v.Data, want) {
 		t.Errorf("data %#v", v.Data)
 	}
 	if _, ok := v.Prov["x"]; ok {
 		t.Error("x still has the scalar's provenance")
 	}
-	if p := v.Prov["y"]; p == nil || len(p.Shadowed) != 1 || p.Shadowed[0].Source.File != "a.yaml" {
-		t.Errorf("y %+v", p)
+	if p := v.Prov["yy"]; p == nil || len(p.Shadowed) != 1 || p.Shadowed[0].Source.File != "a.yaml" {
+		t.Errorf("yy %+v", p)
 	}
 }
 
