@@ -293,14 +293,48 @@ func TestFolderMismatch(t *testing.T) {
 	}
 }
 
-func TestUnknownVariable(t *testing.T) {
+// TestUndeclaredVariableKept: a $NAME the run does not define is left as it is (a chart's
+// template snippet), one it declares must be given.
+func TestUndeclaredVariableKept(t *testing.T) {
 	ex := newExample(t, true)
 	ex.dev["functional-test/values.yaml"] += "endpoint: https://$API_HOST/v1\n"
 	ex.config.Commit(t, "dev", ex.dev)
 	r := ex.run(t, "dev", "1.0.0")
 	ft, _ := r.Target("functional-test")
-	if ft.Err == nil || !strings.Contains(ft.Err.Error(), "functional-test/values.yaml:3: variable API_HOST is not set") {
+	if ft.Err != nil {
+		t.Fatal(ft.Err)
+	}
+	if got, _ := ft.Values.Get("endpoint"); got != "https://$API_HOST/v1" {
+		t.Errorf("endpoint %v", got)
+	}
+
+	ex.sourceFiles["fleetform-app.yaml"] = strings.Replace(ex.sourceFiles["fleetform-app.yaml"], "variables: [IMAGE_NAME]", "variables: [IMAGE_NAME, API_HOST]", 1)
+	ex.source.Commit(t, "main", ex.sourceFiles)
+	ft, _ = ex.run(t, "dev", "1.0.0").Target("functional-test")
+	if ft.Err == nil || !strings.Contains(ft.Err.Error(), "functional-test/values.yaml:3: variable API_HOST is not set (give it with --var API_HOST=VALUE)") {
 		t.Errorf("error %v", ft.Err)
+	}
+	repos := controlplane.NewRepos(nil, nil, nil)
+	given := map[string]string{"IMAGE_NAME": "ghcr.io/example/hello-world", "API_HOST": "api.example.com"}
+	r = newRun(t, loadApp(t, repos, ex.source.Dir), openRepo(t, repos, ex.config.Dir), "dev", "", given, "1.0.0")
+	ft, _ = r.Target("functional-test")
+	if got, _ := ft.Values.Get("endpoint"); ft.Err != nil || got != "https://api.example.com/v1" {
+		t.Errorf("endpoint %v, %v", got, ft.Err)
+	}
+}
+
+// TestDeclaredImageName: the example declares IMAGE_NAME, so a run without it is refused.
+func TestDeclaredImageName(t *testing.T) {
+	ex := newExample(t, true)
+	repos := controlplane.NewRepos(nil, nil, nil)
+	a := loadApp(t, repos, ex.source.Dir)
+	cfg, err := app.LoadConfig(openRepo(t, repos, ex.config.Dir), "dev", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = app.NewInputs(a, cfg, nil, nil, "1.0.0", "1.0.0")
+	if err == nil || !strings.Contains(err.Error(), "helm/values.yaml:6: variable IMAGE_NAME is not set (give it with --var IMAGE_NAME=VALUE)") {
+		t.Errorf("error %v", err)
 	}
 }
 

@@ -2,7 +2,7 @@
 // (workload.yaml, a Helm chart or a kustomize base, a values schema, fleetform-app.yaml) and
 // its config repository (Kalypso's branch per environment, or a folder per environment),
 // composes each deployment target's values by a deep merge that keeps every value's
-// provenance, substitutes only the variables it is given, validates the values against the
+// provenance, substitutes only the variables the flow defines, validates the values against the
 // schema, renders the chart with the Helm SDK (client-only) and writes each target's folder
 // of the app GitOps repository: only the targets whose inputs changed, one commit per
 // branch, or a pull request that re-runs update. It also decides application promotions

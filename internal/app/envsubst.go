@@ -3,10 +3,83 @@ package app
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
-// SubstError is a variable a values file uses that the command was not given.
+// The variables every run defines, Kalypso's conventions: --version and --image-tag give
+// their values.
+const (
+	VersionVar  = "VERSION"
+	ImageTagVar = "IMAGE_TAG"
+)
+
+// Vars are the variables of a run: the names substituted in values and kustomization files
+// (the --var names, VERSION, IMAGE_TAG and the names fleetform-app.yaml declares) and the
+// values given for them. Any other $word is left as it is. The zero Vars defines nothing.
+type Vars struct {
+	values  map[string]string
+	defined map[string]bool
+}
+
+// NewVars defines the variables of a run: given (--var NAME=VALUE), VERSION and IMAGE_TAG
+// (with version and imageTag as values when they are not empty) and declared (the
+// variables: of fleetform-app.yaml, which get no value). A name that is not a shell
+// variable name is an error.
+func NewVars(given map[string]string, declared []string, version, imageTag string) (Vars, error) {
+	v := Vars{values: map[string]string{}, defined: map[string]bool{VersionVar: true, ImageTagVar: true}}
+	for _, name := range slices.Sorted(maps.Keys(given)) {
+		if !IsVarName(name) {
+			return Vars{}, fmt.Errorf("--var %s=…: %q is not a variable name (letters, digits and _, not starting with a digit)", name, name)
+		}
+		v.values[name], v.defined[name] = given[name], true
+	}
+	for _, name := range declared {
+		if !IsVarName(name) {
+			return Vars{}, fmt.Errorf("%s: variables: %q is not a variable name (letters, digits and _, not starting with a digit)", SettingsFile, name)
+		}
+		v.defined[name] = true
+	}
+	if version != "" {
+		v.values[VersionVar] = version
+	}
+	if imageTag != "" {
+		v.values[ImageTagVar] = imageTag
+	}
+	return v, nil
+}
+
+// Defined reports whether name is substituted.
+func (v Vars) Defined(name string) bool { return v.defined[name] }
+
+// Value returns the value given for name, and whether one was.
+func (v Vars) Value(name string) (string, bool) {
+	s, ok := v.values[name]
+	return s, ok
+}
+
+// Names returns the defined names, sorted.
+func (v Vars) Names() []string { return slices.Sorted(maps.Keys(v.defined)) }
+
+// key identifies the variables: equal for the same defined names and values.
+func (v Vars) key() string {
+	var b strings.Builder
+	for _, name := range v.Names() {
+		value, ok := v.Value(name)
+		fmt.Fprintf(&b, "%s=%t:%s\x00", name, ok, value)
+	}
+	return b.String()
+}
+
+// IsVarName reports whether s is a shell variable name: a letter or "_", then letters,
+// digits or "_".
+func IsVarName(s string) bool {
+	name, _ := nameAt(s)
+	return name != "" && name == s
+}
+
+// SubstError is a defined variable a file uses that the command was given no value for.
 type SubstError struct {
 	File string
 	Line int
@@ -14,16 +87,23 @@ type SubstError struct {
 }
 
 func (e *SubstError) Error() string {
-	return fmt.Sprintf("%s:%d: variable %s is not set (give it with --var %s=VALUE, or --version / --image-tag for VERSION / IMAGE_TAG)",
-		e.File, e.Line, e.Name, e.Name)
+	how := "--var " + e.Name + "=VALUE"
+	switch e.Name {
+	case VersionVar:
+		how = "--version"
+	case ImageTagVar:
+		how = "--image-tag"
+	}
+	return fmt.Sprintf("%s:%d: variable %s is not set (give it with %s)", e.File, e.Line, e.Name, how)
 }
 
-// Subst replaces $NAME and ${NAME} in text as envsubst does, but only with vars: a variable
-// that is not in vars is an error naming file and line, never the process environment. "$$"
-// is a literal "$" (an escape envsubst does not have). A "$" not followed by a name is kept.
-// Lines whose first non-blank character is "#" (YAML comments) are left as they are.
-func Subst(file string, text []byte, vars map[string]string) ([]byte, error) {
-	if !strings.Contains(string(text), "$") {
+// Subst replaces $NAME and ${NAME} in text as envsubst does, but only for the variables
+// vars defines: any other $word is left as it is, and a defined variable without a value
+// is an error naming file and line (never the process environment). "$$" before a defined
+// name is an escape ("$$IMAGE_TAG" is "$IMAGE_TAG"); any other "$$" is kept. Lines whose
+// first non-blank character is "#" (YAML comments) are left as they are.
+func Subst(file string, text []byte, vars Vars) ([]byte, error) {
+	if !strings.Contains(string(text), "$") || len(vars.defined) == 0 {
 		return text, nil
 	}
 	var b strings.Builder
@@ -44,29 +124,36 @@ func Subst(file string, text []byte, vars map[string]string) ([]byte, error) {
 	return []byte(b.String()), nil
 }
 
-// substLine writes line with its variables replaced; unknown ones are appended to errs.
-func substLine(b *strings.Builder, line string, vars map[string]string, unknown func(string) error, errs []error) []error {
+// substLine writes line with its defined variables replaced; those without a value are
+// appended to errs.
+func substLine(b *strings.Builder, line string, vars Vars, noValue func(string) error, errs []error) []error {
 	for i := 0; i < len(line); i++ {
-		c := line[i]
-		if c != '$' || i+1 >= len(line) {
-			b.WriteByte(c)
+		if line[i] != '$' {
+			b.WriteByte(line[i])
+			continue
+		}
+		if strings.HasPrefix(line[i:], "$$") {
+			// "$$" then a defined reference: the reference, literally; else "$$" as it is.
+			if name, width := varAt(line[i+2:]); vars.Defined(name) {
+				b.WriteString(line[i+1 : i+2+width])
+				i += 1 + width
+				continue
+			}
+			b.WriteString("$$")
+			i++
 			continue
 		}
 		name, width := varAt(line[i+1:])
-		switch {
-		case line[i+1] == '$':
+		if !vars.Defined(name) {
 			b.WriteByte('$')
-			i++
-		case name == "":
-			b.WriteByte(c)
-		default:
-			v, ok := vars[name]
-			if !ok {
-				errs = append(errs, unknown(name))
-			}
-			b.WriteString(v)
-			i += width
+			continue
 		}
+		v, ok := vars.Value(name)
+		if !ok {
+			errs = append(errs, noValue(name))
+		}
+		b.WriteString(v)
+		i += width
 	}
 	return errs
 }

@@ -99,16 +99,13 @@ type kustomizeBuild struct {
 }
 
 // build returns the build for vars, building it on first use.
-func (c *kustomizeCache) build(a *App, vars map[string]string) ([]doc, error) {
-	var key strings.Builder
-	for _, k := range slices.Sorted(maps.Keys(vars)) {
-		fmt.Fprintf(&key, "%s=%s\x00", k, vars[k])
-	}
+func (c *kustomizeCache) build(a *App, vars Vars) ([]doc, error) {
+	key := vars.key()
 	c.mu.Lock()
-	b, ok := c.builds[key.String()]
+	b, ok := c.builds[key]
 	if !ok {
 		b = &kustomizeBuild{}
-		c.builds[key.String()] = b
+		c.builds[key] = b
 	}
 	c.mu.Unlock()
 	b.once.Do(func() { b.docs, b.err = a.buildKustomize(vars) })
@@ -117,7 +114,7 @@ func (c *kustomizeCache) build(a *App, vars map[string]string) ([]doc, error) {
 
 // renderKustomize is the kustomize build of the app's folder (shared by the targets of a
 // run) and the composed values as a ConfigMap <release>-values, one key per leaf path.
-func (a *App) renderKustomize(values *Values, vars map[string]string, target string) ([]Object, error) {
+func (a *App) renderKustomize(values *Values, vars Vars, target string) ([]Object, error) {
 	docs, err := a.kustomize.build(a, vars)
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", target, err)
@@ -134,7 +131,7 @@ func (a *App) renderKustomize(values *Values, vars map[string]string, target str
 // the build reaches get the variables substituted (images: newTag: $IMAGE_TAG), are
 // refused when they name anything remote, and have their helmCharts inflated with the
 // Helm SDK (see prepareKustomize).
-func (a *App) buildKustomize(vars map[string]string) ([]doc, error) {
+func (a *App) buildKustomize(vars Vars) ([]doc, error) {
 	fs := filesys.MakeFsInMemory()
 	for _, name := range slices.Sorted(maps.Keys(a.files)) {
 		if err := writeFS(fs, "/"+name, a.files[name]); err != nil {

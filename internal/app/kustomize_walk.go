@@ -17,7 +17,7 @@ import (
 type kustomizeWalk struct {
 	a    *App
 	fs   filesys.FileSystem
-	vars map[string]string
+	vars Vars
 	// seen are the walks made: folder, the namespace its helmCharts inherit and whether it
 	// is a plugin's (its resources are plugin configurations).
 	seen map[walkKey]bool
@@ -41,7 +41,7 @@ type kustFile struct {
 
 // prepareKustomize walks the kustomizations reached from the app's folder and writes the
 // ones the build will read (substituted, with their charts inflated) into fs.
-func (a *App) prepareKustomize(fs filesys.FileSystem, vars map[string]string) error {
+func (a *App) prepareKustomize(fs filesys.FileSystem, vars Vars) error {
 	w := &kustomizeWalk{a: a, fs: fs, vars: vars, seen: map[walkKey]bool{},
 		parsed: map[string]*kustFile{}, inflated: map[string]string{}}
 	return w.visit(path.Join("/", a.KustomizeDir), "", false)

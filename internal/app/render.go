@@ -35,9 +35,9 @@ const outputFormat = "fleetform-app/2"
 type Inputs struct {
 	App    *App
 	Config *EnvConfig
-	// Vars are the variables substituted in values files (--var, and VERSION and IMAGE_TAG
-	// from Version and ImageTag).
-	Vars map[string]string
+	// Vars are the variables substituted in values files (--var, VERSION and IMAGE_TAG from
+	// Version and ImageTag, and the names the settings declare).
+	Vars Vars
 	// Set are Helm --set style values (key.path=value), the highest layer.
 	Set               []string
 	Version, ImageTag string
@@ -52,18 +52,12 @@ type Inputs struct {
 
 // NewInputs checks the variables and parses the layers every target shares.
 func NewInputs(a *App, c *EnvConfig, vars map[string]string, set []string, version, imageTag string) (*Inputs, error) {
-	in := &Inputs{App: a, Config: c, Vars: maps.Clone(vars), Set: set, Version: version, ImageTag: imageTag}
-	if in.Vars == nil {
-		in.Vars = map[string]string{}
+	vs, err := NewVars(vars, a.Settings.Variables, version, imageTag)
+	if err != nil {
+		return nil, err
 	}
-	if version != "" {
-		in.Vars["VERSION"] = version
-	}
-	if imageTag != "" {
-		in.Vars["IMAGE_TAG"] = imageTag
-	}
+	in := &Inputs{App: a, Config: c, Vars: vs, Set: set, Version: version, ImageTag: imageTag}
 	if a.chartValues != nil {
-		var err error
 		if in.chartValues, err = Subst(a.ChartValuesFile(), a.chartValues, in.Vars); err != nil {
 			return nil, err
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	yaml3 "go.yaml.in/yaml/v3"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"sigs.k8s.io/yaml"
@@ -51,6 +52,10 @@ type Settings struct {
 	IncludeCRDs *bool `json:"includeCRDs,omitempty"`
 	// IncludeTests writes the chart's test hooks (helm.sh/hook: test), left out by default.
 	IncludeTests bool `json:"includeTests,omitempty"`
+	// Variables are the names substituted in values and kustomization files besides the
+	// --var names, VERSION and IMAGE_TAG ($IMAGE_NAME, ${REGION}): a declared variable the
+	// command gives no value is an error, where any other $word is left as it is.
+	Variables []string `json:"variables,omitempty"`
 	// Promotion holds the gates of each environment an application is promoted into, by
 	// environment name.
 	Promotion map[string]PromotionGates `json:"promotion,omitempty"`
@@ -123,6 +128,9 @@ func LoadSource(tree controlplane.Tree, repo string) (*App, error) {
 		}
 		if err := yaml.UnmarshalStrict(data, &a.Settings); err != nil {
 			return nil, fmt.Errorf("%s: %w", SettingsFile, err)
+		}
+		if err := checkVariables(data, a.Settings.Variables); err != nil {
+			return nil, err
 		}
 	}
 	if err := a.loadWorkload(tree, has); err != nil {
@@ -260,6 +268,34 @@ func (a *App) checkRelease() error {
 			a.Workload.Source.File, a.Release(), err, SettingsFile)
 	}
 	return nil
+}
+
+// checkVariables refuses a declared variable that is not a shell variable name, naming its
+// line in the settings file (data).
+func checkVariables(data []byte, names []string) error {
+	for i, name := range names {
+		if !IsVarName(name) {
+			return fmt.Errorf("%s:%d: variables: %q is not a variable name: write it as in $NAME (letters, digits and _, not starting with a digit)",
+				SettingsFile, listItemLine(data, "variables", i), name)
+		}
+	}
+	return nil
+}
+
+// listItemLine returns the line of item i of the list at key of a YAML mapping (1 when it
+// cannot be found).
+func listItemLine(data []byte, key string, i int) int {
+	var doc yaml3.Node
+	if yaml3.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+		return 1
+	}
+	m := resolve(doc.Content[0])
+	for j := 0; j+1 < len(m.Content); j += 2 {
+		if list := resolve(m.Content[j+1]); m.Content[j].Value == key && list.Kind == yaml3.SequenceNode && i < len(list.Content) {
+			return list.Content[i].Line
+		}
+	}
+	return 1
 }
 
 // ChartValuesFile is the path of the chart's values.yaml in the source repository.

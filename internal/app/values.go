@@ -22,13 +22,17 @@ type Source = compose.Source
 // substitution, in precedence order: later layers win.
 type Layer struct {
 	Source Source
-	// root is the file's top-level mapping (nil: an empty file).
+	// root is the file's top-level mapping (nil: an empty file): the lines of its values.
 	root *yaml.Node
+	// data is the file as Helm reads it (helmValues). A layer of root alone is decoded as
+	// the node says: the --set layer, whose node encodes the values of Helm's strvals.
+	data map[string]any
 }
 
-// ParseLayer substitutes vars in a values file and parses it. An empty file is an empty
-// layer; anything but a mapping at the top is an error naming the file and line.
-func ParseLayer(src Source, data []byte, vars map[string]string) (Layer, error) {
+// ParseLayer substitutes the variables vars defines in a values file and parses it. An
+// empty file is an empty layer; anything but a mapping at the top is an error naming the
+// file and line.
+func ParseLayer(src Source, data []byte, vars Vars) (Layer, error) {
 	data, err := Subst(src.File, data, vars)
 	if err != nil {
 		return Layer{}, err
@@ -49,6 +53,9 @@ func ParseLayer(src Source, data []byte, vars map[string]string) (Layer, error) 
 		return Layer{}, fmt.Errorf("%s:%d: a values file must be a mapping of keys to values", src.File, n.Line)
 	}
 	l.root = n
+	if l.data, err = helmValues(src.File, data, n); err != nil {
+		return Layer{}, err
+	}
 	return l, nil
 }
 
@@ -75,60 +82,86 @@ type Values struct {
 // Merge deep-merges layers as Helm merges values files: mappings merge key by key; a
 // scalar or a list replaces what is below it; a null removes the key. It is not
 // compose.Merge, which merges platform config as Kalypso does (lists by their items' name):
-// an application's values must render exactly as helm renders them.
+// an application's values must render exactly as helm renders them. The values are typed
+// as Helm types them (helmValues); each leaf's provenance is the line of its key.
 func Merge(layers []Layer) (*Values, error) {
 	v := &Values{Data: map[string]any{}, Prov: map[string]*Provenance{}}
 	var errs []error
 	for _, l := range layers {
-		if l.root != nil {
-			if err := v.mergeMapping(v.Data, l.root, "", l.Source); err != nil {
-				errs = append(errs, err)
-			}
+		data, err := l.values()
+		if err != nil {
+			errs = append(errs, err)
+			continue
 		}
+		v.mergeMapping(v.Data, data, l.root, "", l.Source)
 	}
 	return v, errors.Join(errs...)
 }
 
-func (v *Values) mergeMapping(dst map[string]any, n *yaml.Node, prefix string, src Source) error {
-	n = resolve(n)
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, val := n.Content[i], resolve(n.Content[i+1])
-		if k.Kind != yaml.ScalarNode {
-			return fmt.Errorf("%s:%d: a key must be a scalar", src.File, k.Line)
+// values returns the layer's data: what ParseLayer read, or its node decoded.
+func (l Layer) values() (map[string]any, error) {
+	if l.data != nil || l.root == nil {
+		return l.data, nil
+	}
+	m, err := decode(l.root)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", l.Source.File, err)
+	}
+	data, _ := m.(map[string]any)
+	return data, nil
+}
+
+// mergeMapping merges the mapping src, whose node is n (nil when unknown), into dst at
+// prefix; at is where src is (its line, the lines of the keys n does not have).
+func (v *Values) mergeMapping(dst, src map[string]any, n *yaml.Node, prefix string, at Source) {
+	nodes := keyNodes(n)
+	for _, k := range slices.Sorted(maps.Keys(src)) {
+		val, path, here := src[k], joinPath(prefix, k), at
+		e := nodes[k]
+		if e.key != nil {
+			here.Line = e.key.Line
 		}
-		if k.Tag == "!!merge" {
-			return fmt.Errorf("%s:%d: YAML merge keys (<<) are not supported in values files", src.File, k.Line)
-		}
-		path := joinPath(prefix, k.Value)
-		at := src
-		at.Line = k.Line
-		old, had := dst[k.Value]
+		old, had := dst[k]
+		sub, isMap := val.(map[string]any)
 		switch {
-		case val.Kind == yaml.ScalarNode && val.Tag == "!!null":
-			delete(dst, k.Value)
+		case val == nil:
+			delete(dst, k)
 			v.dropBelow(path)
-		case val.Kind == yaml.MappingNode && isMapValue(old) && len(val.Content) == 0:
+		case isMap && len(sub) == 0 && isMapValue(old):
 			// an empty mapping over a mapping changes nothing, as in Helm
-		case val.Kind == yaml.MappingNode && len(val.Content) > 0:
-			sub, isMap := old.(map[string]any)
-			if !isMap {
+		case isMap && len(sub) > 0:
+			into, ok := old.(map[string]any)
+			if !ok {
 				v.dropBelow(path) // a leaf replaced by a mapping
-				sub = map[string]any{}
-				dst[k.Value] = sub
+				into = map[string]any{}
+				dst[k] = into
 			}
-			if err := v.mergeMapping(sub, val, path, src); err != nil {
-				return err
-			}
+			v.mergeMapping(into, sub, e.value, path, here)
 		default:
-			value, err := decode(val)
-			if err != nil {
-				return fmt.Errorf("%s:%d: %w", src.File, val.Line, err)
-			}
-			v.set(path, old, had, at)
-			dst[k.Value] = value
+			v.set(path, old, had, here)
+			dst[k] = deepCopy(val)
 		}
 	}
-	return nil
+}
+
+// deepCopy copies the mappings and lists of a value, which a layer shares with every
+// target composed from it.
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = deepCopy(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = deepCopy(e)
+		}
+		return out
+	}
+	return v
 }
 
 // set records that at set path to a leaf, over old (when had).
@@ -238,8 +271,8 @@ func resolve(n *yaml.Node) *yaml.Node {
 	return n
 }
 
-// decode turns a node into the JSON-like data Helm renders with: map[string]any, []any,
-// strings, bools, int64/float64 numbers and nil.
+// decode turns a node of the --set layer back into the values of Helm's strvals it encodes:
+// map[string]any, []any, strings, bools, int64 and nil.
 func decode(n *yaml.Node) (any, error) {
 	var v any
 	if err := n.Decode(&v); err != nil {

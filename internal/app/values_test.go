@@ -2,15 +2,17 @@ package app
 
 import (
 	"encoding/json"
-	"errors"
 	"reflect"
-	"strings"
 	"testing"
 )
 
 func layer(t *testing.T, repo, file, text string, vars map[string]string) Layer {
 	t.Helper()
-	l, err := ParseLayer(Source{Repo: repo, File: file}, []byte(text), vars)
+	vs, err := NewVars(vars, nil, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := ParseLayer(Source{Repo: repo, File: file}, []byte(text), vs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,8 +28,8 @@ func TestMergeProvenance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]any{"replicas": int64(2), "logging": map[string]any{"level": "Info", "format": "text"},
-		"ports": []any{int64(8080), int64(9090)}, "image": "ghcr.io/org/hello:1.4.2"}
+	want := map[string]any{"replicas": float64(2), "logging": map[string]any{"level": "Info", "format": "text"},
+		"ports": []any{float64(8080), float64(9090)}, "image": "ghcr.io/org/hello:1.4.2"}
 	if !reflect.DeepEqual(v.Data, want) {
 		t.Errorf("data %#v\nwant %#v", v.Data, want)
 	}
@@ -41,7 +43,7 @@ func TestMergeProvenance(t *testing.T) {
 	if r := v.Prov["replicas"]; r.Source.File != "values.yaml" || r.Source.Line != 1 || len(r.Shadowed) != 1 {
 		t.Errorf("replicas %+v", r)
 	}
-	if p := v.Prov["ports"]; p.Source.Line != 4 || !reflect.DeepEqual(p.Shadowed[0].Value, []any{int64(80)}) {
+	if p := v.Prov["ports"]; p.Source.Line != 4 || !reflect.DeepEqual(p.Shadowed[0].Value, []any{float64(80)}) {
 		t.Errorf("ports %+v", p)
 	}
 	if _, ok := v.Prov["app.name"]; ok {
@@ -53,49 +55,21 @@ func TestMergeProvenance(t *testing.T) {
 }
 
 func TestMergeMappingOverScalar(t *testing.T) {
-	a := layer(t, "source", "a.yaml", "x: 1\ny: {z: 1}\n", nil)
-	b := layer(t, "config", "b.yaml", "x: {k: v}\ny: 2\nw: {}\n", nil)
+	a := layer(t, "source", "a.yaml", "x: 1\nyy: {z: 1}\n", nil)
+	b := layer(t, "config", "b.yaml", "x: {k: v}\nyy: 2\nw: {}\n", nil)
 	v, err := Merge([]Layer{a, b})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]any{"x": map[string]any{"k": "v"}, "y": int64(2), "w": map[string]any{}}
+	want := map[string]any{"x": map[string]any{"k": "v"}, "yy": float64(2), "w": map[string]any{}}
 	if !reflect.DeepEqual(v.Data, want) {
 		t.Errorf("data %#v", v.Data)
 	}
 	if _, ok := v.Prov["x"]; ok {
 		t.Error("x still has the scalar's provenance")
 	}
-	if p := v.Prov["y"]; p == nil || len(p.Shadowed) != 1 || p.Shadowed[0].Source.File != "a.yaml" {
-		t.Errorf("y %+v", p)
-	}
-}
-
-func TestSubst(t *testing.T) {
-	vars := map[string]string{"A": "1", "B_2": "two"}
-	for _, c := range []struct{ in, want string }{
-		{"x: $A\n", "x: 1\n"},
-		{"x: ${B_2}-$A$A\n", "x: two-11\n"},
-		{"x: $$A costs $5 and ${\n", "x: $A costs $5 and ${\n"},
-		{"# $UNKNOWN in a comment\nx: y\n", "# $UNKNOWN in a comment\nx: y\n"},
-		{"x: $", "x: $"},
-	} {
-		got, err := Subst("f.yaml", []byte(c.in), vars)
-		if err != nil || string(got) != c.want {
-			t.Errorf("Subst(%q) = %q, %v; want %q", c.in, got, err, c.want)
-		}
-	}
-	_, err := Subst("cfg/values.yaml", []byte("a: 1\nimage: $IMAGE_NAME:${IMAGE_TAG}\n"), vars)
-	var se *SubstError
-	if !errors.As(err, &se) || se.Line != 2 || se.File != "cfg/values.yaml" {
-		t.Fatalf("error %v", err)
-	}
-	if !strings.Contains(err.Error(), "cfg/values.yaml:2: variable IMAGE_NAME is not set") || !strings.Contains(err.Error(), "IMAGE_TAG") {
-		t.Errorf("error %v", err)
-	}
-	t.Setenv("FROM_ENV", "leak")
-	if _, err := Subst("f", []byte("x: $FROM_ENV\n"), nil); err == nil {
-		t.Error("the process environment was used")
+	if p := v.Prov["yy"]; p == nil || len(p.Shadowed) != 1 || p.Shadowed[0].Source.File != "a.yaml" {
+		t.Errorf("yy %+v", p)
 	}
 }
 
@@ -112,11 +86,11 @@ func FuzzMerge(f *testing.F) {
 	f.Add("a: 1\nb: {c: [1, 2]}\n", "b: {c: null, d: x}\na: {e: 1}\n")
 	f.Add("x: &a {y: 1}\nz: *a\n", "z: {y: 2}\n")
 	f.Fuzz(func(t *testing.T, a, b string) {
-		la, err := ParseLayer(Source{File: "a"}, []byte(a), nil)
+		la, err := ParseLayer(Source{File: "a"}, []byte(a), Vars{})
 		if err != nil {
 			return
 		}
-		lb, err := ParseLayer(Source{File: "b"}, []byte(b), nil)
+		lb, err := ParseLayer(Source{File: "b"}, []byte(b), Vars{})
 		if err != nil {
 			return
 		}
@@ -138,24 +112,6 @@ func FuzzMerge(f *testing.F) {
 			if _, ok := v1.Get(p); !ok {
 				t.Fatalf("provenance of %q, which has no value", p)
 			}
-		}
-	})
-}
-
-func FuzzSubst(f *testing.F) {
-	f.Add("image: $IMAGE_NAME:${IMAGE_TAG}\n# $X\nv: $$V $1 ${\n")
-	f.Fuzz(func(t *testing.T, text string) {
-		vars := map[string]string{"IMAGE_NAME": "n", "IMAGE_TAG": "t"}
-		out, err := Subst("f", []byte(text), vars)
-		if err != nil {
-			var se *SubstError
-			if !errors.As(err, &se) || se.Line < 1 {
-				t.Fatalf("error %v", err)
-			}
-			return
-		}
-		if !strings.Contains(text, "$") && string(out) != text {
-			t.Fatalf("changed text without variables: %q -> %q", text, out)
 		}
 	})
 }
