@@ -94,36 +94,11 @@ func (f *benchFleet) apply(b *testing.B, gitops, only string) int {
 
 // BenchmarkAppApplyCold is app apply of 200 targets (3 environments) into an empty GitOps
 // repository: bar 5 s.
-func BenchmarkAppApplyCold(b *testing.B) {
-	f := newBenchFleet(b, 200)
-	for b.Loop() {
-		b.StopTimer()
-		gitops := gittest.NewBare(b)
-		b.StartTimer()
-		if n := f.apply(b, gitops.Dir, ""); n != 200 {
-			b.Fatalf("%d targets written", n)
-		}
-	}
-}
+func BenchmarkAppApplyCold(b *testing.B) { benchCold(b, newBenchFleet(b, 200)) }
 
 // BenchmarkAppApplyOneTarget changes one target's value and applies its environment: one
 // target rendered and committed; bar 0.5 s.
-func BenchmarkAppApplyOneTarget(b *testing.B) {
-	f := newBenchFleet(b, 200)
-	gitops := gittest.NewBare(b)
-	f.apply(b, gitops.Dir, "")
-	level := []string{"Info", "Debug"}
-	i := 0
-	for b.Loop() {
-		b.StopTimer()
-		writeFile(b, filepath.Join(f.config, "dev", "target-042", "values.yaml"), "replicas: 3\nlogging:\n  level: "+level[i%2]+"\n")
-		i++
-		b.StartTimer()
-		if n := f.apply(b, gitops.Dir, "dev"); n != 1 {
-			b.Fatalf("%d targets written, want 1", n)
-		}
-	}
-}
+func BenchmarkAppApplyOneTarget(b *testing.B) { benchOneTarget(b, newBenchFleet(b, 200)) }
 
 // bigChart is a chart of 100 objects: 50 of its own and 10 in each of 5 subcharts (one
 // behind a condition, one under an alias), each reading values.
@@ -163,8 +138,16 @@ data:
 
 // BenchmarkAppApplyColdChart is app apply of 200 targets (3 environments) of a 100-object
 // chart with 5 subcharts into an empty GitOps repository: bar 10 s.
-func BenchmarkAppApplyColdChart(b *testing.B) {
-	f := newBenchFleetOf(b, 200, bigChart())
+func BenchmarkAppApplyColdChart(b *testing.B) { benchCold(b, newBenchFleetOf(b, 200, bigChart())) }
+
+// BenchmarkAppApplyOneTargetChart changes one target's value of the 100-object chart and
+// applies its environment: bar 0.5 s.
+func BenchmarkAppApplyOneTargetChart(b *testing.B) {
+	benchOneTarget(b, newBenchFleetOf(b, 200, bigChart()))
+}
+
+// benchCold applies every environment of f into a new, empty GitOps repository.
+func benchCold(b *testing.B, f *benchFleet) {
 	for b.Loop() {
 		b.StopTimer()
 		gitops := gittest.NewBare(b)
@@ -175,10 +158,9 @@ func BenchmarkAppApplyColdChart(b *testing.B) {
 	}
 }
 
-// BenchmarkAppApplyOneTargetChart changes one target's value of the 100-object chart and
-// applies its environment: bar 0.5 s.
-func BenchmarkAppApplyOneTargetChart(b *testing.B) {
-	f := newBenchFleetOf(b, 200, bigChart())
+// benchOneTarget changes one dev target's value and applies dev: one target rendered and
+// committed.
+func benchOneTarget(b *testing.B, f *benchFleet) {
 	gitops := gittest.NewBare(b)
 	f.apply(b, gitops.Dir, "")
 	level := []string{"Info", "Debug"}

@@ -2,7 +2,6 @@ package app
 
 import (
 	"fmt"
-	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -45,7 +44,7 @@ func (w *kustomizeWalk) chartValues(dir, file string, c types.HelmChart, chartDi
 		if err := yaml.Unmarshal(data, &m); err != nil {
 			return nil, fmt.Errorf("%s: helmCharts: chart %s: values %s: %w", file, c.Name, strings.TrimPrefix(f, "/"), err)
 		}
-		vals = mergeValues(vals, m)
+		vals = mergeHelmValues(vals, m)
 	}
 	return vals, nil
 }
@@ -104,22 +103,6 @@ func inlineValues(file []byte, inline map[string]any, mode string) ([]byte, erro
 		return nil, err
 	}
 	return yaml.Marshal(m)
-}
-
-// mergeValues merges b over a as helm merges values files: mappings key by key, anything
-// else replaced.
-func mergeValues(a, b map[string]any) map[string]any {
-	out := maps.Clone(a)
-	for k, v := range b {
-		if vm, ok := v.(map[string]any); ok {
-			if am, ok := out[k].(map[string]any); ok {
-				out[k] = mergeValues(am, vm)
-				continue
-			}
-		}
-		out[k] = v
-	}
-	return out
 }
 
 // loadChartFiles loads the chart in dir (a path in the repository) from files as helm
