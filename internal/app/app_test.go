@@ -383,3 +383,48 @@ func TestSetLayerWins(t *testing.T) {
 		t.Errorf("files %v", files)
 	}
 }
+
+// TestRenderDirRefusesLinks: a symbolic link inside the output folder where a target's
+// files go (the target's folder, a file in it, a folder above it) fails that target:
+// nothing is written through it, nothing outside the output folder changes.
+func TestRenderDirRefusesLinks(t *testing.T) {
+	ex := newExample(t, false)
+	for _, where := range []string{"folder", "file", "above"} {
+		t.Run(where, func(t *testing.T) {
+			out, outside := t.TempDir(), t.TempDir()
+			secret := filepath.Join(outside, "kustomization.yaml")
+			if err := os.WriteFile(secret, []byte("mine\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			run := ex.run(t, "stage", "2.0.0")
+			target := run.Targets[0].Target.Path
+			link, to := filepath.Join(out, target), outside
+			switch where {
+			case "file":
+				if err := os.MkdirAll(link, 0o750); err != nil {
+					t.Fatal(err)
+				}
+				link, to = filepath.Join(link, "kustomization.yaml"), secret
+			case "above":
+				run.Targets[0].Target.Path = "nested/" + target
+				link = filepath.Join(out, "nested")
+			}
+			if err := os.Symlink(to, link); err != nil {
+				t.Fatal(err)
+			}
+			res, err := run.WriteDir(t.Context(), out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tr := res.Targets[0]; tr.Status != app.StatusFailed || !strings.Contains(tr.Error, "is a symbolic link") {
+				t.Errorf("target %s: %s %s, want it failed on the link", tr.Target, tr.Status, tr.Error)
+			}
+			if got, _ := os.ReadFile(secret); string(got) != "mine\n" {
+				t.Errorf("a file outside the output folder changed: %q", got)
+			}
+			if entries, _ := os.ReadDir(outside); len(entries) != 1 {
+				t.Errorf("files written outside the output folder: %v", entries)
+			}
+		})
+	}
+}

@@ -3,37 +3,56 @@ package app
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io/fs"
 	"maps"
 	"os"
-	"path/filepath"
+	"path"
 	"slices"
+	"strings"
 )
 
 // WriteDir renders every target of the run into root (the root of the app GitOps
 // repository): each target's files go to root/<manifests.path>, which fleetform owns
-// (stale files in it are removed); nothing else under root is touched. A target that fails
+// (stale files in it are removed); nothing else under root is touched. Everything is
+// written through an os.Root of root, and a symbolic link inside it where a target's files
+// go is refused: nothing is written outside root, nor through a link. A target that fails
 // keeps what its folder had.
 func (r *Run) WriteDir(ctx context.Context, root string) (*Result, error) {
+	if err := os.MkdirAll(root, 0o755); err != nil { //nolint:gosec // a GitOps tree is meant to be read and committed
+		return nil, err
+	}
+	out, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = out.Close() }()
 	res := newResult(r)
 	for _, t := range r.Targets {
 		tr := targetResult(t)
 		folder, err := r.Render(ctx, t)
+		if err == nil {
+			err = checkNoLinks(out, t.Target.Path, folder.Files)
+		}
 		if err != nil {
 			tr.fail(err)
 			res.Targets = append(res.Targets, tr)
 			continue
 		}
-		dir := filepath.Join(root, filepath.FromSlash(t.Target.Path))
+		dir := t.Target.Path
 		if !r.In.Regenerate {
-			tr.Kept = folder.KeepCommitted(func(name string) ([]byte, bool) { return writtenFile(dir, name) })
+			tr.Kept = folder.KeepCommitted(func(name string) ([]byte, bool) {
+				data, err := out.ReadFile(path.Join(dir, name))
+				return data, err == nil
+			})
 		}
-		changes, err := writeFolder(dir, folder.Files)
+		changes, err := writeFolder(out, dir, folder.Files)
 		if err != nil {
 			return nil, err
 		}
 		for _, c := range changes {
-			c.Path = t.Target.Path + "/" + c.Path
+			c.Path = dir + "/" + c.Path
 			tr.Changes = append(tr.Changes, c)
 		}
 		if len(tr.Changes) > 0 {
@@ -44,34 +63,57 @@ func (r *Run) WriteDir(ctx context.Context, root string) (*Result, error) {
 	return res, nil
 }
 
-// writtenFile reads a file of a target's folder on disk, without following a symbolic
-// link out of it; a file it cannot read counts as none.
-func writtenFile(dir, name string) ([]byte, bool) {
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, false
-	}
-	defer func() { _ = root.Close() }()
-	data, err := root.ReadFile(filepath.FromSlash(name))
-	return data, err == nil
-}
+// errLink is a symbolic link where a target's files go.
+var errLink = errors.New("is a symbolic link: fleetform app does not write through symbolic links inside the output folder (remove it, or render into another folder)")
 
-// writeFolder makes dir hold exactly files (by slash path), and returns what changed.
-func writeFolder(dir string, files map[string][]byte) ([]Change, error) {
-	old := map[string]bool{}
-	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			if os.IsNotExist(err) && p == dir {
-				return fs.SkipAll
-			}
+// checkNoLinks refuses a target whose folder, any folder above it, or anything in it where
+// the render writes or removes, is a symbolic link.
+func checkNoLinks(out *os.Root, dir string, files map[string][]byte) error {
+	parts := strings.Split(dir, "/")
+	for i := range parts {
+		if err := notLink(out, strings.Join(parts[:i+1], "/")); err != nil {
 			return err
 		}
-		if !e.IsDir() {
-			rel, err := filepath.Rel(dir, p)
-			if err != nil {
-				return err
-			}
-			old[filepath.ToSlash(rel)] = true
+	}
+	return fs.WalkDir(out.FS(), dir, func(p string, e fs.DirEntry, err error) error {
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && p == dir:
+			return fs.SkipAll
+		case err != nil:
+			return err
+		case e.Type()&fs.ModeSymlink != 0:
+			return fmt.Errorf("%s %w", p, errLink)
+		}
+		return nil
+	})
+}
+
+// notLink fails when p inside out is a symbolic link (absent is fine).
+func notLink(out *os.Root, p string) error {
+	fi, err := out.Lstat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("%s %w", p, errLink)
+	}
+	return nil
+}
+
+// writeFolder makes dir inside out hold exactly files (by slash path), and returns what
+// changed.
+func writeFolder(out *os.Root, dir string, files map[string][]byte) ([]Change, error) {
+	old := map[string]bool{}
+	err := fs.WalkDir(out.FS(), dir, func(p string, e fs.DirEntry, err error) error {
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && p == dir:
+			return fs.SkipAll
+		case err != nil:
+			return err
+		case !e.IsDir():
+			old[strings.TrimPrefix(p, dir+"/")] = true
 		}
 		return nil
 	})
@@ -80,10 +122,10 @@ func writeFolder(dir string, files map[string][]byte) ([]Change, error) {
 	}
 	var changes []Change
 	for _, name := range slices.Sorted(maps.Keys(files)) {
-		p := filepath.Join(dir, filepath.FromSlash(name))
+		p := path.Join(dir, name)
 		action := "add"
 		if old[name] {
-			cur, err := os.ReadFile(p)
+			cur, err := out.ReadFile(p)
 			if err != nil {
 				return nil, err
 			}
@@ -92,30 +134,30 @@ func writeFolder(dir string, files map[string][]byte) ([]Change, error) {
 			}
 			action = "modify"
 		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
+		if err := out.MkdirAll(path.Dir(p), 0o750); err != nil {
 			return nil, err
 		}
-		if err := os.WriteFile(p, files[name], 0o644); err != nil { //nolint:gosec // manifests are meant to be read
+		if err := out.WriteFile(p, files[name], 0o644); err != nil { //nolint:gosec // manifests are meant to be read
 			return nil, err
 		}
 		changes = append(changes, Change{Path: name, Action: action})
 	}
 	for _, name := range slices.Sorted(maps.Keys(old)) {
 		if _, keep := files[name]; !keep {
-			if err := os.Remove(filepath.Join(dir, filepath.FromSlash(name))); err != nil {
+			if err := out.Remove(path.Join(dir, name)); err != nil {
 				return nil, err
 			}
 			changes = append(changes, Change{Path: name, Action: "delete"})
 		}
 	}
-	removeEmptyDirs(dir)
+	removeEmptyDirs(out, dir)
 	return changes, nil
 }
 
 // removeEmptyDirs removes the folders below dir that stale files left empty.
-func removeEmptyDirs(dir string) {
+func removeEmptyDirs(out *os.Root, dir string) {
 	var dirs []string
-	_ = filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+	_ = fs.WalkDir(out.FS(), dir, func(p string, e fs.DirEntry, err error) error {
 		if err == nil && e.IsDir() && p != dir {
 			dirs = append(dirs, p)
 		}
@@ -123,6 +165,6 @@ func removeEmptyDirs(dir string) {
 	})
 	slices.Reverse(dirs) // deepest first
 	for _, d := range dirs {
-		_ = os.Remove(d) // fails when not empty, as it should
+		_ = out.Remove(d) // fails when not empty, as it should
 	}
 }

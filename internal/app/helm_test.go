@@ -243,3 +243,29 @@ func TestRandomKeepsCommitted(t *testing.T) {
 		t.Errorf("regenerate: changes %v, kept %v: want a new secret", changed(tr), tr.Kept)
 	}
 }
+
+// TestManifestsPathChecked: a target whose manifests.path names .git (which render --out
+// would empty, taking the checkout's history with it) is refused before anything is
+// rendered or written, as a GitOpsRepo's path is.
+func TestManifestsPathChecked(t *testing.T) {
+	for _, p := range []string{".git", "edge/.git", "x/.GIT/hooks"} {
+		files := maps.Clone(webChart)
+		files["workload.yaml"] = strings.Replace(files["workload.yaml"], "path: edge}", "path: "+p+"}", 1)
+		src, cfg := gittest.New(t), gittest.New(t)
+		src.Commit(t, "main", files)
+		cfg.Commit(t, "main", map[string]string{"dev/edge/values.yaml": ""})
+		repos := controlplane.NewRepos(nil, nil, nil)
+		a := loadApp(t, repos, src.Dir)
+		c, err := app.LoadConfig(openRepo(t, repos, cfg.Dir), "dev", "main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := app.NewInputs(a, c, nil, nil, "1.0.0", "1.0.0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := app.NewRun(in, "dev"); err == nil || !strings.Contains(err.Error(), "manifests.path") || !strings.Contains(err.Error(), ".git") {
+			t.Errorf("path %s: %v, want it refused", p, err)
+		}
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
 // Run is one environment of an application, composed: its targets with their values and
@@ -70,6 +72,8 @@ func checkPaths(targets []Target) error {
 	for i, t := range targets {
 		if t.Path == "" {
 			errs = append(errs, fmt.Sprintf("deployment target %s: manifests.path must name a folder (not the root of the branch)", t.Name))
+		} else if err := controlplane.CheckGitOpsPath(t.Path); err != nil {
+			errs = append(errs, fmt.Sprintf("deployment target %s: manifests.path: %v", t.Name, err))
 		}
 		for _, o := range targets[:i] {
 			if o.Branch == t.Branch && t.Path != "" && o.Path != "" &&
