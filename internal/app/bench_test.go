@@ -148,6 +148,7 @@ func BenchmarkAppApplyOneTargetChart(b *testing.B) {
 
 // benchCold applies every environment of f into a new, empty GitOps repository.
 func benchCold(b *testing.B, f *benchFleet) {
+	b.Helper()
 	for b.Loop() {
 		b.StopTimer()
 		gitops := gittest.NewBare(b)
@@ -161,6 +162,7 @@ func benchCold(b *testing.B, f *benchFleet) {
 // benchOneTarget changes one dev target's value and applies dev: one target rendered and
 // committed.
 func benchOneTarget(b *testing.B, f *benchFleet) {
+	b.Helper()
 	gitops := gittest.NewBare(b)
 	f.apply(b, gitops.Dir, "")
 	level := []string{"Info", "Debug"}

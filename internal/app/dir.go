@@ -33,7 +33,7 @@ func (r *Run) WriteDir(ctx context.Context, root string) (*Result, error) {
 		tr := targetResult(t)
 		folder, err := r.Render(ctx, t)
 		if err == nil {
-			err = checkNoLinks(out, t.Target.Path, folder.Files)
+			err = checkNoLinks(out, t.Target.Path)
 		}
 		if err != nil {
 			tr.fail(err)
@@ -66,9 +66,9 @@ func (r *Run) WriteDir(ctx context.Context, root string) (*Result, error) {
 // errLink is a symbolic link where a target's files go.
 var errLink = errors.New("is a symbolic link: fleetform app does not write through symbolic links inside the output folder (remove it, or render into another folder)")
 
-// checkNoLinks refuses a target whose folder, any folder above it, or anything in it where
-// the render writes or removes, is a symbolic link.
-func checkNoLinks(out *os.Root, dir string, files map[string][]byte) error {
+// checkNoLinks refuses a target whose folder, any folder above it, or anything in it (where
+// the render writes or removes) is a symbolic link.
+func checkNoLinks(out *os.Root, dir string) error {
 	parts := strings.Split(dir, "/")
 	for i := range parts {
 		if err := notLink(out, strings.Join(parts[:i+1], "/")); err != nil {
