@@ -8,3 +8,6 @@ func SetStdoutIsTerminal(f func(io.Writer) bool) (restore func()) {
 	stdoutIsTerminal = f
 	return func() { stdoutIsTerminal = old }
 }
+
+// IsTerminal is onboard cluster's terminal check.
+var IsTerminal = isTerminal

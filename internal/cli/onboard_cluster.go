@@ -29,7 +29,17 @@ type onboardClusterOptions struct {
 }
 
 // stdoutIsTerminal tells whether w is a terminal (a variable for tests).
-var stdoutIsTerminal = func(w io.Writer) bool {
+var stdoutIsTerminal = isTerminal
+
+// isTerminal tells whether w, or the stream it writes to (Unwrap), is a terminal.
+func isTerminal(w io.Writer) bool {
+	for {
+		u, ok := w.(interface{ Unwrap() io.Writer })
+		if !ok {
+			break
+		}
+		w = u.Unwrap()
+	}
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -104,6 +104,9 @@ type countingWriter struct {
 	n int64
 }
 
+// Unwrap returns the stream written to, so that a command can ask whether it is a terminal.
+func (c *countingWriter) Unwrap() io.Writer { return c.w }
+
 func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
