@@ -52,11 +52,12 @@ func TestStdoutTerminalSeenThroughTheCommandLine(t *testing.T) {
 	if !cli.IsTerminal(seen) {
 		t.Errorf("the command's stdout (%T around a terminal) is not seen as a terminal", seen)
 	}
-	if pipeR, pipeW, err := os.Pipe(); err == nil {
-		defer pipeR.Close()
-		defer pipeW.Close()
-		if cli.IsTerminal(pipeW) {
-			t.Error("a pipe is seen as a terminal")
-		}
+	pipeR, pipeW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = pipeR.Close(), pipeW.Close() })
+	if cli.IsTerminal(pipeW) {
+		t.Error("a pipe is seen as a terminal")
 	}
 }
