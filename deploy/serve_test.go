@@ -72,7 +72,7 @@ func TestServeArgs(t *testing.T) {
 }
 
 // validateConfigFile checks a fleetform.yaml as fleetform reads it: decoded strictly, its
-// credentials entries checked, against an empty control plane.
+// credentials entries checked, against a control plane of one empty environment.
 func validateConfigFile(t *testing.T, where string, content []byte) {
 	t.Helper()
 	dir := t.TempDir()
@@ -81,7 +81,12 @@ func validateConfigFile(t *testing.T, where string, content []byte) {
 		t.Fatal(err)
 	}
 	controlPlane := filepath.Join(dir, "control-plane")
-	if err := os.Mkdir(controlPlane, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Join(controlPlane, "environments", "dev"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	env := "apiVersion: scheduler.kalypso.io/v1alpha1\nkind: Environment\nmetadata: {name: dev}\n" +
+		"spec:\n  controlPlane: {repo: \"\", branch: \"\", path: ./environments/dev}\n"
+	if err := os.WriteFile(filepath.Join(controlPlane, "environments", "dev", "environment.yaml"), []byte(env), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
