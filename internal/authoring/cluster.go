@@ -184,6 +184,28 @@ type ClusterBootstrap struct {
 	Commands    []string         `json:"commands,omitempty"`
 	// TokenIncluded tells whether the token is in the objects or files (else a placeholder).
 	TokenIncluded bool `json:"tokenIncluded"`
+	// Notes say what the operator must do besides applying the objects (give the cluster
+	// the GitOps repository's credentials, which are never printed).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// GitSecret is the Secret (in flux-system) a Flux cluster reads the GitOps repository's
+// credentials from, when its URL held some.
+const GitSecret = "fleetform-platform-git" //nolint:gosec // the name of a Secret, not a secret
+
+// credentialsNote says how to give the cluster the credentials the GitOps URL held.
+func credentialsNote(o ClusterOptions) string {
+	switch o.Reconciler {
+	case ReconcilerFlux:
+		return fmt.Sprintf("the GitOps repository's URL holds credentials: they are not printed, and the GitRepository reads them from "+
+			"the Secret flux-system/%s; create it with: flux create secret git %s --url=%s --username=USER --password=TOKEN",
+			GitSecret, GitSecret, o.GitOps.Repo)
+	case ReconcilerArgoCD:
+		return fmt.Sprintf("the GitOps repository's URL holds credentials: they are not printed; give Argo CD the repository with: "+
+			"argocd repo add %s --username USER --password TOKEN", o.GitOps.Repo)
+	}
+	return "the GitOps repository's URL holds credentials: they are not printed; give the host's git the credentials for " +
+		o.GitOps.Repo + " (a credential helper, or a deploy key with an ssh URL)"
 }
 
 // ClusterFolder is the cluster type's folder in the GitOps repository, as "./a/b".
@@ -211,8 +233,13 @@ func ClusterManifests(o ClusterOptions) (*ClusterBootstrap, error) {
 			return nil, fmt.Errorf("%q contains a control character: nothing is onboarded", v)
 		}
 	}
+	clean, hadCredentials := repourl.WithoutCredentials(o.GitOps.Repo)
+	o.GitOps.Repo = clean // credentials are never printed, nor written into an object, a unit or a page
 	b := &ClusterBootstrap{Cluster: o.Name, Environment: o.Environment, ClusterType: o.ClusterType, Reconciler: o.Reconciler,
 		GitOps: o.GitOps, Hub: o.Hub, TokenIncluded: o.Token != ""}
+	if hadCredentials {
+		b.Notes = append(b.Notes, credentialsNote(o))
+	}
 	token := o.Token
 	if token == "" {
 		token = TokenPlaceholder
@@ -220,7 +247,7 @@ func ClusterManifests(o ClusterOptions) (*ClusterBootstrap, error) {
 	folder := ClusterFolder(o.GitOps, o.ClusterType)
 	switch o.Reconciler {
 	case ReconcilerFlux:
-		b.Objects = fluxObjects(o, folder)
+		b.Objects = fluxObjects(o, folder, hadCredentials)
 	case ReconcilerArgoCD:
 		b.Objects = []map[string]any{argoApplication(o, folder)}
 	case ReconcilerHost:
@@ -244,13 +271,16 @@ func platformMeta(namespace string) map[string]any {
 		"labels": map[string]any{LabelPlatform: "true", "app.kubernetes.io/part-of": "fleetform"}}
 }
 
-// fluxObjects are a GitRepository on the environment's branch and a Kustomization of the
-// cluster type's folder (what Kalypso's tutorial creates with `az k8s-configuration flux
+// fluxObjects are a GitRepository on the environment's branch (reading its credentials from
+// GitSecret when secret) and a Kustomization of the cluster type's folder (what Kalypso's tutorial creates with `az k8s-configuration flux
 // create --kustomization path=<clusterType>`).
-func fluxObjects(o ClusterOptions, folder string) []map[string]any {
+func fluxObjects(o ClusterOptions, folder string, secret bool) []map[string]any {
 	repo := map[string]any{
 		"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository", "metadata": platformMeta("flux-system"),
 		"spec": map[string]any{"url": o.GitOps.Repo, "ref": map[string]any{"branch": o.GitOps.Branch}, "interval": "1m"},
+	}
+	if secret {
+		repo["spec"].(map[string]any)["secretRef"] = map[string]any{"name": GitSecret}
 	}
 	kust := map[string]any{
 		"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization", "metadata": platformMeta("flux-system"),

@@ -118,3 +118,31 @@ func FuzzHostScript(f *testing.F) {
 		}
 	})
 }
+
+// TestOnboardingNeverShowsCredentials: a GitOps URL with a user, a password or a token in its
+// query is given to the cluster without them (Flux's GitRepository reads them from a Secret),
+// and a note says how to give them; no object, script or field holds them.
+func TestOnboardingNeverShowsCredentials(t *testing.T) {
+	for _, rec := range []string{ReconcilerFlux, ReconcilerArgoCD, ReconcilerHost} {
+		b, err := ClusterManifests(ClusterOptions{Name: "c1", Environment: "dev", ClusterType: "edge", Reconciler: rec,
+			GitOps: GitOpsSource{Repo: "https://deploy:s3cret@git.example.com/gitops.git?token=t0ken", Branch: "dev", Path: "clusters"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := b.YAML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for what, text := range map[string]string{"objects": string(y), "script": b.Script(), "repo": b.GitOps.Repo} {
+			if strings.Contains(text, "s3cret") || strings.Contains(text, "t0ken") || strings.Contains(text, "deploy@") {
+				t.Errorf("%s: the %s show a credential:\n%s", rec, what, text)
+			}
+		}
+		if len(b.Notes) != 1 || !strings.Contains(b.Notes[0], "https://git.example.com/gitops.git") {
+			t.Errorf("%s: notes %q, want one saying how to give the credentials", rec, b.Notes)
+		}
+		if rec == ReconcilerFlux && !strings.Contains(string(y), "secretRef:\n    name: "+GitSecret) {
+			t.Errorf("the GitRepository does not read the Secret %s:\n%s", GitSecret, y)
+		}
+	}
+}

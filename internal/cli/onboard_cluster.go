@@ -153,6 +153,9 @@ func (o *onboardClusterOptions) summary(e *env, b *authoring.ClusterBootstrap, p
 		fmt.Fprintf(e.Stderr, "warning: the GitOps repository %s is a local path, which a cluster cannot read: "+
 			"give the environment's GitOpsRepo the repository's URL (or the config file's gitops)\n", b.GitOps.Repo)
 	}
+	for _, n := range b.Notes {
+		fmt.Fprintln(e.Stderr, "note:", n)
+	}
 }
 
 // print writes the bootstrap: YAML for kubectl (text and -o yaml), a shell script for a host

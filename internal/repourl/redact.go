@@ -5,12 +5,17 @@ import (
 	"strings"
 )
 
-// Redact removes the credentials (user and password) from a URL: https://user:token@host/x
-// becomes https://***@host/x. Anything that is not a URL with credentials is returned as is.
+// Redact removes the credentials from a URL: the user and password (https://user:token@host/x
+// becomes https://***@host/x) and the values of its query string (?token=*** ). Anything
+// that is not a URL with credentials is returned as is.
 func Redact(raw string) string {
 	if u, err := url.Parse(raw); err == nil && u.Scheme != "" {
-		if u.User == nil {
+		if u.User == nil && u.RawQuery == "" {
 			return raw
+		}
+		redactQuery(u)
+		if u.User == nil {
+			return u.String()
 		}
 		u.User = nil
 		return u.Scheme + "://***@" + strings.TrimPrefix(u.String(), u.Scheme+"://")
@@ -23,4 +28,41 @@ func Redact(raw string) string {
 		rest = "***@" + rest[at+1:]
 	}
 	return scheme + "://" + rest
+}
+
+// WithoutCredentials returns the URL a cluster or a page may be given: without a password,
+// without the user of an http(s) URL (a token is often written there) and without a query
+// string; and whether anything was removed. An ssh user without a password (git@host) is
+// kept: it is not a secret. Anything that is not a URL is returned as is.
+func WithoutCredentials(raw string) (string, bool) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return raw, false
+	}
+	removed := false
+	if u.User != nil {
+		if _, hasPassword := u.User.Password(); hasPassword || u.Scheme == "http" || u.Scheme == "https" {
+			u.User, removed = nil, true
+		}
+	}
+	if u.RawQuery != "" || u.ForceQuery {
+		u.RawQuery, u.ForceQuery, removed = "", false, true
+	}
+	if !removed {
+		return raw, false
+	}
+	return u.String(), true
+}
+
+// redactQuery replaces the value of every parameter of u's query with ***.
+func redactQuery(u *url.URL) {
+	if u.RawQuery == "" {
+		return
+	}
+	var parts []string
+	for p := range strings.SplitSeq(u.RawQuery, "&") {
+		key, _, _ := strings.Cut(p, "=")
+		parts = append(parts, key+"=***")
+	}
+	u.RawQuery = strings.Join(parts, "&")
 }

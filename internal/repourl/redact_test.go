@@ -1,6 +1,7 @@
 package repourl_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/fleetform/fleetform/internal/repourl"
@@ -16,10 +17,36 @@ func TestRedact(t *testing.T) {
 		"/srv/git/repo":                               "/srv/git/repo",
 		"file:///srv/git/repo":                        "file:///srv/git/repo",
 		"http://u:p%zz@host/x":                        "http://***@host/x",
+		"https://host/x.git?token=s3cret&ref=main":    "https://host/x.git?token=***&ref=***",
+		"https://u:p@host/x?private_token=s3cret":     "https://***@host/x?private_token=***",
 	}
 	for in, want := range tests {
 		if got := repourl.Redact(in); got != want {
 			t.Errorf("URL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestWithoutCredentials(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+		removed  bool
+	}{
+		{"https://user:secret@git.example.com/x.git", "https://git.example.com/x.git", true},
+		{"https://ghp_token@github.com/org/x", "https://github.com/org/x", true},
+		{"https://git.example.com/x.git?token=secret", "https://git.example.com/x.git", true},
+		{"ssh://git@git.example.com/x.git", "ssh://git@git.example.com/x.git", false},
+		{"ssh://git:secret@git.example.com/x.git", "ssh://git.example.com/x.git", true},
+		{"https://git.example.com/x.git", "https://git.example.com/x.git", false},
+		{"git@github.com:org/x.git", "git@github.com:org/x.git", false},
+		{"/srv/git/x", "/srv/git/x", false},
+	} {
+		got, removed := repourl.WithoutCredentials(c.in)
+		if got != c.want || removed != c.removed {
+			t.Errorf("WithoutCredentials(%q) = %q, %v; want %q, %v", c.in, got, removed, c.want, c.removed)
+		}
+		if strings.Contains(got, "secret") || strings.Contains(got, "ghp_") {
+			t.Errorf("WithoutCredentials(%q) = %q keeps a credential", c.in, got)
 		}
 	}
 }

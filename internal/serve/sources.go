@@ -1,12 +1,12 @@
 package serve
 
 import (
-	"net/url"
 	"time"
 	"unicode/utf8"
 
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/repourl"
 )
 
 // Source kinds, as the hub records them.
@@ -86,13 +86,11 @@ func (s *source) watched(refs map[string]string) []string {
 	return out
 }
 
-// shownURL is a repository URL as serve records and logs it: without user information.
+// shownURL is a repository URL as serve records, shows and logs it: without credentials
+// (user information, query string).
 func shownURL(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.Scheme != "" && u.User != nil {
-		u.User = nil
-		return u.String()
-	}
-	return raw
+	shown, _ := repourl.WithoutCredentials(raw)
+	return shown
 }
 
 // clip cuts s to at most n bytes, on a character boundary, saying it was cut.

@@ -126,8 +126,10 @@ func TestRecordsFitTheHub(t *testing.T) {
 	if len(rec.Failed) != hub.MaxFailedAssignments {
 		t.Errorf("%d failed assignments kept", len(rec.Failed))
 	}
-	if got := shownURL("https://user:token@git.example.com/org/repo.git"); got != "https://git.example.com/org/repo.git" {
-		t.Errorf("shown URL %s", got)
+	for _, raw := range []string{"https://user:token@git.example.com/org/repo.git", "https://git.example.com/org/repo.git?private_token=token"} {
+		if got := shownURL(raw); got != "https://git.example.com/org/repo.git" {
+			t.Errorf("shown URL %s", got)
+		}
 	}
 }
 

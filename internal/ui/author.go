@@ -308,6 +308,7 @@ type onboardData struct {
 	Name, Env, ClusterType, Reconciler string
 	Manifests, Problem                 string
 	Command                            string
+	Notes                              []string
 }
 
 // onboardCluster shows what a new cluster needs; registering it (and its token) stays
@@ -336,6 +337,9 @@ func (u *Handler) onboardCluster(w http.ResponseWriter, r *http.Request, s sessi
 	d.Command += " | kubectl apply -f -"
 	status := http.StatusOK
 	b, err := on.ClusterManifests(r.Context(), d.Name, d.Env, d.ClusterType, d.Reconciler, hubURL)
+	if err == nil {
+		d.Notes = b.Notes
+	}
 	if err == nil && b.Reconciler == authoring.ReconcilerHost {
 		d.Manifests = b.Script()
 	} else if err == nil {
