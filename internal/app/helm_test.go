@@ -3,6 +3,8 @@ package app_test
 import (
 	"log/slog"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -266,6 +268,40 @@ func TestManifestsPathChecked(t *testing.T) {
 		}
 		if _, err := app.NewRun(in, "dev"); err == nil || !strings.Contains(err.Error(), "manifests.path") || !strings.Contains(err.Error(), ".git") {
 			t.Errorf("path %s: %v, want it refused", p, err)
+		}
+	}
+}
+
+// TestSettingsPathsStayInTheSource: fleetform-app.yaml's workload: and schema: name files of
+// the source repository: a path out of it, or a symbolic link, is refused.
+func TestSettingsPathsStayInTheSource(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "secret.yaml")
+	if err := os.WriteFile(outside, []byte(webChart["workload.yaml"]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, settings := range []string{"workload: ../../secret.yaml\n", "schema: /etc/passwd\n", "workload: link.yaml\n"} {
+		dir := t.TempDir()
+		for name, content := range webChart {
+			p := filepath.Join(dir, filepath.FromSlash(name))
+			if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, app.SettingsFile), []byte(settings), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(outside, filepath.Join(dir, "link.yaml")); err != nil {
+			t.Fatal(err)
+		}
+		tree, err := openRepo(t, controlplane.NewRepos(nil, nil, nil), dir).Tree("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := app.LoadSource(tree, "source"); err == nil || !strings.Contains(err.Error(), "is not a file of the source repository") {
+			t.Errorf("%s: %v, want it refused", strings.TrimSpace(settings), err)
 		}
 	}
 }

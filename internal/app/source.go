@@ -159,6 +159,9 @@ func (a *App) loadWorkload(tree controlplane.Tree, has map[string]bool) error {
 	default:
 		return fmt.Errorf("source %s: no workload.yaml (nor workload/workload.yaml; or name it with workload: in %s)", a.Repo, SettingsFile)
 	}
+	if !has[file] {
+		return fmt.Errorf("%s: workload: %q is not a file of the source repository (a path in it, not a symbolic link)", SettingsFile, file)
+	}
 	data, err := tree.ReadFile(file)
 	if err != nil {
 		return fmt.Errorf("source %s: %w", a.Repo, err)
@@ -235,6 +238,9 @@ func (a *App) loadSchema(tree controlplane.Tree, has map[string]bool) error {
 	}
 	if file == "" {
 		return nil
+	}
+	if !has[file] {
+		return fmt.Errorf("%s: schema: %q is not a file of the source repository (a path in it, not a symbolic link)", SettingsFile, file)
 	}
 	data, err := tree.ReadFile(file)
 	if err != nil {
