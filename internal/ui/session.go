@@ -143,9 +143,15 @@ func (u *Handler) toSignIn(w http.ResponseWriter, r *http.Request) {
 // tokenSignIn reports whether the sign-in page offers (and accepts) hub tokens.
 func (u *Handler) tokenSignIn() bool { return !u.opts.DisableTokenSignIn || u.opts.SignIn == nil }
 
-// localPath returns next when it is a path on this server, else "/".
+// localPath returns next when it is a path on this server, else "/". A control character
+// or a backslash anywhere refuses it: browsers drop tabs and line breaks from a URL and read
+// \ as /, so "/\t/host" would send the browser to //host.
 func localPath(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
+	if strings.ContainsFunc(next, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '\\' }) {
+		return "/"
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") {
 		return "/"
 	}
 	return next
