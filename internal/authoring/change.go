@@ -286,13 +286,24 @@ func (ws *workspace) describeFiles(res *Result, changed []fileKey) error {
 func message(req Request, res *Result) string {
 	subject := req.Message
 	if subject == "" {
-		subject = "fleetform: " + strings.Join(res.Operations, "; ")
+		subject = "fleetform: " + oneLine(strings.Join(res.Operations, "; "))
 	}
 	msg := subject + "\n"
 	if req.Actor != "" {
-		msg += "\nChanged-By: " + req.Actor + "\n"
+		msg += "\nChanged-By: " + oneLine(req.Actor) + "\n"
 	}
 	return msg
+}
+
+// oneLine is s with every control character (a line break above all: it would forge a
+// paragraph or a trailer of the commit message) replaced by a space.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
 }
 
 // finish does what the mode says with a valid change.

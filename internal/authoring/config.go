@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
 )
@@ -128,6 +129,11 @@ func (ws *workspace) config(op Operation) error {
 	case OpSet, OpAdd:
 		if len(op.Data) == 0 {
 			return fmt.Errorf("set config: no KEY=VALUE given")
+		}
+		for _, k := range sortedKeys(op.Data) {
+			if errs := validation.IsConfigMapKey(k); len(errs) > 0 {
+				return fmt.Errorf("set config: key %q is not a valid config key: %s (letters, digits, '-', '_' and '.')", k, strings.Join(errs, "; "))
+			}
 		}
 		if l == nil {
 			return ws.add(Operation{Op: OpAdd, Kind: v1alpha1.KindConfigMap, Name: name, Env: op.Env, Labels: labels, Data: op.Data})
