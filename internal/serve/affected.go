@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/fleetform/fleetform/internal/controlplane"
-	"github.com/fleetform/fleetform/internal/repourl"
 )
 
 // envFacts is what serve remembers of an environment's last load: enough to tell which
@@ -29,7 +28,7 @@ func factsOf(s *controlplane.Snapshot, branch string) *envFacts {
 	f := &envFacts{pinned: s.Revisions.Pinned, branch: branch, workloads: map[string][]string{},
 		withTargets: map[string]bool{}, bases: map[string]bool{}}
 	for _, reg := range s.Registrations {
-		k := repourl.Key(reg.Spec.Workload.Repo)
+		k := sourceKey(reg.Spec.Workload.Repo, reg.Spec.Workload.Branch)
 		f.workloads[k] = append(f.workloads[k], reg.Metadata.Name)
 	}
 	for _, dt := range s.DeploymentTargets {
@@ -38,7 +37,7 @@ func factsOf(s *controlplane.Snapshot, branch string) *envFacts {
 		}
 	}
 	for _, br := range s.ExtraBaseRepos {
-		f.bases[repourl.Key(br.Spec.Repo)] = true
+		f.bases[sourceKey(br.Spec.Repo, br.Spec.Branch)] = true
 	}
 	return f
 }

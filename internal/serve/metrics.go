@@ -67,6 +67,15 @@ func (m *Metrics) source(st hub.SourceState) {
 	}
 }
 
+// forget drops the series of a source serve no longer reads.
+func (m *Metrics) forget(url, kind string) {
+	if m == nil {
+		return
+	}
+	m.sourceFails.DeleteLabelValues(url, kind)
+	m.sourceSynced.DeleteLabelValues(url, kind)
+}
+
 func (m *Metrics) synced(rec hub.SyncRecord) {
 	if m == nil {
 		return

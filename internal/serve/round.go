@@ -134,7 +134,7 @@ func (s *Service) poll(ctx context.Context, woken map[string]bool) change {
 			continue
 		}
 		moved := src.changed(refs)
-		if len(moved) > 0 && woken[key] {
+		if len(moved) > 0 && woken[repourl.Key(src.url)] {
 			c.woken = true
 		}
 		s.mu.Lock()
@@ -165,7 +165,7 @@ func (s *Service) dueSources(woken map[string]bool) []string {
 	for key, src := range s.sources {
 		switch {
 		case woken == nil && !src.polled && src.failures == 0:
-		case woken != nil && (woken[key] || !src.next.After(now)):
+		case woken != nil && (woken[repourl.Key(src.url)] || !src.next.After(now)):
 		default:
 			continue
 		}
@@ -222,6 +222,10 @@ func (s *Service) putSource(ctx context.Context, key string) {
 	}
 	s.mu.Lock()
 	src := s.sources[key]
+	if src == nil { // no environment reads it any more
+		s.mu.Unlock()
+		return
+	}
 	st := hub.SourceState{URL: shownURL(src.url), Branch: src.branch, Kind: src.kind, LastCommit: src.commit(),
 		LastPoll: src.lastPoll, LastSync: src.lastSync, LastError: clip(src.lastErr, hub.MaxErrorLength), Failures: src.failures, NextPoll: src.next}
 	s.mu.Unlock()

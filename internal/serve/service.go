@@ -130,9 +130,12 @@ func (s *Service) Schedule(ctx context.Context, env string) (*pipeline.Run, erro
 // Trigger asks for a sync of the repository a webhook named, at once; it reports whether
 // the repository is one of the sources.
 func (s *Service) Trigger(repoURL string) bool {
-	key := repourl.Key(repoURL)
+	key := repourl.Key(repoURL) // wakes the sources of the repository, at every branch read
 	s.mu.Lock()
-	_, known := s.sources[key]
+	known := false
+	for _, src := range s.sources {
+		known = known || repourl.Key(src.url) == key
+	}
 	s.mu.Unlock()
 	if known {
 		select {

@@ -3,6 +3,8 @@ package serve
 import (
 	"fmt"
 	"maps"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -188,5 +190,37 @@ func TestChangesReachOnlyTheirEnvironments(t *testing.T) {
 	}
 	if got := f.latest("prod").Time; !got.Equal(prodSync) {
 		t.Error("prod, without targets of the workload, was synced")
+	}
+}
+
+// TestSourcesByRepositoryAndBranch: a registration moved to another branch of the same
+// repository is followed there (the old branch is no longer polled), and a push to the new
+// branch reaches its environment; a webhook for the repository wakes it.
+func TestSourcesByRepositoryAndBranch(t *testing.T) {
+	f := newFixture(t)
+	f.apps.Commit(t, "release", map[string]string{"shop.yaml": workload("10")})
+	f.svc.round(t.Context(), map[string]bool{})
+	f.commit(map[string]string{"registration.yaml": strings.Replace(f.files["registration.yaml"], "branch: main", "branch: release", 1)})
+	f.round()
+	f.round() // the moved registration's source is polled once: what there is
+	f.svc.mu.Lock()
+	var branches []string
+	for _, src := range f.svc.sources {
+		if src.kind == KindWorkload {
+			branches = append(branches, src.branch)
+		}
+	}
+	f.svc.mu.Unlock()
+	if !slices.Equal(branches, []string{"release"}) {
+		t.Fatalf("workload sources at branches %v, want release only", branches)
+	}
+	before := f.tips()["dev"]
+	f.apps.Commit(t, "release", map[string]string{"shop.yaml": workload("11")})
+	if !f.svc.Trigger(f.appsURL) {
+		t.Error("a webhook for the repository is not a source's")
+	}
+	f.round()
+	if f.tips()["dev"] == before {
+		t.Error("a push to the registration's new branch did not reach dev")
 	}
 }

@@ -32,6 +32,15 @@ type source struct {
 	lastErr  string
 }
 
+// sourceKey identifies a source: its repository and the branch it is read at (a repository
+// read at two branches is two sources; the control plane, read at every branch, has "").
+func sourceKey(url, branch string) string {
+	if branch == "" {
+		return repourl.Key(url)
+	}
+	return repourl.Key(url) + "\x00" + branch
+}
+
 // maxBackoff bounds a failing source's wait, in intervals: Fleet's users burn their rate
 // limit on repositories that keep failing; this waits up to ten intervals instead.
 const maxBackoff = 10

@@ -11,7 +11,6 @@ import (
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/render"
-	"github.com/fleetform/fleetform/internal/repourl"
 )
 
 // syncAll syncs the affected environments one after the other (one failing never stops the
@@ -122,7 +121,7 @@ func (s *Service) learn(env string, f *envFacts, snap *controlplane.Snapshot) *e
 	s.facts[env] = f
 	now := s.opts.Now()
 	add := func(url, kind, branch string) {
-		if key := repourl.Key(url); s.sources[key] == nil {
+		if key := sourceKey(url, branch); s.sources[key] == nil {
 			s.sources[key] = &source{url: url, kind: kind, branch: branch, next: now}
 		}
 	}
@@ -132,7 +131,30 @@ func (s *Service) learn(env string, f *envFacts, snap *controlplane.Snapshot) *e
 	for _, br := range snap.ExtraBaseRepos {
 		add(br.Spec.Repo, KindBase, br.Spec.Branch)
 	}
+	s.forgetUnread()
 	return before
+}
+
+// forgetUnread drops the sources no environment reads any more (a registration removed or
+// moved to another branch): they are not polled, listed or exported again. Called with
+// s.mu held.
+func (s *Service) forgetUnread() {
+	for key, src := range s.sources {
+		if src.kind == KindControlPlane {
+			continue
+		}
+		read := false
+		for _, f := range s.facts {
+			if f != nil && (len(f.workloads[key]) > 0 || f.bases[key]) {
+				read = true
+				break
+			}
+		}
+		if !read {
+			delete(s.sources, key)
+			s.opts.Metrics.forget(shownURL(src.url), src.kind)
+		}
+	}
 }
 
 func (s *Service) factsOf(env string) *envFacts {
