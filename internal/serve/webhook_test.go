@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"unicode/utf8"
 
@@ -134,3 +136,62 @@ func TestRecordsFitTheHub(t *testing.T) {
 }
 
 func hubMaxError() int { return hub.MaxErrorLength }
+
+// countingBody counts what is read of a request body; blocked, it waits for release first.
+type countingBody struct {
+	read    atomic.Int64
+	started chan struct{}
+	release chan struct{}
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	if b.release != nil {
+		select {
+		case b.started <- struct{}{}:
+		default:
+		}
+		<-b.release
+	}
+	n := min(len(p), 1024)
+	b.read.Add(int64(n))
+	return n, nil // an endless body
+}
+
+func (b *countingBody) Close() error { return nil }
+
+// TestWebhookBodiesReadOnlyWhenSigned: a webhook without a signature, or with a wrong
+// GitLab token, is refused without reading its body; at most maxUnverifiedReads bodies are
+// read at once before their signature is known, the next is answered 503 at once. So
+// unauthenticated requests cannot make serve hold many 25 MB bodies.
+func TestWebhookBodiesReadOnlyWhenSigned(t *testing.T) {
+	wh := NewWebhooks("s3cret", nil, nil)
+	for name, header := range map[string]http.Header{"unsigned": {}, "wrong GitLab token": {"X-Gitlab-Token": []string{"nope"}}} {
+		body := &countingBody{}
+		req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/api/v1/webhooks/git", nil)
+		req.Body, req.Header = body, header
+		rec := httptest.NewRecorder()
+		wh.ServeHTTP(rec, req)
+		if rec.Code != http.StatusUnauthorized || body.read.Load() != 0 {
+			t.Errorf("%s: %d after reading %d bytes, want 401 before reading any", name, rec.Code, body.read.Load())
+		}
+	}
+
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	for range maxUnverifiedReads {
+		body := &countingBody{started: make(chan struct{}, 1), release: release}
+		req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/api/v1/webhooks/git", nil)
+		req.Body, req.Header = body, http.Header{"X-Hub-Signature-256": []string{"sha256=00"}}
+		wg.Go(func() { wh.ServeHTTP(httptest.NewRecorder(), req) })
+		<-body.started // this one holds a slot
+	}
+	req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/api/v1/webhooks/git", strings.NewReader("{}"))
+	req.Header.Set("X-Hub-Signature-256", "sha256=00")
+	rec := httptest.NewRecorder()
+	wh.ServeHTTP(rec, req)
+	if rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("a webhook beyond %d read at once: %d, want 503", maxUnverifiedReads, rec.Code)
+	}
+	close(release) // the endless bodies hit the 25 MB cap and are refused
+	wg.Wait()
+}
