@@ -21,8 +21,9 @@ var benchEnvs = []string{"dev", "stage", "prod"}
 // benchFleet is 200 deployment targets of the hello-world chart across 3 environments:
 // a source git repository, a config directory in the folder shape.
 type benchFleet struct {
-	source *gittest.Repo
-	config string
+	source  *gittest.Repo
+	config  string
+	sandbox *app.Sandbox // charts render in it when set
 }
 
 func newBenchFleet(b *testing.B, targets int) *benchFleet {
@@ -78,6 +79,7 @@ func (f *benchFleet) apply(b *testing.B, gitops, only string) int {
 			continue
 		}
 		r := newRun(b, a, cfgRepo, env, "", map[string]string{"IMAGE_NAME": "ghcr.io/example/hello-world"}, "1.4.2")
+		r.In.Sandbox = f.sandbox
 		res, err := w.Apply(b.Context(), r)
 		if err != nil {
 			b.Fatal(err)
@@ -139,6 +141,19 @@ data:
 // BenchmarkAppApplyColdChart is app apply of 200 targets (3 environments) of a 100-object
 // chart with 5 subcharts into an empty GitOps repository: bar 10 s.
 func BenchmarkAppApplyColdChart(b *testing.B) { benchCold(b, newBenchFleetOf(b, 200, bigChart())) }
+
+// BenchmarkAppApplyColdChartSandbox is BenchmarkAppApplyColdChart with every chart rendered
+// in the bounded worker process, as the command line renders them.
+func BenchmarkAppApplyColdChartSandbox(b *testing.B) {
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := newBenchFleetOf(b, 200, bigChart())
+	f.sandbox = app.NewSandbox(exe)
+	defer f.sandbox.Close()
+	benchCold(b, f)
+}
 
 // BenchmarkAppApplyOneTargetChart changes one target's value of the 100-object chart and
 // applies its environment: bar 0.5 s.

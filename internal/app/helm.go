@@ -160,18 +160,22 @@ type helmRender struct {
 // aliases and import-values; subchart schemas; the kubeVersion constraint; hooks; CRDs): no
 // cluster, no network. chartValues is the chart's values.yaml after substitution; values
 // are the values above it, as helm's -f and --set make them.
-func (a *App) renderHelm(ctx context.Context, chartValues []byte, values map[string]any, t Target, r helmRender) ([]Object, error) {
+func (a *App) renderHelm(ctx context.Context, chartValues []byte, values map[string]any, t Target, r helmRender, sb *Sandbox) ([]Object, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	c, err := a.loadChart(chartValues)
-	if err != nil {
-		return nil, err
+	files := a.helmFiles
+	if chartValues != nil {
+		files = append(slices.Clip(files), &loader.BufferedFile{Name: "values.yaml", Data: chartValues})
 	}
-	if err := checkChart(a.ChartDir, c); err != nil {
-		return nil, err
+	req := chartRequest{Dir: a.ChartDir, Files: files, Values: values, Render: r}
+	var docs []doc
+	var err error
+	if sb != nil {
+		docs, err = sb.render(ctx, req)
+	} else {
+		docs, err = req.render()
 	}
-	docs, err := renderChart(a.ChartDir, c, values, r)
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", t.Name, err)
 	}

@@ -85,36 +85,7 @@ spec:
 // values; it returns the files or the error.
 func renderWeb(t *testing.T, change map[string]string, values string) (map[string][]byte, error) {
 	t.Helper()
-	files := maps.Clone(webChart)
-	for k, v := range change {
-		if v == "" {
-			for f := range files {
-				if f == k || strings.HasPrefix(f, k+"/") {
-					delete(files, f)
-				}
-			}
-			continue
-		}
-		files[k] = v
-	}
-	src, cfg := gittest.New(t), gittest.New(t)
-	src.Commit(t, "main", files)
-	cfg.Commit(t, "main", map[string]string{"dev/edge/values.yaml": values})
-	repos := controlplane.NewRepos(nil, nil, nil)
-	tree, err := openRepo(t, repos, src.Dir).Tree("main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := app.LoadSource(tree, "source")
-	if err != nil {
-		return nil, err
-	}
-	run := newRun(t, a, openRepo(t, repos, cfg.Dir), "dev", "main", nil, "1.0.0")
-	f, err := run.Render(t.Context(), run.Targets[0])
-	if err != nil {
-		return nil, err
-	}
-	return f.Files, nil
+	return renderWebIn(t, change, values, nil)
 }
 
 func TestHelmAsHelmRenders(t *testing.T) {

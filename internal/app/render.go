@@ -43,6 +43,9 @@ type Inputs struct {
 	Version, ImageTag string
 	// Regenerate writes new values of random functions instead of keeping the folder's.
 	Regenerate bool
+	// Sandbox, when set, renders charts in a worker process bounded in time and memory
+	// (nil: in this process).
+	Sandbox *Sandbox
 
 	chartLayer *Layer
 	setLayer   *Layer
@@ -200,7 +203,7 @@ func (in *Inputs) renderFiles(ctx context.Context, t Target, v *Values) (map[str
 	if in.App.KustomizeDir != "" {
 		objs, err = in.App.renderKustomize(v, in.Vars, t.Name)
 	} else {
-		objs, err = in.App.renderHelm(ctx, in.chartValues, v.helm, t, in.helmRender(t))
+		objs, err = in.App.renderHelm(ctx, in.chartValues, v.helm, t, in.helmRender(t), in.Sandbox)
 	}
 	if err != nil {
 		return nil, err

@@ -5,9 +5,11 @@ package cli
 import (
 	"context"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/app"
 	"github.com/fleetform/fleetform/internal/cli/command"
 )
 
@@ -24,6 +26,9 @@ type env = command.Env
 
 // Run runs the command line until it ends or a SIGINT or SIGTERM stops it (command.Run).
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if os.Getenv(app.RenderWorkerEnv) == "1" { // a chart render worker (app.Sandbox)
+		return app.ServeRenderWorker(stdin, stdout)
+	}
 	return command.Run(newRoot, args, stdin, stdout, stderr)
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/fleetform/fleetform/internal/app"
 	"github.com/fleetform/fleetform/internal/cli"
 	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
@@ -15,6 +16,9 @@ import (
 var update = flag.Bool("update", false, "rewrite the expected output in test scripts and golden files")
 
 func TestMain(m *testing.M) {
+	if os.Getenv(app.RenderWorkerEnv) == "1" { // the app commands' chart render worker is this binary
+		os.Exit(app.ServeRenderWorker(os.Stdin, os.Stdout))
+	}
 	testscript.Main(m, map[string]func(){
 		"fleetform": func() {
 			os.Exit(cli.Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))

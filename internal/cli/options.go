@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetform/fleetform/internal/app"
 	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/fleet"
@@ -98,7 +99,11 @@ func (o *controlPlaneOptions) config(e *env) (fleet.Config, error) {
 	if err != nil {
 		return fleet.Config{}, err
 	}
-	return fleet.Config{ControlPlane: o.controlPlane, ControlPlaneImplicit: o.implicit, Read: read, Credentials: creds, CacheDir: os.Getenv(cacheDirEnv),
+	var sandbox *app.Sandbox
+	if exe, err := os.Executable(); err == nil {
+		sandbox = app.NewSandbox(exe) // charts render in a bounded worker: this executable, run as one
+	}
+	return fleet.Config{ControlPlane: o.controlPlane, ControlPlaneImplicit: o.implicit, RenderSandbox: sandbox, Read: read, Credentials: creds, CacheDir: os.Getenv(cacheDirEnv),
 		Logger: e.Logger}, nil
 }
 

@@ -53,7 +53,7 @@ func (f *Fleet) AppLoad(ctx context.Context, req AppRequest) (*app.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	return appCompose(ctx, repos, a, req, req.Env, req.Version, req.ImageTag)
+	return f.appCompose(ctx, repos, a, req, req.Env, req.Version, req.ImageTag)
 }
 
 // AppRender renders the environment's targets into the folder dir (the app GitOps
@@ -138,7 +138,7 @@ func appSource(ctx context.Context, repos *controlplane.Repos, req AppRequest, r
 }
 
 // appCompose reads env's config and composes every target of a.
-func appCompose(ctx context.Context, repos *controlplane.Repos, a *app.App, req AppRequest, env, version, imageTag string) (*app.Run, error) {
+func (f *Fleet) appCompose(ctx context.Context, repos *controlplane.Repos, a *app.App, req AppRequest, env, version, imageTag string) (*app.Run, error) {
 	cfgRepo, err := repos.Open(ctx, req.ConfigRepo)
 	if err != nil {
 		return nil, fmt.Errorf("config repository: %w", err)
@@ -152,6 +152,7 @@ func appCompose(ctx context.Context, repos *controlplane.Repos, a *app.App, req 
 		return nil, err
 	}
 	in.Regenerate = req.Regenerate
+	in.Sandbox = f.cfg.RenderSandbox
 	return app.NewRun(in, env)
 }
 
@@ -262,7 +263,7 @@ func (f *Fleet) AppExplain(ctx context.Context, req AppRequest, target, key stri
 	if env == "" {
 		return nil, fmt.Errorf("%s: no deployment target %s", a.Workload.Source.File, target)
 	}
-	r, err := appCompose(ctx, repos, a, req, env, req.Version, req.ImageTag)
+	r, err := f.appCompose(ctx, repos, a, req, env, req.Version, req.ImageTag)
 	if err != nil {
 		return nil, err
 	}

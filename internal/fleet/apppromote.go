@@ -67,7 +67,7 @@ func (f *Fleet) AppPromote(ctx context.Context, req AppRequest, from, to string)
 	if err != nil {
 		return nil, err
 	}
-	r, err := appCompose(ctx, repos, a, req, to, deployed.Version, deployed.ImageTag)
+	r, err := f.appCompose(ctx, repos, a, req, to, deployed.Version, deployed.ImageTag)
 	if err != nil {
 		return nil, err
 	}

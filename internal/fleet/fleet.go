@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/fleetform/fleetform/internal/access"
+	"github.com/fleetform/fleetform/internal/app"
 	"github.com/fleetform/fleetform/internal/authoring"
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/gitauth"
@@ -31,6 +32,9 @@ type Config struct {
 	// ControlPlane is the control plane's location: a directory, a git repository (path)
 	// or a git URL.
 	ControlPlane string
+	// RenderSandbox, when set, renders applications' charts in worker processes bounded in
+	// time and memory (nil: in this process).
+	RenderSandbox *app.Sandbox
 	// ControlPlaneImplicit is set when nobody named the control plane (the working
 	// directory): it is opened only if it is one.
 	ControlPlaneImplicit bool
