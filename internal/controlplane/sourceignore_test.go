@@ -105,7 +105,7 @@ func TestSourceIgnoreScopedToEnvironment(t *testing.T) {
 }
 
 // TestSymlinksSkipped: symbolic links are not read, in a directory or in a commit (Flux
-// archives regular files only).
+// archives regular files only), and each is a warning naming the file.
 func TestSymlinksSkipped(t *testing.T) {
 	t.Parallel()
 	t.Run("directory", func(t *testing.T) {
@@ -115,7 +115,7 @@ func TestSymlinksSkipped(t *testing.T) {
 			t.Skipf("symlinks not supported: %v", err)
 		}
 		snap := load(t, dir, "dev", controlplane.Options{})
-		requireNoDiags(t, snap)
+		checkDiags(t, snap.Diagnostics, linkWarning)
 		checkLoaded(t, snap, "Template/real")
 	})
 	t.Run("git", func(t *testing.T) {
@@ -124,10 +124,13 @@ func TestSymlinksSkipped(t *testing.T) {
 		commitWithSymlink(t, r, map[string]string{"environments/dev/env.yaml": envDoc("dev"), "real.yaml": templateDoc("real")},
 			"link.yaml", "real.yaml")
 		snap := load(t, r.Dir, "dev", controlplane.Options{})
-		requireNoDiags(t, snap)
+		checkDiags(t, snap.Diagnostics, linkWarning)
 		checkLoaded(t, snap, "Template/real")
 	})
 }
+
+// linkWarning is the warning of a symbolic link link.yaml.
+var linkWarning = want{sev: controlplane.SeverityWarning, file: "link.yaml", has: []string{"is a symbolic link: not read", ".sourceignore"}}
 
 // commitWithSymlink commits files on main plus a symbolic link at the root named link,
 // pointing to target.

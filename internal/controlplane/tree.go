@@ -43,25 +43,37 @@ func DirTree(root string) Tree { return dirTree{root: root} }
 func (d dirTree) Revision() string { return "" }
 
 func (d dirTree) Files() ([]string, error) {
-	var out []string
-	err := filepath.WalkDir(d.root, func(p string, e fs.DirEntry, err error) error {
+	files, _, err := d.FilesAndLinks()
+	return files, err
+}
+
+// FilesAndLinks lists the regular files and the symbolic links (not followed) below the
+// root, each sorted.
+func (d dirTree) FilesAndLinks() (files, links []string, err error) {
+	err = filepath.WalkDir(d.root, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if e.IsDir() && e.Name() == ".git" {
 			return filepath.SkipDir
 		}
+		if !e.Type().IsRegular() && e.Type()&fs.ModeSymlink == 0 {
+			return nil
+		}
+		rel, err := filepath.Rel(d.root, p)
+		if err != nil {
+			return err
+		}
 		if e.Type().IsRegular() {
-			rel, err := filepath.Rel(d.root, p)
-			if err != nil {
-				return err
-			}
-			out = append(out, filepath.ToSlash(rel))
+			files = append(files, filepath.ToSlash(rel))
+		} else {
+			links = append(links, filepath.ToSlash(rel))
 		}
 		return nil
 	})
-	sort.Strings(out)
-	return out, err
+	sort.Strings(files)
+	sort.Strings(links)
+	return files, links, err
 }
 
 func (d dirTree) ReadFile(name string) ([]byte, error) {
@@ -93,16 +105,25 @@ type gitTree struct {
 func (g gitTree) Revision() string { return g.commit }
 
 func (g gitTree) Files() ([]string, error) {
-	var out []string
-	err := g.tree.Files().ForEach(func(f *object.File) error {
-		// Regular files only, as in a directory (and in Flux's artifacts): no symbolic links.
-		if f.Mode == filemode.Regular || f.Mode == filemode.Executable || f.Mode == filemode.Deprecated {
-			out = append(out, f.Name)
+	files, _, err := g.FilesAndLinks()
+	return files, err
+}
+
+// FilesAndLinks lists the regular files, as in a directory (and in Flux's artifacts), and
+// the symbolic links of the tree, each sorted.
+func (g gitTree) FilesAndLinks() (files, links []string, err error) {
+	err = g.tree.Files().ForEach(func(f *object.File) error {
+		switch f.Mode {
+		case filemode.Regular, filemode.Executable, filemode.Deprecated:
+			files = append(files, f.Name)
+		case filemode.Symlink:
+			links = append(links, f.Name)
 		}
 		return nil
 	})
-	sort.Strings(out)
-	return out, err
+	sort.Strings(files)
+	sort.Strings(links)
+	return files, links, err
 }
 
 func (g gitTree) ReadFile(name string) ([]byte, error) {
@@ -203,15 +224,31 @@ type section struct {
 
 // files lists the YAML files of the section that Flux would deliver.
 func (s section) files() ([]string, error) {
-	files, err := s.tree.Files()
+	files, _, err := s.filesAndLinks()
+	return files, err
+}
+
+// linkLister is a Tree that lists its symbolic links (which it never reads) with its files.
+type linkLister interface {
+	FilesAndLinks() (files, links []string, err error)
+}
+
+// filesAndLinks lists the section's YAML files, and the symbolic links that stand where
+// such a file would be (not read: a control plane is read as Flux reads it, without links).
+func (s section) filesAndLinks() (files, links []string, err error) {
+	if ll, ok := s.tree.(linkLister); ok {
+		files, links, err = ll.FilesAndLinks()
+	} else {
+		files, err = s.tree.Files()
+	}
 	if err != nil {
-		return nil, fmt.Errorf("list files: %w", err)
+		return nil, nil, fmt.Errorf("list files: %w", err)
 	}
 	m := gitignore.NewMatcher(nil)
 	if !s.noIgnore {
 		ps, err := ignorePatterns(s.tree, files)
 		if err != nil {
-			return nil, fmt.Errorf("read .sourceignore: %w", err)
+			return nil, nil, fmt.Errorf("read .sourceignore: %w", err)
 		}
 		if root := strings.Split(strings.TrimSuffix(cleanDir(s.root), "/"), "/"); s.rootExempt && root[0] != "" {
 			ps = slices.DeleteFunc(ps, func(p gitignore.Pattern) bool {
@@ -225,22 +262,31 @@ func (s section) files() ([]string, error) {
 		}
 		m = gitignore.NewMatcher(ps)
 	}
-	out := files[:0]
-	for _, f := range files {
-		if s.includes(f) && isYAML(f) && !ignored(m, f) {
-			out = append(out, f)
+	keep := func(list []string) []string {
+		out := list[:0]
+		for _, f := range list {
+			if s.includes(f) && isYAML(f) && !ignored(m, f) {
+				out = append(out, f)
+			}
 		}
+		return out
 	}
-	return out, nil
+	return keep(files), keep(links), nil
 }
 
 // read decodes every document of the section. Files that cannot be read or parsed are
 // reported; everything else is returned. Files are read in order and decoded on all cores
 // (YAML decoding is most of loading a large control plane); the result is in file order.
 func (s section) read(ctx context.Context) ([]document, []Diagnostic, error) {
-	files, err := s.files()
+	files, links, err := s.filesAndLinks()
 	if err != nil {
 		return nil, nil, err
+	}
+	var linkDiags []Diagnostic
+	for _, l := range links {
+		src := Source{Repo: s.repo, Commit: s.tree.Revision(), File: l}
+		linkDiags = append(linkDiags, src.Warn("", "is a symbolic link: not read (a control plane is read as Flux reads it, without links)",
+			"put the file itself there, or list the link in .sourceignore"))
 	}
 	parts := make([]decoded, len(files))
 	for i, f := range files {
@@ -265,7 +311,7 @@ func (s section) read(ctx context.Context) ([]document, []Diagnostic, error) {
 		docs = append(docs, p.docs...)
 		diags = append(diags, p.diags...)
 	}
-	return docs, diags, nil
+	return docs, append(diags, linkDiags...), nil
 }
 
 // decoded is one file of a section: its bytes until decoded, then its documents.
