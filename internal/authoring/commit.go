@@ -100,6 +100,18 @@ func (ws *workspace) commitBranch(ctx context.Context, req Request, branch strin
 	return commit, err
 }
 
+// dirtyError is a file of the work tree that differs from its branch: someone's uncommitted
+// edit, or another writer's change being written. It is a conflict: the change is made
+// again on what the branch then holds, and fails as one if it stays.
+type dirtyError struct{ file, workTree string }
+
+func (e *dirtyError) Error() string {
+	return fmt.Sprintf("%s has uncommitted changes in %s: commit or discard them first", e.file, e.workTree)
+}
+
+// Unwrap makes it a conflict (ErrConflict, and the git writer's, which Apply retries on).
+func (e *dirtyError) Unwrap() []error { return []error{ErrConflict, gitrepo.ErrConflict} }
+
 // commitWorkTree commits the files on the branch checked out in the work tree (a commit
 // on top of the tip read, the branch moved with a compare-and-swap), then writes them into
 // the work tree and its index, so that the work tree stays in step with its branch. Other
@@ -112,7 +124,7 @@ func (ws *workspace) commitWorkTree(ctx context.Context, req Request, files map[
 		}
 		disk, err := os.ReadFile(filepath.Join(ws.workTree, filepath.FromSlash(p)))
 		if (err == nil) != had || string(disk) != string(old) {
-			return plumbing.ZeroHash, fmt.Errorf("%s has uncommitted changes in %s: commit or discard them first", p, ws.workTree)
+			return plumbing.ZeroHash, &dirtyError{file: p, workTree: ws.workTree}
 		}
 	}
 	repo, err := gitrepo.Open(ctx, ws.location, "", nil, req.Logger)

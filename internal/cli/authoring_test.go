@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/fleetform/fleetform/internal/authoring"
@@ -168,5 +170,48 @@ func TestAuthoringPullRequest(t *testing.T) {
 	// The local control plane is untouched: the change is in the pull request only.
 	if after := gittest.ReadDir(t, cp); !equalFiles(before, after) || git(t, cp, "rev-parse", "main") != localTip {
 		t.Error("--pr changed the local control plane")
+	}
+}
+
+// TestAuthoringConcurrentOnAWorkTree: changes committed at the same time to the work tree
+// fleetform init makes (each writer sees the others' files appear before their commit)
+// either land or fail as a conflict (exit 1, "send it again"/"try again"), never as an
+// internal error; every one that landed is in the file, and the work tree stays clean.
+func TestAuthoringConcurrentOnAWorkTree(t *testing.T) {
+	cp := filepath.Join(t.TempDir(), "cp")
+	newControlPlane(t, cp)
+	const n = 6
+	codes, errs := make([]int, n), make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			codes[i], _, errs[i] = runFF(t, "set", "config", fmt.Sprintf("KEY_%d=v", i), "--env", "dev", "--environment-wide", "--control-plane", cp, "--commit")
+		})
+	}
+	wg.Wait()
+	config := ""
+	for name, content := range gittest.ReadDir(t, cp) {
+		if strings.HasPrefix(name, "environments/dev/") && strings.Contains(content, "kind: ConfigMap") {
+			config += content
+		}
+	}
+	landed := 0
+	for i := range n {
+		key := fmt.Sprintf("KEY_%d:", i)
+		switch {
+		case codes[i] == 0:
+			landed++
+			if !strings.Contains(config, key) {
+				t.Errorf("%s landed but is not in the config:\n%s", key, config)
+			}
+		case !strings.Contains(errs[i], "try again") && !strings.Contains(errs[i], "moved"):
+			t.Errorf("%s: exit %d, not a conflict:\n%s", key, codes[i], errs[i])
+		}
+	}
+	if landed == 0 {
+		t.Error("no change landed")
+	}
+	if status := git(t, cp, "status", "--porcelain"); status != "" {
+		t.Errorf("the work tree is not clean:\n%s", status)
 	}
 }

@@ -270,7 +270,7 @@ func (c *ControlPlaneChanges) Handler() http.Handler {
 			writeJSON(w, http.StatusUnprocessableEntity, res)
 		case errors.Is(err, authoring.ErrConflict):
 			writeError(w, http.StatusConflict, string(hub.CodeConflict),
-				"the control plane changed while the change was being made, every time it was tried: nothing was written; send it again")
+				"the control plane changed while the change was being made, every time it was tried: nothing was written; send it again ("+err.Error()+")")
 		case err != nil && r.Context().Err() != nil:
 			writeError(w, http.StatusServiceUnavailable, "unavailable", "the request was cancelled")
 		case err != nil:
