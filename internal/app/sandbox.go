@@ -102,7 +102,9 @@ type worker struct {
 // start starts a worker.
 func (s *Sandbox) start() (*worker, error) {
 	cmd := exec.Command(s.Exe) //nolint:gosec,noctx // fleetform's own executable; it lives across renders, each bounded by its own timer
-	cmd.Env = append(os.Environ(), RenderWorkerEnv+"=1")
+	// Nothing of this process's environment (tokens, credentials) goes to the worker; the
+	// Go runtime collects harder as it nears the bound.
+	cmd.Env = []string{RenderWorkerEnv + "=1", fmt.Sprintf("GOMEMLIMIT=%d", s.Memory/4*3)}
 	w := &worker{cmd: cmd, errOut: &cappedBuffer{max: 64 << 10}, over: make(chan struct{}), stop: make(chan struct{})}
 	cmd.Stderr = w.errOut
 	var err error
