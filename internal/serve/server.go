@@ -105,7 +105,7 @@ func StartHub(ctx context.Context, cfg HubConfig) (*HubServer, error) {
 		fmt.Fprintf(cfg.Out, "fleetform hub: generated the admin token (shown once; set %s to choose it):\n%s\n", AdminTokenEnv, generated)
 	}
 	rights, approvals := access.NewRights(), hub.NewApprovalRules()
-	uiOpts := ui.Options{Logger: cfg.Logger, SecureCookies: cfg.TLSCert != "", DriftAfter: cfg.StaleAfter, Rights: rights,
+	uiOpts := ui.Options{Logger: cfg.Logger, SecureCookies: secureCookies(cfg.TLSCert, cfg.SSO.ExternalURL), DriftAfter: cfg.StaleAfter, Rights: rights,
 		Approvals: approvals, DisableTokenSignIn: cfg.SSO.DisableTokenSignIn}
 	if sso.signIn != nil {
 		uiOpts.SignIn, uiOpts.Sealer = sso.signIn, sso.sealer
@@ -291,4 +291,11 @@ func ignoreClosed(err error) error {
 		return nil
 	}
 	return err
+}
+
+// secureCookies reports whether the UI's cookies are Secure: when serve terminates TLS, or
+// when the address people use is https (a TLS-terminating proxy in front: requests then
+// arrive over http).
+func secureCookies(tlsCert, externalURL string) bool {
+	return tlsCert != "" || strings.HasPrefix(strings.ToLower(externalURL), "https://")
 }
