@@ -50,7 +50,25 @@ type authorForm struct {
 	Rows    []int
 	// ProposeOnly is set when the identity may not author anything but may propose.
 	ProposeOnly bool
+	// Form and Values are a refused form (its "form" field) and what was typed in it, shown
+	// again with Problem and Errors (why it was refused) so that nothing typed is lost.
+	Form    string
+	Values  url.Values
+	Problem string
+	Errors  []string
 }
+
+// V returns what was typed in field name of form, or def when that form is not the one
+// shown again.
+func (d authorForm) V(form, name, def string) string {
+	if d.Form != form {
+		return def
+	}
+	return d.Values.Get(name)
+}
+
+// Refused reports whether form is the one refused.
+func (d authorForm) Refused(form string) bool { return d.Form == form }
 
 // proposer is the Changes' Proposer when proposals can be made (nil otherwise).
 func (u *Handler) proposer() Proposer {
@@ -81,10 +99,19 @@ func (u *Handler) author(w http.ResponseWriter, r *http.Request, s session) {
 		u.renderError(w, s, http.StatusForbidden, u.mayNotChange(s))
 		return
 	}
-	envs, err := u.environments(r.Context())
+	data, err := u.authorData(r, s)
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
+	}
+	u.render(w, r, s, "author", "Change the platform", "author", data)
+}
+
+// authorData is the forms' page.
+func (u *Handler) authorData(r *http.Request, s session) (authorForm, error) {
+	envs, err := u.environments(r.Context())
+	if err != nil {
+		return authorForm{}, err
 	}
 	data := authorForm{Enabled: u.opts.Changes != nil, ProposeOnly: !u.canAuthor(s)}
 	for _, e := range envs {
@@ -93,7 +120,24 @@ func (u *Handler) author(w http.ResponseWriter, r *http.Request, s session) {
 	for i := range selectorRows {
 		data.Rows = append(data.Rows, i)
 	}
-	u.render(w, r, s, "author", "Change the platform", "author", data)
+	return data, nil
+}
+
+// refused shows the forms' page again with the refused form as it was filled in and why it
+// was refused, with status.
+func (u *Handler) refused(w http.ResponseWriter, r *http.Request, s session, status int, res authorResult) {
+	data, err := u.authorData(r, s)
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	data.Form, data.Values, data.Problem = r.PostForm.Get("form"), r.PostForm, res.Problem
+	if res.Result != nil {
+		for _, e := range res.Result.Errors {
+			data.Errors = append(data.Errors, e.Error())
+		}
+	}
+	u.renderStatus(w, r, s, status, "author", "Change the platform", "author", data)
 }
 
 // authorResult is a change's validation, plan, files and, once made, its commits.
@@ -175,6 +219,10 @@ func (u *Handler) change(w http.ResponseWriter, r *http.Request, s session, dryR
 			}
 			data.Problem, status = u.changeProblem(err)
 		}
+	}
+	if !data.Proposal && (status == http.StatusBadRequest || status == http.StatusUnprocessableEntity) {
+		u.refused(w, r, s, status, data) // the form again, as it was filled in, with why
+		return
 	}
 	title := "Proposed change"
 	if !dryRun {

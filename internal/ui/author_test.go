@@ -205,3 +205,45 @@ func TestReadersProposeAsPullRequests(t *testing.T) {
 		t.Fatalf("a reader's commit: %d", status)
 	}
 }
+
+// TestRefusedFormKeepsItsInput: a refused change shows the forms again with the refused one
+// as it was filled in (text, selects, textareas) and why it was refused next to it; the
+// other forms stay empty, and nothing is written.
+func TestRefusedFormKeepsItsInput(t *testing.T) {
+	f := newFleet(t)
+	cp := newControlPlane(t)
+	f.web.SetChanges(cp)
+	c := client(t)
+	f.signIn(t, c, adminToken)
+	_, page, _ := f.get(t, c, "/author", "")
+	csrf := csrfOf(t, page)
+	policy := url.Values{"csrf": {csrf}, "form": {"policy"}, "name": {"east-tests"}, "env": {"stage"}, "workspace": {"retail"},
+		"targets_key_0": {"purpose"}, "targets_op_0": {"notin"}, "targets_values_0": {"test"},
+		"types_text": {"region in (east,"}}
+	status, body, _ := f.post(t, c, "/author/preview", policy)
+	if status != http.StatusBadRequest && status != http.StatusUnprocessableEntity {
+		t.Fatalf("an invalid selector: %d, want 400 or 422\n%s", status, body)
+	}
+	form := body[strings.Index(body, `id="form-policy"`):]
+	form = form[:strings.Index(form, "</form>")]
+	for _, want := range []string{`data-status="refused"`, "region in (east,", `value="east-tests"`, `value="retail"`,
+		`value="purpose"`, `<option selected>notin</option>`, `value="test"`, `<option selected>stage</option>`} {
+		if !strings.Contains(form, want) {
+			t.Errorf("the refused form lacks %s:\n%s", want, form)
+		}
+	}
+	workload := body[strings.Index(body, `id="form-workload"`):]
+	workload = workload[:strings.Index(workload, "</form>")]
+	if strings.Contains(workload, "east-tests") || strings.Contains(workload, "refused") {
+		t.Errorf("another form shows the refused one's input:\n%s", workload)
+	}
+	config := url.Values{"csrf": {csrf}, "form": {"config"}, "env": {"dev"}, "level": {"workload"}, "at": {"no-such-workload"},
+		"key": {"LOG_LEVEL"}, "value": {"- a\n- b"}}
+	status, body, _ = f.post(t, c, "/author/preview", config)
+	form = body[strings.Index(body, `id="form-config"`):]
+	form = form[:strings.Index(form, "</form>")]
+	if status == http.StatusOK || !strings.Contains(form, `value="no-such-workload"`) || !strings.Contains(form, "- a\n- b</textarea>") ||
+		!strings.Contains(form, `<option value="workload" selected>`) {
+		t.Errorf("a refused config form: %d\n%s", status, form)
+	}
+}

@@ -24,6 +24,12 @@ func templateFuncs() template.FuncMap {
 		"add":  func(a, b int) int { return a + b },
 		"pct":  func(n, of int) int { return pct(n, of) },
 		"dict": dict,
+		"list": func(s ...string) []string { return s },
+		// levels are the config form's precedence levels: value and label.
+		"levels": func() [][2]string {
+			return [][2]string{{"environment", "the whole environment"}, {"selector", "cluster types with labels"},
+				{"cluster-type", "a cluster type"}, {"workload", "a workload"}, {"deployment-target", "a deployment target"}}
+		},
 	}
 }
 
