@@ -10,6 +10,7 @@ import (
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/promote"
 	"github.com/fleetform/fleetform/internal/repourl"
+	"github.com/fleetform/fleetform/internal/ui"
 )
 
 // change is what a round found moved, and why each environment is synced.
@@ -87,8 +88,12 @@ func (s *Service) served(ctx context.Context, cp *controlplane.ControlPlane) ([]
 		}
 		s.opts.Approvals.Set(rules)
 	}
+	order := make([]ui.ChainLink, 0, len(chain.Order))
+	for _, env := range chain.Order {
+		order = append(order, ui.ChainLink{Env: env, From: chain.Gates[env].From})
+	}
 	s.mu.Lock()
-	s.envs, s.order = envs, chain.Order
+	s.envs, s.order = envs, order
 	s.mu.Unlock()
 	return envs, branches, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/promote"
 	"github.com/fleetform/fleetform/internal/repourl"
+	"github.com/fleetform/fleetform/internal/ui"
 )
 
 // LeaseName names serve's leadership in the store.
@@ -70,7 +71,7 @@ type Service struct {
 	facts   map[string]*envFacts
 	envs    []string
 	// order is the environments in promotion order (every one, served or not).
-	order   []string
+	order   []ui.ChainLink
 	started bool // the first round (a sync of every environment) is done
 	ready   bool // and every source was polled once
 	leading bool
@@ -148,7 +149,7 @@ func (s *Service) Trigger(repoURL string) bool {
 
 // Chain lists the control plane's environments in promotion order, as read last (empty
 // before the first round).
-func (s *Service) Chain(context.Context) ([]string, error) {
+func (s *Service) Chain(context.Context) ([]ui.ChainLink, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.order), nil

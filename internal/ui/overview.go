@@ -223,16 +223,18 @@ func (u *Handler) environments(ctx context.Context) ([]chainEnv, error) {
 			from[env] = events[0].From
 		}
 	}
-	var order []string
+	var links []ChainLink
 	if u.opts.Chain != nil {
-		if order, err = u.opts.Chain(ctx); err != nil {
+		if links, err = u.opts.Chain(ctx); err != nil {
 			return nil, err
 		}
 	}
 	rank := map[string]int{}
-	for i, env := range order {
-		rank[env] = i
+	for i, l := range links {
+		rank[l.Env] = i
+		from[l.Env] = l.From // the declared chain, not the last promotion recorded
 	}
+	order := links
 	depth := func(env string) int {
 		if r, ok := rank[env]; ok {
 			return r

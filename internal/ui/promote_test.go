@@ -12,6 +12,7 @@ import (
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/promote"
+	"github.com/fleetform/fleetform/internal/ui"
 )
 
 // cpPromotions promotes on a real control plane through the real gates, recording in the
@@ -85,5 +86,36 @@ func TestPromoteFromThePromotionsPage(t *testing.T) {
 	if status, _, _ := f.post(t, reader, "/promotions/promote", url.Values{"csrf": {csrfOf(t, page)}, "environment": {"stage"},
 		"reason": {"x"}, "override": {"on"}}); status != http.StatusForbidden {
 		t.Fatalf("a reader's promotion: %d, want 403", status)
+	}
+}
+
+// TestPromotionsDrawTheDeclaredChain: the chain is drawn from the control plane's declared
+// links, whatever the hub recorded: dev, then stage, then prod, each at its own level and
+// only dev at the start, even before anything was promoted into prod.
+func TestPromotionsDrawTheDeclaredChain(t *testing.T) {
+	f := newFleet(t)
+	f.web.SetChain(func(context.Context) ([]ui.ChainLink, error) {
+		return []ui.ChainLink{{Env: "dev"}, {Env: "stage", From: "dev"}, {Env: "prod", From: "stage"}}, nil
+	})
+	c := client(t)
+	f.signIn(t, c, adminToken)
+	status, page, _ := f.get(t, c, "/promotions", "")
+	if status != http.StatusOK {
+		t.Fatalf("promotions: %d\n%s", status, page)
+	}
+	levels := strings.Split(page, `<li class="level">`)[1:]
+	var envs []string
+	for _, l := range levels {
+		for _, env := range []string{"dev", "stage", "prod"} {
+			if strings.Contains(l, `data-env="`+env+`"`) {
+				envs = append(envs, env)
+			}
+		}
+	}
+	if strings.Join(envs, " ") != "dev stage prod" {
+		t.Errorf("levels hold %v, want dev, stage, prod, one each", envs)
+	}
+	if n := strings.Count(page, "start of the chain"); n != 1 || !strings.Contains(page, "promoted from stage") {
+		t.Errorf("%d environments at the start of the chain, want dev only; prod from stage:\n%s", n, page)
 	}
 }

@@ -85,7 +85,10 @@ func (u *Handler) promotionsData(ctx context.Context) (promotionsData, error) {
 		}
 		out.Live = err == nil
 	}
-	level := map[string]int{}
+	from := map[string]string{}
+	for _, env := range envs {
+		from[env.name] = env.from
+	}
 	for _, env := range envs {
 		st, _, err := u.environmentColumn(ctx, env.name, env.from)
 		if err != nil {
@@ -105,17 +108,30 @@ func (u *Handler) promotionsData(ctx context.Context) (promotionsData, error) {
 				sg.Candidate = status.Candidate
 			}
 		}
-		l := 0
-		if env.from != "" {
-			l = level[env.from] + 1
-		}
-		level[env.name] = l
+		l := chainDepth(env.name, from)
 		for len(out.Levels) <= l {
 			out.Levels = append(out.Levels, nil)
 		}
 		out.Levels[l] = append(out.Levels[l], sg)
 	}
 	return out, nil
+}
+
+// chainDepth is how many promotions separate env from the start of its chain, following
+// the declared from links (whatever order the environments come in; a link to an unknown
+// environment, or a cycle, ends the walk).
+func chainDepth(env string, from map[string]string) int {
+	depth := 0
+	seen := map[string]bool{env: true}
+	for {
+		src := from[env]
+		if _, known := from[src]; src == "" || !known || seen[src] {
+			return depth
+		}
+		seen[src] = true
+		env = src
+		depth++
+	}
 }
 
 // approve records an approval of a commit for an environment, as `fleetform approve` does,

@@ -24,9 +24,13 @@ var templateFS embed.FS
 var staticFS embed.FS
 
 // Chain lists environments in promotion order (the first environments of the chain
-// first). serve passes the control plane's; without one the UI derives the order from the
-// promotions recorded in the hub, then by name.
-type Chain func(ctx context.Context) ([]string, error)
+// first), each with the environment it is promoted from ("" at the start of the chain), as
+// the control plane declares them. serve passes the control plane's; without one the UI
+// derives the chain from the promotions recorded in the hub, then orders by name.
+type Chain func(ctx context.Context) ([]ChainLink, error)
+
+// ChainLink is an environment of the promotion chain and the one it is promoted from.
+type ChainLink struct{ Env, From string }
 
 // Options configure a Handler.
 type Options struct {
