@@ -63,12 +63,12 @@ func (u *Handler) environmentData(ctx context.Context, env string) (environmentD
 	if err := u.knownEnvironment(ctx, env); err != nil {
 		return out, err
 	}
-	dec, err := u.hub.History(ctx, hub.HistoryFilter{Environment: env, Kind: hub.EventPromotion, Limit: 1})
+	dec, err := u.platformPromotion(ctx, env)
 	if err != nil {
 		return out, err
 	}
-	if len(dec) > 0 {
-		out.Decision = decisionOf(dec[0])
+	if dec != nil {
+		out.Decision = decisionOf(*dec)
 	}
 	if sync, err := u.hub.LatestSync(ctx, env); err == nil {
 		out.Sync = &syncView{SyncRecord: sync, GitOpsLink: commitLink(sync.GitOpsRepo, sync.GitOpsCommit),

@@ -155,15 +155,35 @@ func (u *Handler) overviewData(ctx context.Context) (overviewData, error) {
 	return out, nil
 }
 
+// platformPromotions is how many promotion decisions are looked through for the latest of
+// the platform's (an application's promotions are recorded with their workload).
+const platformPromotions = 50
+
+// platformPromotion is the latest decision about promoting the platform's content into env
+// (nil: none): an application's promotion (an event with its workload) is not one, so a
+// page never shows an app's source commit as what the environment's platform pin is.
+func (u *Handler) platformPromotion(ctx context.Context, env string) (*hub.Event, error) {
+	events, err := u.hub.History(ctx, hub.HistoryFilter{Environment: env, Kind: hub.EventPromotion, Limit: platformPromotions})
+	if err != nil {
+		return nil, err
+	}
+	for i := range events {
+		if events[i].Workload == "" {
+			return &events[i], nil
+		}
+	}
+	return nil, nil
+}
+
 // environmentColumn reads an environment's rollout, versions and latest promotion decision.
 func (u *Handler) environmentColumn(ctx context.Context, env, from string) (envState, map[string]overviewCell, error) {
 	st := envState{Name: env, From: from}
-	dec, err := u.hub.History(ctx, hub.HistoryFilter{Environment: env, Kind: hub.EventPromotion, Limit: 1})
+	dec, err := u.platformPromotion(ctx, env)
 	if err != nil {
 		return st, nil, err
 	}
-	if len(dec) > 0 {
-		st.Decision = decisionOf(dec[0])
+	if dec != nil {
+		st.Decision = decisionOf(*dec)
 	}
 	ro, d, err := u.hub.DesiredRollout(ctx, env)
 	if hub.ErrorCode(err) == hub.CodeNotFound {
@@ -215,12 +235,12 @@ func (u *Handler) environments(ctx context.Context) ([]chainEnv, error) {
 	}
 	from := map[string]string{}
 	for _, env := range names {
-		events, err := u.hub.History(ctx, hub.HistoryFilter{Environment: env, Kind: hub.EventPromotion, Limit: 1})
+		ev, err := u.platformPromotion(ctx, env)
 		if err != nil {
 			return nil, err
 		}
-		if len(events) > 0 && events[0].From != "" {
-			from[env] = events[0].From
+		if ev != nil && ev.From != "" {
+			from[env] = ev.From
 		}
 	}
 	var links []ChainLink

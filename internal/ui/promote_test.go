@@ -119,3 +119,27 @@ func TestPromotionsDrawTheDeclaredChain(t *testing.T) {
 		t.Errorf("%d environments at the start of the chain, want dev only; prod from stage:\n%s", n, page)
 	}
 }
+
+// TestAppPromotionsAreNotPlatformPromotions: an application's promotion into stage (an
+// event with its workload) is not what the overview and the Promotions page show as stage's
+// platform promotion.
+func TestAppPromotionsAreNotPlatformPromotions(t *testing.T) {
+	f := newFleet(t)
+	ctx := t.Context()
+	for _, ev := range []hub.Event{
+		{Kind: hub.EventPromotion, Environment: "stage", From: "dev", Revision: "aaaaaaa1111111", Message: "promoted"},
+		{Kind: hub.EventPromotion, Environment: "stage", From: "dev", Workload: "hello-world", Revision: "bbbbbbb2222222", Message: "promoted"},
+	} {
+		if err := f.hub.Record(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := client(t)
+	f.signIn(t, c, adminToken)
+	for _, path := range []string{"/", "/promotions"} {
+		_, page, _ := f.get(t, c, path, "")
+		if !strings.Contains(page, "aaaaaaa") || strings.Contains(page, "bbbbbbb") {
+			t.Errorf("%s shows the app's promotion as stage's platform promotion (want aaaaaaa, not bbbbbbb)", path)
+		}
+	}
+}

@@ -81,7 +81,11 @@ func (u *Handler) workloadData(ctx context.Context, name string) (workloadData, 
 		if err != nil {
 			return out, err
 		}
-		events = append(events, promos...)
+		for _, p := range promos {
+			if p.Workload == "" { // the platform's; the workload's own are in events already, others' are not its
+				events = append(events, p)
+			}
+		}
 	}
 	out.Timeline = hub.SummariseHistory(events)
 	return out, nil
