@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fleetform/fleetform/internal/hub/api"
+	"github.com/fleetform/fleetform/internal/repourl"
 )
 
 // WebhookSecretEnv is the environment variable that holds the webhooks' secret.
@@ -95,7 +96,11 @@ func (wh *Webhooks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if !triggered {
-		wh.logger.DebugContext(r.Context(), "webhook for a repository that is not a source", "urls", strings.Join(repositoryURLs(body), " "))
+		urls := repositoryURLs(body)
+		for i := range urls {
+			urls[i] = repourl.Redact(urls[i]) // a payload's URLs may hold credentials
+		}
+		wh.logger.DebugContext(r.Context(), "webhook for a repository that is not a source", "urls", strings.Join(urls, " "))
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusAccepted)

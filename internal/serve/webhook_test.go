@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -195,3 +196,25 @@ func TestWebhookBodiesReadOnlyWhenSigned(t *testing.T) {
 	close(release) // the endless bodies hit the 25 MB cap and are refused
 	wg.Wait()
 }
+
+// TestWebhookLogHidesCredentials: the debug line of a webhook for a repository that is not
+// a source names its URLs without the credentials a payload may carry.
+func TestWebhookLogHidesCredentials(t *testing.T) {
+	var logs bytes.Buffer
+	wh := NewWebhooks("s3cret", triggerNothing{}, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	body := []byte(`{"repository":{"clone_url":"https://deploy:t0ken@git.example.com/x.git?private_token=t0ken"}}`)
+	mac := hmac.New(sha256.New, []byte("s3cret"))
+	mac.Write(body)
+	req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/api/v1/webhooks/git", bytes.NewReader(body))
+	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
+	rec := httptest.NewRecorder()
+	wh.ServeHTTP(rec, req)
+	if rec.Code != http.StatusAccepted || !strings.Contains(logs.String(), "git.example.com") || strings.Contains(logs.String(), "t0ken") {
+		t.Errorf("%d; the log line shows a credential or no URL:\n%s", rec.Code, logs.String())
+	}
+}
+
+// triggerNothing is a service with no sources.
+type triggerNothing struct{}
+
+func (triggerNothing) Trigger(string) bool { return false }
