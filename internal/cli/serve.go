@@ -194,5 +194,5 @@ func (o *serveOptions) run(ctx context.Context, e *env) error {
 // once.
 func (o *serveOptions) changes(e *env, hs *serve.HubServer, svc *serve.Service, f *fleet.Fleet) *serve.ControlPlaneChanges {
 	return serve.NewControlPlaneChanges(serve.ChangesOptions{Fleet: f, Hub: hs.Hub, Mode: authoring.Mode(o.authoring), Logger: e.Logger,
-		Applied: func() { svc.Trigger(f.Config().ControlPlane) }})
+		Applied: svc.Authored})
 }

@@ -62,7 +62,7 @@ type SyncRecord struct {
 	Failed []FailedAssignment `json:"failed"`
 	// Error is why the apply failed ("" when it succeeded).
 	Error string `json:"error,omitempty"`
-	// Trigger is what started the apply: TriggerPoll, TriggerWebhook, TriggerPromotion,
+	// Trigger is what started the apply: TriggerPoll, TriggerWebhook, TriggerAuthoring, TriggerPromotion,
 	// TriggerStart or "".
 	Trigger string `json:"trigger,omitempty"`
 }
@@ -79,6 +79,8 @@ const (
 	TriggerPoll      = "poll"
 	TriggerWebhook   = "webhook"
 	TriggerPromotion = "promotion"
+	// TriggerAuthoring is a change made through serve's authoring API or its UI forms.
+	TriggerAuthoring = "authoring"
 	TriggerStart     = "start"
 )
 

@@ -73,9 +73,9 @@ func validateSync(r SyncRecord) error {
 		return Errorf(CodeInvalid, "error is longer than %d bytes", MaxErrorLength)
 	}
 	switch r.Trigger {
-	case "", TriggerPoll, TriggerWebhook, TriggerPromotion, TriggerStart:
+	case "", TriggerPoll, TriggerWebhook, TriggerPromotion, TriggerStart, TriggerAuthoring:
 	default:
-		return Errorf(CodeInvalid, "trigger %q: want %s, %s, %s or %s", r.Trigger, TriggerPoll, TriggerWebhook, TriggerPromotion, TriggerStart)
+		return Errorf(CodeInvalid, "trigger %q: want %s, %s, %s, %s or %s", r.Trigger, TriggerPoll, TriggerWebhook, TriggerPromotion, TriggerStart, TriggerAuthoring)
 	}
 	return validateFailed(r.Failed)
 }

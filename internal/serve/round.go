@@ -18,6 +18,7 @@ type change struct {
 	controlPlane *controlPlaneChange
 	sources      map[string]string // key -> kind, for workload and base repositories
 	woken        bool
+	authored     bool // woken by a change made through serve (its authoring API or the UI)
 }
 
 // round polls the sources that are due (or woken by a webhook), syncs the environments
@@ -104,7 +105,10 @@ func (s *Service) affected(cp *controlplane.ControlPlane, c change, envs []strin
 		return setOf(envs), hub.TriggerStart
 	}
 	trigger := hub.TriggerPoll
-	if c.woken {
+	switch {
+	case c.woken && c.authored:
+		trigger = hub.TriggerAuthoring
+	case c.woken:
 		trigger = hub.TriggerWebhook
 	}
 	s.mu.Lock()
@@ -123,7 +127,7 @@ func (s *Service) affected(cp *controlplane.ControlPlane, c change, envs []strin
 // poll asks every due source (or every one woken; nil: only the never polled) where its
 // branches point, and returns what moved.
 func (s *Service) poll(ctx context.Context, woken map[string]bool) change {
-	c := change{sources: map[string]string{}}
+	c := change{sources: map[string]string{}, authored: woken[authoredKey]}
 	now := s.opts.Now()
 	for _, key := range s.dueSources(woken) {
 		if ctx.Err() != nil {

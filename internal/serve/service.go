@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -128,6 +129,27 @@ func (s *Service) Schedule(ctx context.Context, env string) (*pipeline.Run, erro
 	return s.opts.Fleet.Load(ctx, env, pipeline.UpToSchedule)
 }
 
+// wake adds what key wakes to woken: a source's key, and authoredKey for a change made
+// through serve.
+func wake(woken map[string]bool, key string) {
+	if k, ok := strings.CutPrefix(key, authoredKey); ok {
+		woken[authoredKey], key = true, k
+	}
+	woken[key] = true
+}
+
+// authoredKey marks a wake-up for a change made through serve itself.
+const authoredKey = "\x00authored\x00"
+
+// Authored asks for a sync of the control plane after a change made through serve (its
+// authoring API or the UI's forms): recorded with trigger "authoring".
+func (s *Service) Authored() {
+	select {
+	case s.wake <- authoredKey + repourl.Key(s.controlPlane):
+	default: // a sync is already asked for
+	}
+}
+
 // Trigger asks for a sync of the repository a webhook named, at once; it reports whether
 // the repository is one of the sources.
 func (s *Service) Trigger(repoURL string) bool {
@@ -194,7 +216,7 @@ func (s *Service) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case key := <-s.wake:
-			woken[key] = true
+			wake(woken, key)
 		case <-time.After(s.untilNext()):
 		}
 	}

@@ -224,3 +224,20 @@ func TestSourcesByRepositoryAndBranch(t *testing.T) {
 		t.Error("a push to the registration's new branch did not reach dev")
 	}
 }
+
+// TestAuthoredChangesAreNotWebhooks: a change made through serve (its authoring API or the
+// UI) syncs with trigger "authoring", not "webhook".
+func TestAuthoredChangesAreNotWebhooks(t *testing.T) {
+	f := newFixture(t)
+	f.svc.round(t.Context(), map[string]bool{})
+	f.round() // the first round's sources are polled once: what there is
+	f.commit(map[string]string{"environments/dev/config.yaml": configMap("dev-config", "LOG_LEVEL", "debug")})
+	f.svc.Authored()
+	woken := map[string]bool{}
+	wake(woken, <-f.svc.wake)
+	f.clock.Advance(time.Second) // not due yet: the wake-up polls the control plane
+	f.svc.round(t.Context(), woken)
+	if rec := f.latest("dev"); rec.Trigger != hub.TriggerAuthoring {
+		t.Errorf("dev synced with trigger %q, want %q (%+v)", rec.Trigger, hub.TriggerAuthoring, rec)
+	}
+}
