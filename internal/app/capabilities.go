@@ -66,6 +66,12 @@ func (s Settings) For(t Target) Capabilities {
 	return c
 }
 
+// rendering is the settings what is rendered depends on (the promotion gates do not).
+func (s Settings) rendering() Settings {
+	s.Promotion = nil
+	return s
+}
+
 // check validates the settings Helm reads: the release name and every kubeVersion.
 func (s Settings) check() error {
 	if s.ReleaseName != "" {
