@@ -161,7 +161,7 @@ func mergeHelmValues(a, b map[string]any) map[string]any {
 // mean equal files (but for Config_Commit_Id, which is not part of it).
 func (in *Inputs) Digest(t Target, v *Values) string {
 	h := sha256.New()
-	data, _ := json.Marshal(v.Data) // sorted keys; the data came from YAML, it marshals
+	data, _ := json.Marshal(v.Data)                          // sorted keys; the data came from YAML, it marshals
 	settings, _ := json.Marshal(in.App.Settings.rendering()) // not the promotion gates: they change no file
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00", outputFormat, in.App.Digest, in.App.Commit,
 		in.Version, in.ImageTag, settings, t.Name, t.Namespace)
