@@ -1,6 +1,7 @@
 package authoring
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -44,6 +45,7 @@ type fleet struct {
 	run   *pipeline.Run
 	err   error
 	diags []controlplane.Diagnostic
+	rank  int // its place in the promotion chain (the chain's start first)
 }
 
 // loadFleet loads every environment of cp up to rendering (for validation) and its chain.
@@ -54,14 +56,18 @@ func loadFleet(ctx context.Context, cp *controlplane.ControlPlane, known func(di
 	if err != nil {
 		return nil, nil, err
 	}
-	_, chainDiags := promote.NewChain(infos)
+	chain, chainDiags := promote.NewChain(infos)
+	rank := map[string]int{}
+	for i, env := range chain.Order {
+		rank[env] = i
+	}
 	out := map[string]*fleet{}
 	for _, info := range infos {
 		r, err := pipeline.LoadKnowing(ctx, cp, info.Name, render.Options{}, known)
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}
-		f := &fleet{run: r, err: err}
+		f := &fleet{run: r, err: err, rank: rank[info.Name]}
 		if err != nil {
 			f.diags = controlplane.AsDiagnostics(err)
 		} else {
@@ -122,10 +128,12 @@ func splitProblems(before, after []controlplane.Diagnostic) (made, known []contr
 	return made, known
 }
 
-// planFleet compares every environment before and after.
+// planFleet compares every environment before and after, in the chain's order (then the
+// environments removed).
 func planFleet(before, after map[string]*fleet, commonChanged bool) []EnvironmentPlan {
-	names := slices.Sorted(maps.Keys(after))
-	for n := range before {
+	names := slices.Collect(maps.Keys(after))
+	slices.SortFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(after[a].rank, after[b].rank), cmp.Compare(a, b)) })
+	for _, n := range slices.Sorted(maps.Keys(before)) {
 		if after[n] == nil {
 			names = append(names, n)
 		}
