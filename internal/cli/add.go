@@ -34,6 +34,8 @@ func (o *authoringOptions) bind(cmd *cobra.Command, e *env) {
 	o.cp.bind(cmd, e, false)
 	o.out.Bind(cmd)
 	f := cmd.Flags()
+	// Authoring writes into one environment: not "every environment", as for the reading commands.
+	f.Lookup("env").Usage = "the environment the object is written into (required for cluster types, policies, config values and targets)"
 	f.BoolVar(&o.dryRun, "dry-run", false, "validate and plan, print the file diff, write nothing")
 	f.BoolVar(&o.commit, "commit", false, "commit the change (on the environment's branch in the Kalypso layout)")
 	f.BoolVar(&o.pr, "pr", false, "push a branch to the origin remote and open a pull request (GitHub; token from FLEETFORM_GITHUB_TOKEN or GITHUB_TOKEN)")
