@@ -11,3 +11,6 @@ func SetStdoutIsTerminal(f func(io.Writer) bool) (restore func()) {
 
 // IsTerminal is onboard cluster's terminal check.
 var IsTerminal = isTerminal
+
+// AgentImage is onboard cluster's choice of the agent's image.
+var AgentImage = agentImage

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -86,7 +87,7 @@ func newOnboardClusterCmd(e *env) *cobra.Command {
 	f.StringVar(&o.reconciler, "reconciler", "", "flux, argocd or host (default: from the cluster type's reconciler template)")
 	f.BoolVar(&o.showToken, "show-token", false, "print the token even to a terminal")
 	f.BoolVar(&o.rotate, "rotate", false, "issue a new token for a cluster already registered")
-	f.StringVar(&o.agentImage, "agent-image", "", "image of the reporting agent (default: deploy/agent's)")
+	f.StringVar(&o.agentImage, "agent-image", "", "image of the reporting agent (default: ghcr.io/fleetform/fleetform at this binary's release, else deploy/agent's)")
 	_ = cmd.MarkFlagRequired("env")
 	_ = cmd.MarkFlagRequired("cluster-type")
 	_ = cmd.RegisterFlagCompletionFunc("env", o.cp.completeEnvironments(e)) // the flag exists
@@ -128,7 +129,7 @@ func (o *onboardClusterOptions) run(ctx context.Context, e *env, name string) er
 		}
 	}
 	b, err := f.OnboardCluster(ctx, fleet.OnboardClusterRequest{Name: name, Environment: o.env, ClusterType: o.clusterType,
-		Reconciler: o.reconciler, HubURL: o.hub.URL, Labels: labels, Rotate: o.rotate, AgentImage: o.agentImage}, reg)
+		Reconciler: o.reconciler, HubURL: o.hub.URL, Labels: labels, Rotate: o.rotate, AgentImage: agentImage(o.agentImage, Version())}, reg)
 	if err != nil {
 		return err
 	}
@@ -176,3 +177,22 @@ func (o *onboardClusterOptions) print(w io.Writer, b *authoring.ClusterBootstrap
 	_, err = w.Write(data)
 	return err
 }
+
+// agentRepository is where the agent's images are published.
+const agentRepository = "ghcr.io/fleetform/fleetform"
+
+// agentImage is the agent's image: the one asked for, else the image of this binary's own
+// release (a version such as v1.4.2: agents run what the command line is), else "" (deploy/
+// agent's, for a development build).
+func agentImage(asked, version string) string {
+	if asked != "" {
+		return asked
+	}
+	if releaseVersion.MatchString(version) {
+		return agentRepository + ":" + version
+	}
+	return ""
+}
+
+// releaseVersion is a release's version: v, then major.minor.patch.
+var releaseVersion = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`)

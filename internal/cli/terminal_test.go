@@ -61,3 +61,18 @@ func TestStdoutTerminalSeenThroughTheCommandLine(t *testing.T) {
 		t.Error("a pipe is seen as a terminal")
 	}
 }
+
+// TestAgentImageFollowsTheRelease: a release's onboard cluster deploys the agent of the same
+// release, not :latest; a development build keeps deploy/agent's image; --agent-image wins.
+func TestAgentImageFollowsTheRelease(t *testing.T) {
+	for _, c := range []struct{ asked, version, want string }{
+		{"", "v1.4.2", "ghcr.io/fleetform/fleetform:v1.4.2"},
+		{"", "(devel)", ""},
+		{"", "v0.0.0-20261129101500-abcdef123456", ""},
+		{"registry.example.com/ff:1", "v1.4.2", "registry.example.com/ff:1"},
+	} {
+		if got := cli.AgentImage(c.asked, c.version); got != c.want {
+			t.Errorf("asked %q, version %q: %q, want %q", c.asked, c.version, got, c.want)
+		}
+	}
+}
