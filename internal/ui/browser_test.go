@@ -202,6 +202,29 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("a refused form keeps what was typed, in a page no wider than the window", func(t *testing.T) {
+		ctx := within(browserCtx, t)
+		err := chromedp.Do(ctx,
+			chromedp.Navigate(base+"/author"),
+			chromedp.WaitVisible(chromedp.CSS(`#form-policy`)),
+			chromedp.SendKeys(chromedp.CSS(`#form-policy input[name=name]`), "east-tests"),
+			chromedp.SendKeys(chromedp.CSS(`#form-policy input[name=types_text]`), "region in (east,"),
+			chromedp.Click(chromedp.CSS(`#form-policy button`)),
+			chromedp.WaitVisible(chromedp.CSS(`#form-policy [data-status=refused]`)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for field, want := range map[string]string{"name": "east-tests", "types_text": "region in (east,"} {
+			if got, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`#form-policy input[name=`+field+`]`))); err != nil || got != want {
+				t.Errorf("%s after the refusal: %q (%v), want %q", field, got, err, want)
+			}
+		}
+		fits, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth <= window.innerWidth`))
+		if err != nil || !fits {
+			t.Errorf("the forms page is wider than the window (%v)", err)
+		}
+	})
+
 	t.Run("a read-only user sees no write controls", func(t *testing.T) {
 		ctx := within(browserCtx, t)
 		if err := chromedp.Do(ctx,
