@@ -299,7 +299,7 @@ func message(req Request, res *Result) string {
 // paragraph or a trailer of the commit message) replaced by a space.
 func oneLine(s string) string {
 	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
+		if controlplane.IsControl(r) {
 			return ' '
 		}
 		return r

@@ -117,7 +117,7 @@ func clusterErrors(s *controlplane.Snapshot, clusterType string) error {
 // character in its URL, branch or folder.
 func (g GitOpsSource) check() error {
 	for _, f := range []struct{ name, value string }{{"repository", g.Repo}, {"branch", g.Branch}, {"path", g.Path}} {
-		if strings.ContainsFunc(f.value, isControl) {
+		if strings.ContainsFunc(f.value, controlplane.IsControl) {
 			return fmt.Errorf("the GitOps %s %q contains a control character: fix the GitOpsRepo, nothing is onboarded", f.name, f.value)
 		}
 	}
@@ -229,7 +229,7 @@ func ClusterManifests(o ClusterOptions) (*ClusterBootstrap, error) {
 		return nil, err
 	}
 	for _, v := range []string{o.Name, o.Environment, o.ClusterType, o.Hub, o.Token} {
-		if strings.ContainsFunc(v, isControl) {
+		if strings.ContainsFunc(v, controlplane.IsControl) {
 			return nil, fmt.Errorf("%q contains a control character: nothing is onboarded", v)
 		}
 	}
@@ -450,13 +450,10 @@ func systemdQuote(s string) string {
 // shellQuote quotes s for sh: single quotes, each ' written as '\”.
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// isControl reports a control character: nothing a line of a script or unit may hold.
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
-
 // commentSafe is s on one line, for a comment: control characters become '?'.
 func commentSafe(s string) string {
 	return strings.Map(func(r rune) rune {
-		if isControl(r) {
+		if controlplane.IsControl(r) {
 			return '?'
 		}
 		return r

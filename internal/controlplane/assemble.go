@@ -177,7 +177,7 @@ func (b *builder) checkRepoRef(src Source, path string, r v1alpha1.RepoRef) bool
 	}
 	ok := true
 	for _, f := range []struct{ name, value string }{{"repo", r.Repo}, {"branch", r.Branch}, {"path", r.Path}} {
-		if strings.ContainsFunc(f.value, isControl) {
+		if strings.ContainsFunc(f.value, IsControl) {
 			b.diag(src.Diag(path+"."+f.name, fmt.Sprintf("%s %q contains a control character (a line break, a tab…)", f.name, f.value),
 				"write it on one line, without control characters"))
 			ok = false

@@ -42,7 +42,7 @@ func CheckGitOpsPath(p string) error {
 		return nil
 	case !utf8.ValidString(p):
 		return fmt.Errorf("path %q is not valid UTF-8", p)
-	case strings.ContainsFunc(p, isControl):
+	case strings.ContainsFunc(p, IsControl):
 		return fmt.Errorf("path %q contains a control character", p)
 	case strings.Contains(p, `\`):
 		return fmt.Errorf("path %q contains a backslash: folders are separated by /", p)
@@ -93,7 +93,9 @@ func CheckTreeName(name string) error {
 	return nil
 }
 
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+// IsControl reports a control character (C0 or DEL): nothing a name, a URL, a path or a
+// line of a generated script may hold.
+func IsControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
 // hasDrivePrefix reports a Windows drive letter: "C:" or "C:/x".
 func hasDrivePrefix(p string) bool {
