@@ -428,3 +428,16 @@ func TestRenderDirRefusesLinks(t *testing.T) {
 		})
 	}
 }
+
+// TestVersionStaysAString: --version 1.10 is the version "1.10" in the chart's values, not
+// the number 1.1, and a version with a "#" or a newline is one string.
+func TestVersionStaysAString(t *testing.T) {
+	ex := newExample(t, true)
+	w := ex.writer(t)
+	for version, want := range map[string]string{"1.10": `VERSION: "1.10"`, "1.0 # x": `VERSION: "1.0 # x"`} {
+		apply(t, w, ex.run(t, "dev", version))
+		if cm := ex.gitops.Files(t, "dev")["performance-test/configmap-hello-world-config.yaml"]; !strings.Contains(cm, want) {
+			t.Errorf("--version %q: config map lacks %s:\n%s", version, want, cm)
+		}
+	}
+}

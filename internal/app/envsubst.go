@@ -1,11 +1,15 @@
 package app
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // The variables every run defines, Kalypso's conventions: --version and --image-tag give
@@ -97,31 +101,126 @@ func (e *SubstError) Error() string {
 	return fmt.Sprintf("%s:%d: variable %s is not set (give it with %s)", e.File, e.Line, e.Name, how)
 }
 
-// Subst replaces $NAME and ${NAME} in text as envsubst does, but only for the variables
-// vars defines: any other $word is left as it is, and a defined variable without a value
-// is an error naming file and line (never the process environment). "$$" before a defined
-// name is an escape ("$$IMAGE_TAG" is "$IMAGE_TAG"); any other "$$" is kept. Lines whose
-// first non-blank character is "#" (YAML comments) are left as they are.
+// Subst replaces $NAME and ${NAME} in the string values of a YAML file (every document),
+// only for the variables vars defines: any other $word is left as it is, and a defined
+// variable without a value is an error naming file and line (never the process
+// environment). "$$" before a defined name is an escape ("$$IMAGE_TAG" is "$IMAGE_TAG");
+// any other "$$" is kept. The file is parsed first and values are substituted into its
+// scalars, never into its text: a value cannot add keys, end a quoted string or be cut by
+// a "#", comments are left as they are, and a substituted scalar is a string (quoted when
+// it would read as another type) unless it carries an explicit tag (replicas: !!int
+// $REPLICAS), which it must then satisfy. A file that uses no defined name is returned as
+// it is; one that does is returned re-encoded.
 func Subst(file string, text []byte, vars Vars) ([]byte, error) {
-	if !strings.Contains(string(text), "$") || len(vars.defined) == 0 {
+	if !usesDefined(text, vars) {
 		return text, nil
 	}
-	var b strings.Builder
-	b.Grow(len(text))
-	var errs []error
-	for i, line := range strings.SplitAfter(string(text), "\n") {
-		if !strings.Contains(line, "$") || strings.HasPrefix(strings.TrimLeft(line, " \t"), "#") {
-			b.WriteString(line)
-			continue
+	var docs []*yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(text))
+	for {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			break
 		}
-		errs = substLine(&b, line, vars, func(name string) error {
-			return &SubstError{File: file, Line: i + 1, Name: name}
-		}, errs)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		docs = append(docs, &doc)
 	}
+	changed := false
+	for _, doc := range docs {
+		c, err := SubstNode(file, doc, vars)
+		if err != nil {
+			return nil, err
+		}
+		changed = changed || c
+	}
+	if !changed {
+		return text, nil
+	}
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	for _, doc := range docs {
+		if err := enc.Encode(doc); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return b.Bytes(), nil
+}
+
+// SubstNode substitutes the variables vars defines in every scalar below n, keys included
+// (see Subst), and reports whether any changed. Lines are n's own.
+func SubstNode(file string, n *yaml.Node, vars Vars) (bool, error) {
+	var errs []error
+	changed := false
+	var walk func(*yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n.Kind == yaml.ScalarNode {
+			c, err := substScalar(file, n, vars)
+			changed = changed || c
+			if err != nil {
+				errs = append(errs, err)
+			}
+			return
+		}
+		if n.Kind == yaml.AliasNode {
+			return // its anchor is substituted where it is defined
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(n)
+	return changed, errors.Join(errs...)
+}
+
+// substScalar substitutes in one scalar. A changed scalar becomes a string, unless it has
+// an explicit tag: then the new value must be one of that tag.
+func substScalar(file string, n *yaml.Node, vars Vars) (bool, error) {
+	if !strings.Contains(n.Value, "$") {
+		return false, nil
+	}
+	var b strings.Builder
+	errs := substLine(&b, n.Value, vars, func(name string) error {
+		return &SubstError{File: file, Line: n.Line, Name: name}
+	}, nil)
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return false, errors.Join(errs...)
 	}
-	return []byte(b.String()), nil
+	if b.String() == n.Value {
+		return false, nil
+	}
+	n.Value = b.String()
+	if n.Style&yaml.TaggedStyle == 0 {
+		n.Tag = "!!str"
+		return true, nil
+	}
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return false, fmt.Errorf("%s:%d: %s %q: the substituted value is not of its tag (%w)", file, n.Line, n.Tag, n.Value, err)
+	}
+	return true, nil
+}
+
+// usesDefined reports whether text has a reference ($NAME, ${NAME} or $$NAME) to a name
+// vars defines.
+func usesDefined(text []byte, vars Vars) bool {
+	if len(vars.defined) == 0 || !bytes.ContainsRune(text, '$') {
+		return false
+	}
+	s := string(text)
+	for i := strings.IndexByte(s, '$'); i >= 0; i = strings.IndexByte(s, '$') {
+		s = s[i+1:]
+		if name, _ := varAt(s); vars.Defined(name) {
+			return true
+		}
+	}
+	return false
 }
 
 // substLine writes line with its defined variables replaced; those without a value are

@@ -55,3 +55,28 @@ func TestKustomizeBase(t *testing.T) {
 		t.Errorf("kustomization.yaml:\n%s", files["kustomization.yaml"])
 	}
 }
+
+// TestKustomizeNumericTag: an image tag that looks like a number is still a tag (kustomize
+// refuses a number in newTag).
+func TestKustomizeNumericTag(t *testing.T) {
+	src := gittest.New(t)
+	src.Commit(t, "main", map[string]string{
+		"workload.yaml":             kustomizeWorkload,
+		"fleetform-app.yaml":        "kustomize: deploy\n",
+		"deploy/kustomization.yaml": "resources: [deployment.yaml]\nimages:\n  - name: web\n    newTag: $IMAGE_TAG\n",
+		"deploy/deployment.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n" +
+			"      containers:\n        - name: web\n          image: web\n",
+	})
+	cfgRepo := gittest.New(t)
+	cfgRepo.Commit(t, "main", map[string]string{"dev/edge/values.yaml": "a: b\n"})
+	repos := controlplane.NewRepos(nil, nil, nil)
+	a := loadApp(t, repos, src.Dir)
+	run := newRun(t, a, openRepo(t, repos, cfgRepo.Dir), "dev", "main", nil, "20261129")
+	folder, err := run.Render(t.Context(), run.Targets[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := string(folder.Files["deployment-web.yaml"]); !strings.Contains(d, "image: web:20261129") {
+		t.Errorf("deployment:\n%s", d)
+	}
+}

@@ -33,13 +33,19 @@ type Layer struct {
 // empty file is an empty layer; anything but a mapping at the top is an error naming the
 // file and line.
 func ParseLayer(src Source, data []byte, vars Vars) (Layer, error) {
-	data, err := Subst(src.File, data, vars)
-	if err != nil {
-		return Layer{}, err
-	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return Layer{}, fmt.Errorf("%s: %w", src.File, err)
+	}
+	// Substituted in the parsed file, so that the lines of its values stay the file's.
+	changed, err := SubstNode(src.File, &doc, vars)
+	if err != nil {
+		return Layer{}, err
+	}
+	if changed {
+		if data, err = yaml.Marshal(&doc); err != nil {
+			return Layer{}, fmt.Errorf("%s: %w", src.File, err)
+		}
 	}
 	l := Layer{Source: src}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
