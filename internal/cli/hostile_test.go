@@ -59,6 +59,25 @@ spec:
 `,
 }
 
+// hostileApp is the fixture's application source (a folder): workload web with target edge
+// in dev (manifests.path edge), a chart whose config map holds the version; hostileConfig is
+// its config repository (a folder).
+var hostileApp = map[string]string{
+	"workload.yaml": `apiVersion: scheduler.kalypso.io/v1alpha1
+kind: Workload
+metadata: {name: web}
+spec:
+  deploymentTargets:
+    - {name: edge, environment: dev, manifests: {repo: https://example.com/gitops, branch: dev, path: edge}}
+`,
+	"fleetform-app.yaml":     "chart: helm\n",
+	"helm/Chart.yaml":        "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+	"helm/values.yaml":       "version: $VERSION\n",
+	"helm/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\ndata:\n  VERSION: {{ .Values.version | quote }}\n",
+}
+
+var hostileConfig = map[string]string{"dev/edge/values.yaml": "logLevel: info\n"}
+
 // hostileOutside is what the fixture keeps outside the control plane, the GitOps
 // repository and --out: no command may change it.
 var hostileOutside = map[string]string{"file": "precious\n", "dir/file": "precious\n"}
@@ -86,6 +105,7 @@ func TestHostileControlPlane(t *testing.T) {
 type hostileCPCase struct {
 	file  string
 	cp    map[string]string // control-plane files added or replaced
+	app   map[string]string // application source files added or replaced
 	out   map[string]string // files in --out before the commands
 	links [][2]string       // link (under the work folder) -> target
 	steps []hostileStep
@@ -97,6 +117,7 @@ type hostileStep struct {
 	exit   int
 	stderr []string
 	stdout []string
+	files  [][2]string // path, text the file must contain
 }
 
 func readHostileControlPlaneCase(t *testing.T, file string) *hostileCPCase {
@@ -105,11 +126,13 @@ func readHostileControlPlaneCase(t *testing.T, file string) *hostileCPCase {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &hostileCPCase{file: file, cp: map[string]string{}, out: map[string]string{}}
+	c := &hostileCPCase{file: file, cp: map[string]string{}, app: map[string]string{}, out: map[string]string{}}
 	for _, f := range ar.Files {
 		switch name := f.Name; {
 		case strings.HasPrefix(name, "cp/"):
 			c.cp[strings.TrimPrefix(name, "cp/")] = string(f.Data)
+		case strings.HasPrefix(name, "app/"):
+			c.app[strings.TrimPrefix(name, "app/")] = string(f.Data)
 		case strings.HasPrefix(name, "out/"):
 			c.out[strings.TrimPrefix(name, "out/")] = string(f.Data)
 		case name == "links":
@@ -130,7 +153,7 @@ func readHostileControlPlaneCase(t *testing.T, file string) *hostileCPCase {
 				t.Fatalf("%s: want: %v", file, err)
 			}
 		default:
-			t.Fatalf("%s: unknown section %q (want cp/..., out/..., links, run and want)", file, name)
+			t.Fatalf("%s: unknown section %q (want cp/..., app/..., out/..., links, run and want)", file, name)
 		}
 	}
 	if len(c.steps) == 0 {
@@ -139,7 +162,8 @@ func readHostileControlPlaneCase(t *testing.T, file string) *hostileCPCase {
 	return c
 }
 
-// parseWant reads "exit: N" and any number of "stderr: TEXT" and "stdout: TEXT" lines.
+// parseWant reads "exit: N" and any number of "stderr: TEXT", "stdout: TEXT" and
+// "file: PATH: TEXT" lines.
 func (s *hostileStep) parseWant(text string) error {
 	s.stderr = []string{}
 	for line := range strings.Lines(strings.TrimSpace(text)) {
@@ -158,6 +182,12 @@ func (s *hostileStep) parseWant(text string) error {
 			s.stderr = append(s.stderr, value)
 		case key == "stdout":
 			s.stdout = append(s.stdout, value)
+		case key == "file":
+			path, text, ok := strings.Cut(value, ": ")
+			if !ok {
+				return fmt.Errorf("line %q: want file: PATH: TEXT", line)
+			}
+			s.files = append(s.files, [2]string{path, text})
 		default:
 			return fmt.Errorf("unknown key %q", key)
 		}
@@ -171,9 +201,10 @@ func (c *hostileCPCase) run(t *testing.T) {
 	vars := map[string]string{
 		"$CP": filepath.Join(work, "cp"), "$OUT": filepath.Join(work, "out"),
 		"$OUTSIDE": filepath.Join(work, "outside"), "$GITOPS": filepath.Join(work, "gitops.git"),
+		"$APP": filepath.Join(work, "app"), "$CONFIG": filepath.Join(work, "config"),
 	}
 	expand := func(s string) string {
-		for _, k := range []string{"$OUTSIDE", "$OUT", "$CP", "$GITOPS"} { // $OUTSIDE before $OUT
+		for _, k := range []string{"$OUTSIDE", "$OUT", "$CP", "$GITOPS", "$APP", "$CONFIG"} { // $OUTSIDE before $OUT
 			s = strings.ReplaceAll(s, k, vars[k])
 		}
 		return s
@@ -183,6 +214,12 @@ func (c *hostileCPCase) run(t *testing.T) {
 		cp[p] = expand(content)
 	}
 	writeTree(t, vars["$CP"], cp)
+	app := maps.Clone(hostileApp)
+	for p, content := range c.app {
+		app[p] = expand(content)
+	}
+	writeTree(t, vars["$APP"], app)
+	writeTree(t, vars["$CONFIG"], hostileConfig)
 	if err := os.MkdirAll(vars["$OUT"], 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -211,6 +248,11 @@ func (c *hostileCPCase) run(t *testing.T) {
 		for _, want := range s.stdout {
 			if !strings.Contains(stdout.String(), expand(want)) {
 				t.Errorf("%s: stdout does not contain %q:\n%s", s.args, expand(want), stdout.String())
+			}
+		}
+		for _, f := range s.files {
+			if data, err := os.ReadFile(expand(f[0])); err != nil || !strings.Contains(string(data), f[1]) {
+				t.Errorf("%s: %s does not contain %q (%v):\n%s", s.args, expand(f[0]), f[1], err, data)
 			}
 		}
 		if got := gittest.ReadDir(t, vars["$OUTSIDE"]); !maps.Equal(got, hostileOutside) {
