@@ -21,10 +21,13 @@ func newHubTokenListCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "list",
 		Example: "  FLEETFORM_HUB_TOKEN=... fleetform hub token list --hub https://hub.example.com\n" +
-			"  FLEETFORM_HUB_TOKEN=... fleetform hub token list --hub https://hub.example.com --kind cluster --cluster edge-munich-1 -o json",
+			"  FLEETFORM_HUB_TOKEN=... fleetform hub token list --hub https://hub.example.com --kind cluster --cluster edge-munich-1 -o json\n" +
+			"  # who is signed in to the web UI (end a session with hub token revoke ID)\n" +
+			"  FLEETFORM_HUB_TOKEN=... fleetform hub token list --hub https://hub.example.com --kind session",
 		Short: "List the hub's tokens (never their secrets)",
 		Long: "list prints every token's ID, kind, name or cluster, creation and expiry times and state\n" +
-			"(active, expired or revoked); never a secret.",
+			"(active, expired or revoked); never a secret. Web UI sessions (kind session) are listed\n" +
+			"with --kind session only; revoking one signs its browser out.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := o.hub.ClientFor(o.out)
@@ -40,7 +43,7 @@ func newHubTokenListCmd(e *env) *cobra.Command {
 	}
 	o.hub.BindRequired(cmd)
 	o.out.Bind(cmd)
-	cmd.Flags().StringVar(&o.kind, "kind", "", "only tokens of this kind: admin, read, cluster or relay")
+	cmd.Flags().StringVar(&o.kind, "kind", "", "only tokens of this kind: admin, read, cluster, relay or session (web UI sessions, listed only when asked for)")
 	cmd.Flags().StringVar(&o.cluster, "cluster", "", "only this cluster's tokens")
 	return cmd
 }

@@ -84,6 +84,8 @@ type Tx interface {
 	PutTokens(ctx context.Context, ts ...Token) error
 	// DeleteClusterTokens removes a cluster's tokens.
 	DeleteClusterTokens(ctx context.Context, cluster string) error
+	// DeleteEndedTokens removes the tokens of kind that expired before t.
+	DeleteEndedTokens(ctx context.Context, kind string, before time.Time) error
 	// LockEnvironment serialises work on an environment across hub replicas: ingest and
 	// staleness sweeps take it shared, posting a desired state takes it exclusive. Stores
 	// with a single writer may do nothing.

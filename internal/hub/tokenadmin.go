@@ -46,9 +46,9 @@ func checkExpiry(expiresAt, now time.Time) error {
 // Tokens lists tokens (never their secrets), by kind, then cluster, name and creation.
 func (h *Hub) Tokens(ctx context.Context, f TokenFilter) ([]TokenInfo, error) {
 	switch f.Kind {
-	case "", TokenAdmin, TokenRead, TokenCluster, TokenRelay:
+	case "", TokenAdmin, TokenRead, TokenCluster, TokenRelay, TokenSession:
 	default:
-		return nil, Errorf(CodeInvalid, "kind %q: want admin, read, cluster or relay", f.Kind)
+		return nil, Errorf(CodeInvalid, "kind %q: want admin, read, cluster, relay or session", f.Kind)
 	}
 	var ts []Token
 	err := h.store.View(ctx, func(r Reader) error {
@@ -57,9 +57,12 @@ func (h *Hub) Tokens(ctx context.Context, f TokenFilter) ([]TokenInfo, error) {
 		return err
 	})
 	now := h.opts.Now()
-	out := make([]TokenInfo, len(ts))
-	for i, t := range ts {
-		out[i] = t.Info(now)
+	out := make([]TokenInfo, 0, len(ts))
+	for _, t := range ts {
+		if t.Kind == TokenSession && f.Kind != TokenSession {
+			continue // web UI sessions are listed when asked for
+		}
+		out = append(out, t.Info(now))
 	}
 	return out, err
 }
@@ -154,6 +157,9 @@ func (h *Hub) RotateToken(ctx context.Context, id string, expiresAt time.Time) (
 		}
 		if !old.RevokedAt.IsZero() {
 			return Errorf(CodeConflict, "token %s was revoked: issue a new one (hub token create, or hub register --rotate for a cluster)", id)
+		}
+		if old.Kind == TokenSession {
+			return Errorf(CodeConflict, "token %s is a web UI session: it cannot be rotated (revoke it; its person signs in again)", id)
 		}
 		next.Kind, next.Name, next.Cluster, next.Source = old.Kind, old.Name, old.Cluster, old.Source
 		if old.Kind == TokenCluster {

@@ -201,6 +201,9 @@ func (h *Hub) Authenticate(ctx context.Context, token string) (Principal, error)
 	if err != nil {
 		return Principal{}, err
 	}
+	if t.Kind == TokenSession {
+		return Principal{}, Errorf(CodeUnauthorized, "a web UI session is not a bearer token")
+	}
 	switch t.State(now) {
 	case TokenRevoked:
 		return Principal{}, Errorf(CodeUnauthorized, "token %s was revoked", t.ID)

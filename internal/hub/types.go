@@ -245,6 +245,8 @@ type Token struct {
 	ExpiresAt time.Time
 	// RevokedAt is when the token was revoked (zero: it was not).
 	RevokedAt time.Time
+	// Session is what a session token stands for (SessionOf, as JSON); "" for other kinds.
+	Session string
 }
 
 // Token states, as listings show them.

@@ -14,8 +14,8 @@ import (
 const (
 	// OIDCClientSecretEnv is fleetform's client secret at the identity provider.
 	OIDCClientSecretEnv = "FLEETFORM_OIDC_CLIENT_SECRET" //nolint:gosec // the variable's name, not a secret
-	// SessionSecretEnv seals the web UI's sessions; replicas share it (without it, a random
-	// key: sessions then end when the process does and work on one replica only).
+	// SessionSecretEnv seals a web UI sign-in under way; replicas share it (without it, a
+	// random key: a sign-in then finishes only on the replica that started it).
 	SessionSecretEnv = "FLEETFORM_SESSION_SECRET" //nolint:gosec // the variable's name, not a secret
 )
 
@@ -29,7 +29,7 @@ type SSO struct {
 	Trusted []string
 	// DisableTokenSignIn hides and refuses the UI's sign-in with a hub token.
 	DisableTokenSignIn bool
-	// SessionSecret seals the UI's sessions (SessionSecretEnv).
+	// SessionSecret seals the UI's sign-ins under way (SessionSecretEnv).
 	SessionSecret string
 }
 
@@ -74,7 +74,7 @@ func (s SSO) start(logger *slog.Logger) (signIn, error) {
 	out := signIn{verifier: identity.NewVerifier(cfg)}
 	if cfg.SignInEnabled() {
 		if s.SessionSecret == "" {
-			logger.Warn("sessions are sealed with a random key: they end when this process does, and work on this replica only; set " + SessionSecretEnv)
+			logger.Warn("sign-ins are sealed with a random key: one started on this replica cannot finish on another, nor after a restart; set " + SessionSecretEnv)
 		}
 		out.signIn, out.sealer = identity.NewSignIn(cfg), identity.NewSealer(s.SessionSecret)
 	}

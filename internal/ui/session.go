@@ -2,6 +2,7 @@ package ui
 
 import (
 	"crypto/hmac"
+	"errors"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -17,8 +18,8 @@ import (
 
 // Cookie names.
 const (
-	// sessionCookie holds the signed-in hub token, or a person's sealed session
-	// (personPrefix).
+	// sessionCookie holds the session's secret: a random token the hub keeps (hashed) as a
+	// token of kind session (hub.CreateSession), never a hub token or an identity.
 	sessionCookie = "fleetform_session"
 	// signInCookie holds the sign-in form's CSRF token (double submit: there is no session
 	// to derive it from yet).
@@ -59,9 +60,9 @@ func (s session) who() string {
 	return name + " (" + s.principal.Kind + ")"
 }
 
-// csrfToken derives a session's CSRF token from its hub token: an HMAC keyed by the token,
-// so only whoever holds the token (in the page the server wrote for it) knows it, and every
-// replica computes the same one.
+// csrfToken derives a session's CSRF token from its secret (or a bearer's hub token): an
+// HMAC keyed by it, so only whoever holds it (in the page the server wrote for it) knows it,
+// and every replica computes the same one.
 func csrfToken(token string) string {
 	m := hmac.New(sha256.New, []byte(token))
 	m.Write([]byte("fleetform ui csrf"))
@@ -72,7 +73,8 @@ func sameSecret(a, b string) bool {
 	return a != "" && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
 }
 
-// requestToken is the request's hub token: the bearer header, else the session cookie.
+// requestToken is the request's hub token (the bearer header), else its session's secret
+// (the session cookie).
 func requestToken(r *http.Request) (token string, fromCookie bool) {
 	if scheme, t, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
 		return strings.TrimSpace(t), false
@@ -89,37 +91,53 @@ func requestToken(r *http.Request) (token string, fromCookie bool) {
 func (u *Handler) signedIn(next func(http.ResponseWriter, *http.Request, session)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		token, fromCookie := requestToken(r)
-		if token == "" {
+		switch {
+		case token == "":
 			u.toSignIn(w, r)
-			return
-		}
-		if fromCookie && strings.HasPrefix(token, personPrefix) {
-			if s, ok := u.personSession(w, r, token); ok {
+		case fromCookie:
+			if s, ok := u.openSession(w, r, token); ok {
 				u.serveSession(w, r, s, next)
 			}
-			return
-		}
-		if u.opts.DisableTokenSignIn && fromCookie {
-			u.clearSession(w, r)
-			u.toSignIn(w, r)
-			return
-		}
-		p, err := u.hub.Authenticate(r.Context(), token)
-		if err != nil {
-			if fromCookie && hub.ErrorCode(err) == hub.CodeUnauthorized {
-				u.clearSession(w, r)
-				u.toSignIn(w, r)
-				return
+		default:
+			p, err := u.hub.Authenticate(r.Context(), token)
+			switch {
+			case err != nil:
+				u.renderError(w, session{}, http.StatusUnauthorized, hubMessage(err))
+			case !p.MayRead():
+				u.renderError(w, session{}, http.StatusForbidden, "the UI needs a person signed in, the admin token or a read-only token")
+			default:
+				u.serveSession(w, r, session{principal: p, csrf: csrfToken(token)}, next)
 			}
-			u.renderError(w, session{}, http.StatusUnauthorized, hubMessage(err))
-			return
 		}
-		if !p.MayRead() {
-			u.renderError(w, session{}, http.StatusForbidden, "the UI needs a person signed in, the admin token or a read-only token")
-			return
-		}
-		u.serveSession(w, r, session{principal: p, csrf: csrfToken(token)}, next)
 	}
+}
+
+// openSession opens the session of the cookie's secret. When it is not one (ended, revoked,
+// its token revoked, or switched off), the cookie is cleared and the browser sent to sign
+// in: a person whose session expired goes through the identity provider again.
+func (u *Handler) openSession(w http.ResponseWriter, r *http.Request, secret string) (session, bool) {
+	p, expires, err := u.hub.OpenSession(r.Context(), secret)
+	switch {
+	case err != nil && hub.ErrorCode(err) != hub.CodeUnauthorized:
+		u.fail(w, r, session{}, err)
+		return session{}, false
+	case err == nil && u.opts.DisableTokenSignIn && p.Kind != hub.PrincipalPerson:
+		err = errors.New("token sign-in is switched off")
+	}
+	if err != nil {
+		u.clearSession(w, r)
+		if errors.Is(err, hub.ErrSessionExpired) && p.Kind == hub.PrincipalPerson && r.Method == http.MethodGet && u.opts.SignIn != nil {
+			http.Redirect(w, r, "/auth/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+			return session{}, false
+		}
+		u.toSignIn(w, r)
+		return session{}, false
+	}
+	s := session{principal: p, csrf: csrfToken(secret)}
+	if p.Kind == hub.PrincipalPerson {
+		s.expires = expires
+	}
+	return s, true
 }
 
 // serveSession serves a page to a signed-in session; a POST needs the session's CSRF token.
@@ -207,13 +225,24 @@ func (u *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 		u.renderSignIn(w, http.StatusUnauthorized, c.Value, next, problem)
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: token, Path: "/", HttpOnly: true, Secure: u.secure(r), //nolint:gosec // Secure behind TLS (u.secure)
-
-		SameSite: http.SameSiteStrictMode, MaxAge: int(sessionLifetime / time.Second)})
+	expires := u.now().Add(sessionLifetime)
+	secret, err := u.hub.CreateSession(r.Context(), hub.SessionOf{TokenID: hub.TokenID(hub.HashToken(token))}, session{principal: p}.who(), expires)
+	if err != nil {
+		u.fail(w, r, session{}, err)
+		return
+	}
+	u.setSession(w, r, secret, expires)
 	http.SetCookie(w, &http.Cookie{Name: signInCookie, Value: "", Path: "/signin", MaxAge: -1, HttpOnly: true, //nolint:gosec // as above
 
 		Secure: u.secure(r), SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, next, http.StatusSeeOther) //nolint:gosec // next is a path on this server (localPath)
+}
+
+// setSession gives the browser its session's secret, until expires.
+func (u *Handler) setSession(w http.ResponseWriter, r *http.Request, secret string, expires time.Time) {
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: secret, Path: "/", HttpOnly: true, Secure: u.secure(r), //nolint:gosec // Secure behind TLS (u.secure)
+
+		SameSite: http.SameSiteStrictMode, MaxAge: int(expires.Sub(u.now()) / time.Second)})
 }
 
 func (u *Handler) clearSession(w http.ResponseWriter, r *http.Request) {

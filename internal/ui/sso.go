@@ -2,11 +2,8 @@ package ui
 
 import (
 	"context"
-	"errors"
 	"html/template"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/fleetform/fleetform/internal/access"
@@ -21,12 +18,9 @@ type SignIn interface {
 }
 
 const (
-	// personPrefix starts a session cookie that holds a person's sealed session.
-	personPrefix = "p."
 	// pendingCookie holds a started sign-in (sealed) until the provider sends the browser back.
 	pendingCookie = "fleetform_oidc"
 	// Purposes of sealed values.
-	sealSession = "session"
 	sealPending = "pending"
 )
 
@@ -85,14 +79,13 @@ func (u *Handler) callback(w http.ResponseWriter, r *http.Request) {
 		u.refuseSignIn(w, r, access.Identity{}, "the sign-in could not be completed: "+clipText(err.Error(), 300))
 		return
 	}
-	sealed, err := u.opts.Sealer.Seal(sealSession, sess, sess.Expires)
+	id := sess.Identity
+	secret, err := u.hub.CreateSession(r.Context(), hub.SessionOf{Person: &id}, personName(id), sess.Expires)
 	if err != nil {
-		u.refuseSignIn(w, r, sess.Identity, "your identity is too large to keep in a session ("+err.Error()+"): ask an administrator to send fewer groups")
+		u.fail(w, r, session{}, err)
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: personPrefix + sealed, Path: "/", HttpOnly: true, Secure: u.secure(r), //nolint:gosec // Secure behind TLS (u.secure)
-
-		SameSite: http.SameSiteStrictMode, MaxAge: int(time.Until(sess.Expires) / time.Second)})
+	u.setSession(w, r, secret, sess.Expires)
 	u.opts.Logger.InfoContext(r.Context(), "signed in", "issuer", sess.Identity.Issuer, "subject", sess.Identity.Subject)
 	u.continueTo(w, pending.Next)
 }
@@ -124,30 +117,15 @@ func (u *Handler) recordSignInFailure(r *http.Request, id access.Identity, reaso
 	}
 }
 
-// personSession opens a person's session cookie; when it expired, the browser is sent
-// through the identity provider again (which checks the person and their groups anew).
-func (u *Handler) personSession(w http.ResponseWriter, r *http.Request, cookie string) (session, bool) {
-	var sess identity.Session
-	err := errors.New("single sign-on is not set up here")
-	if u.opts.Sealer != nil {
-		err = u.opts.Sealer.Open(sealSession, strings.TrimPrefix(cookie, personPrefix), u.now(), &sess)
-	}
-	if err != nil {
-		u.clearSession(w, r)
-		if errors.Is(err, identity.ErrExpired) && r.Method == http.MethodGet && u.opts.SignIn != nil {
-			http.Redirect(w, r, "/auth/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
-			return session{}, false
+// logout ends the session (a person's or a token's): the hub revokes it, so its cookie
+// no longer works anywhere.
+func (u *Handler) logout(w http.ResponseWriter, r *http.Request, s session) {
+	if secret, fromCookie := requestToken(r); fromCookie {
+		if err := u.hub.EndSession(r.Context(), secret); err != nil {
+			u.fail(w, r, s, err)
+			return
 		}
-		u.toSignIn(w, r)
-		return session{}, false
 	}
-	id := sess.Identity
-	p := hub.Principal{Kind: hub.PrincipalPerson, Name: id.Actor(), Person: &id}
-	return session{principal: p, csrf: u.opts.Sealer.Derive(cookie, "csrf"), expires: sess.Expires}, true
-}
-
-// logout ends the session (a person's or a token's).
-func (u *Handler) logout(w http.ResponseWriter, r *http.Request, _ session) {
 	u.clearSession(w, r)
 	http.Redirect(w, r, "/signin", http.StatusSeeOther)
 }

@@ -95,7 +95,7 @@ func newSSOFleet(t *testing.T, disableTokens bool) *ssoFleet {
 	f.srv = httptest.NewServer(mux)
 	t.Cleanup(f.srv.Close)
 	cfg := identity.Config{Issuer: idp.Issuer(), ClientID: idp.ClientID(), ClientSecret: idp.ClientSecret(), ExternalURL: f.srv.URL}
-	f.hub = hub.New(store, hub.Options{People: identity.NewVerifier(cfg)})
+	f.hub = hub.New(store, hub.Options{People: identity.NewVerifier(cfg), Now: f.clock.Now})
 	if _, err := f.hub.Bootstrap(ctx, adminToken); err != nil {
 		t.Fatal(err)
 	}

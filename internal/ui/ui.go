@@ -56,7 +56,7 @@ type Options struct {
 	// Rights decide what a signed-in identity may do (nil: only the admin token may write).
 	Rights Rights
 	// SignIn signs people in through the identity provider (nil: hub tokens only); Sealer
-	// then seals their sessions.
+	// then seals a sign-in under way (sessions are the hub's: hub.CreateSession).
 	SignIn SignIn
 	Sealer *identity.Sealer
 	// DisableTokenSignIn hides and refuses signing in with a hub token (with SignIn set).
@@ -98,7 +98,7 @@ func New(h *hub.Hub, opts Options) (*Handler, error) {
 		opts.Rights = access.Compile(nil) // no policy: only the admin token writes
 	}
 	if opts.SignIn != nil && opts.Sealer == nil {
-		return nil, errors.New("ui: SignIn needs a Sealer for the sessions")
+		return nil, errors.New("ui: SignIn needs a Sealer for the sign-ins under way")
 	}
 	pages, err := parsePages()
 	if err != nil {

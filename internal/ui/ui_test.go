@@ -268,3 +268,108 @@ func TestClusterTokensAndBadTokensAreRefused(t *testing.T) {
 		t.Fatalf("API through the UI's mux: %d %q %s", status, h.Get("Content-Type"), body)
 	}
 }
+
+// TestSessionsAreKeptByTheHub: a session cookie is a random secret of its own (never the
+// hub token), listed as a token of kind session; signing out ends it on the server (a copy
+// of the cookie stops working), and so do revoking it and revoking the hub token it signed
+// in with; it is no bearer token for the API.
+func TestSessionsAreKeptByTheHub(t *testing.T) {
+	f := newFleet(t)
+	ctx := context.Background()
+	c := client(t)
+	f.signIn(t, c, f.readToken)
+	secret := f.sessionSecret(t, c)
+	if secret == "" || strings.Contains(secret, f.readToken) {
+		t.Fatalf("session cookie %q holds the hub token", secret)
+	}
+	sessions := f.activeSessions(t)
+	if len(sessions) != 1 {
+		t.Fatalf("active sessions %+v, want 1", sessions)
+	}
+	all, err := f.hub.Tokens(ctx, hub.TokenFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range all {
+		if tok.Kind == hub.TokenSession {
+			t.Errorf("token list shows session %s without --kind session", tok.ID)
+		}
+	}
+	if _, err := f.hub.Authenticate(ctx, secret); hub.ErrorCode(err) != hub.CodeUnauthorized {
+		t.Errorf("the session's secret as a bearer token: %v", err)
+	}
+
+	stolen := f.clientWith(t, secret)
+	if status, _, _ := f.get(t, stolen, "/promotions", ""); status != http.StatusOK {
+		t.Fatalf("a copy of the cookie before sign-out: %d", status)
+	}
+	_, body, _ := f.get(t, c, "/promotions", "")
+	if status, _, _ := f.post(t, c, "/signout", url.Values{"csrf": {csrfOf(t, body)}}); status != http.StatusSeeOther {
+		t.Fatalf("sign-out: %d", status)
+	}
+	if status, _, _ := f.get(t, stolen, "/promotions", ""); status != http.StatusSeeOther {
+		t.Fatalf("a copy of the cookie after sign-out: %d, want a redirect to sign in", status)
+	}
+	if left := f.activeSessions(t); len(left) != 0 {
+		t.Fatalf("sessions after sign-out %+v", left)
+	}
+
+	f.signIn(t, c, f.readToken)
+	if _, err := f.hub.RevokeToken(ctx, f.activeSessions(t)[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if status, _, _ := f.get(t, c, "/promotions", ""); status != http.StatusSeeOther {
+		t.Fatalf("a revoked session: %d, want a redirect to sign in", status)
+	}
+
+	f.signIn(t, c, f.readToken)
+	if _, err := f.hub.RevokeToken(ctx, hub.TokenID(hub.HashToken(f.readToken))); err != nil {
+		t.Fatal(err)
+	}
+	if status, _, _ := f.get(t, c, "/promotions", ""); status != http.StatusSeeOther {
+		t.Fatalf("a session of a revoked token: %d, want a redirect to sign in", status)
+	}
+}
+
+// sessionSecret is c's session cookie.
+func (f *fleet) sessionSecret(t *testing.T, c *http.Client) string {
+	t.Helper()
+	u, err := url.Parse(f.srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ck := range c.Jar.Cookies(u) {
+		if ck.Name == "fleetform_session" {
+			return ck.Value
+		}
+	}
+	return ""
+}
+
+// clientWith is a client holding the session cookie secret (a copy of another browser's).
+func (f *fleet) clientWith(t *testing.T, secret string) *http.Client {
+	t.Helper()
+	c := client(t)
+	u, err := url.Parse(f.srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Jar.SetCookies(u, []*http.Cookie{{Name: "fleetform_session", Value: secret, Path: "/"}})
+	return c
+}
+
+// activeSessions lists the hub's active sessions.
+func (f *fleet) activeSessions(t *testing.T) []hub.TokenInfo {
+	t.Helper()
+	ts, err := f.hub.Tokens(context.Background(), hub.TokenFilter{Kind: hub.TokenSession})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var active []hub.TokenInfo
+	for _, tok := range ts {
+		if tok.State == hub.TokenActive {
+			active = append(active, tok)
+		}
+	}
+	return active
+}

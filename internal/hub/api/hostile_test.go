@@ -198,6 +198,10 @@ func newHostileFixture(t *testing.T, store hub.Store) *hostileFixture {
 		must(err)
 		f.tokens[name] = secret
 	}
+	// A web UI session of the admin token.
+	session, err := h.CreateSession(ctx, hub.SessionOf{TokenID: hub.TokenID(hub.HashToken(f.tokens["admin"]))}, "admin (admin)", clock.Now().Add(12*time.Hour))
+	must(err)
+	f.tokens["session"] = session
 	for name, secret := range f.tokens {
 		f.ids[name] = hub.TokenID(hub.HashToken(secret))
 	}
@@ -250,7 +254,8 @@ func (f *hostileFixture) run(t *testing.T, c hostileCase) {
 }
 
 // request builds the case's request: its text is a template with the fixture's tokens
-// ({{admin}}, {{read}}, {{revoked}}, {{expired}}, {{cluster}}), their IDs ({{id "admin"}})
+// ({{admin}}, {{read}}, {{revoked}}, {{expired}}, {{cluster}}, {{session}}), their IDs
+// ({{id "admin"}})
 // and {{repeat "x" N}}.
 func (f *hostileFixture) request(t *testing.T, text string) *http.Request {
 	t.Helper()

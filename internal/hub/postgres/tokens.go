@@ -11,12 +11,12 @@ import (
 	"github.com/fleetform/fleetform/internal/hub"
 )
 
-const tokenColumns = `id, hash, kind, cluster, name, source, created_at, expires_at, revoked_at` //nolint:gosec // column names, not a token
+const tokenColumns = `id, hash, kind, cluster, name, source, created_at, expires_at, revoked_at, session` //nolint:gosec // column names, not a token
 
 func scanToken(row pgx.Row) (hub.Token, error) {
 	var tok hub.Token
 	var created, expires, revoked pgtype.Timestamptz
-	err := row.Scan(&tok.ID, &tok.Hash, &tok.Kind, &tok.Cluster, &tok.Name, &tok.Source, &created, &expires, &revoked)
+	err := row.Scan(&tok.ID, &tok.Hash, &tok.Kind, &tok.Cluster, &tok.Name, &tok.Source, &created, &expires, &revoked, &tok.Session)
 	tok.CreatedAt, tok.ExpiresAt, tok.RevokedAt = fromTS(created), fromTS(expires), fromTS(revoked)
 	return tok, notFound(err)
 }
@@ -77,7 +77,7 @@ func (t *tx) PutTokens(_ context.Context, toks ...hub.Token) error {
 		last[string(tok.Hash)] = i
 	}
 	var (
-		ids, kinds, clusters, names, sources []string
+		ids, kinds, clusters, names, sources, sessions []string
 		hashes                               [][]byte
 		created, expires, revoked            []pgtype.Timestamptz
 	)
@@ -86,7 +86,7 @@ func (t *tx) PutTokens(_ context.Context, toks ...hub.Token) error {
 			continue
 		}
 		ids, hashes, kinds, clusters = append(ids, hub.TokenID(tok.Hash)), append(hashes, tok.Hash), append(kinds, tok.Kind), append(clusters, tok.Cluster)
-		names, sources = append(names, tok.Name), append(sources, tok.Source)
+		names, sources, sessions = append(names, tok.Name), append(sources, tok.Source), append(sessions, tok.Session)
 		created, expires, revoked = append(created, timestamptz(tok.CreatedAt)), append(expires, timestamptz(tok.ExpiresAt)), append(revoked, timestamptz(tok.RevokedAt))
 	}
 	if len(ids) == 0 {
@@ -94,10 +94,10 @@ func (t *tx) PutTokens(_ context.Context, toks ...hub.Token) error {
 	}
 	t.queue(`INSERT INTO tokens (`+tokenColumns+`)
 		SELECT * FROM unnest($1::text[], $2::bytea[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
-			$8::timestamptz[], $9::timestamptz[])
+			$8::timestamptz[], $9::timestamptz[], $10::text[])
 		ON CONFLICT (hash) DO UPDATE SET kind = excluded.kind, cluster = excluded.cluster, name = excluded.name,
-		source = excluded.source, expires_at = excluded.expires_at, revoked_at = excluded.revoked_at`,
-		ids, hashes, kinds, clusters, names, sources, created, expires, revoked)
+		source = excluded.source, expires_at = excluded.expires_at, revoked_at = excluded.revoked_at, session = excluded.session`,
+		ids, hashes, kinds, clusters, names, sources, created, expires, revoked, sessions)
 	return nil
 }
 
@@ -108,5 +108,11 @@ const deleteClusterTokens = `DELETE FROM tokens WHERE cluster = $1 AND cluster <
 
 func (t *tx) DeleteClusterTokens(_ context.Context, cluster string) error {
 	t.queue(deleteClusterTokens, cluster, hub.TokenCluster)
+	return nil
+}
+
+// DeleteEndedTokens deletes the tokens of kind that expired before t (through tokens_kind).
+func (t *tx) DeleteEndedTokens(_ context.Context, kind string, before time.Time) error {
+	t.queue(`DELETE FROM tokens WHERE kind = $1 AND expires_at IS NOT NULL AND expires_at < $2`, kind, timestamptz(before))
 	return nil
 }

@@ -7,12 +7,12 @@ import (
 	"github.com/fleetform/fleetform/internal/hub"
 )
 
-const tokenColumns = `id, hash, kind, cluster, name, source, created_at, expires_at, revoked_at` //nolint:gosec // column names, not a token
+const tokenColumns = `id, hash, kind, cluster, name, source, created_at, expires_at, revoked_at, session` //nolint:gosec // column names, not a token
 
 func scanToken(row interface{ Scan(...any) error }) (hub.Token, error) {
 	var tok hub.Token
 	var created, expires, revoked int64
-	err := row.Scan(&tok.ID, &tok.Hash, &tok.Kind, &tok.Cluster, &tok.Name, &tok.Source, &created, &expires, &revoked)
+	err := row.Scan(&tok.ID, &tok.Hash, &tok.Kind, &tok.Cluster, &tok.Name, &tok.Source, &created, &expires, &revoked, &tok.Session)
 	tok.CreatedAt, tok.ExpiresAt, tok.RevokedAt = fromMS(created), fromMS(expires), fromMS(revoked)
 	return tok, notFound(err)
 }
@@ -82,10 +82,10 @@ func (t *tx) HasAdminToken(ctx context.Context, now time.Time) (bool, error) {
 // PutTokens stores the tokens one statement at a time (in the process: no round trips).
 func (t *tx) PutTokens(ctx context.Context, toks ...hub.Token) error {
 	for _, tok := range toks {
-		_, err := t.q.ExecContext(ctx, `INSERT INTO tokens (`+tokenColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		_, err := t.q.ExecContext(ctx, `INSERT INTO tokens (`+tokenColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (hash) DO UPDATE SET kind = excluded.kind, cluster = excluded.cluster, name = excluded.name,
-			source = excluded.source, expires_at = excluded.expires_at, revoked_at = excluded.revoked_at`,
-			hub.TokenID(tok.Hash), tok.Hash, tok.Kind, tok.Cluster, tok.Name, tok.Source, ms(tok.CreatedAt), ms(tok.ExpiresAt), ms(tok.RevokedAt))
+			source = excluded.source, expires_at = excluded.expires_at, revoked_at = excluded.revoked_at, session = excluded.session`,
+			hub.TokenID(tok.Hash), tok.Hash, tok.Kind, tok.Cluster, tok.Name, tok.Source, ms(tok.CreatedAt), ms(tok.ExpiresAt), ms(tok.RevokedAt), tok.Session)
 		if err != nil {
 			return err
 		}
@@ -100,5 +100,11 @@ const deleteClusterTokens = `DELETE FROM tokens WHERE cluster = ? AND cluster <>
 
 func (t *tx) DeleteClusterTokens(ctx context.Context, cluster string) error {
 	_, err := t.q.ExecContext(ctx, deleteClusterTokens, cluster, hub.TokenCluster)
+	return err
+}
+
+// DeleteEndedTokens deletes the tokens of kind that expired before t (through tokens_kind).
+func (t *tx) DeleteEndedTokens(ctx context.Context, kind string, before time.Time) error {
+	_, err := t.q.ExecContext(ctx, `DELETE FROM tokens WHERE kind = ? AND expires_at <> 0 AND expires_at < ?`, kind, ms(before))
 	return err
 }
