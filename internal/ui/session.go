@@ -2,11 +2,11 @@ package ui
 
 import (
 	"crypto/hmac"
-	"errors"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"

@@ -78,8 +78,8 @@ func (t *tx) PutTokens(_ context.Context, toks ...hub.Token) error {
 	}
 	var (
 		ids, kinds, clusters, names, sources, sessions []string
-		hashes                               [][]byte
-		created, expires, revoked            []pgtype.Timestamptz
+		hashes                                         [][]byte
+		created, expires, revoked                      []pgtype.Timestamptz
 	)
 	for i, tok := range toks {
 		if last[string(tok.Hash)] != i {
