@@ -139,8 +139,11 @@ func (f *Fleet) applyRun(ctx context.Context, r *pipeline.Run, t gitops.Target, 
 	case err != nil:
 		doc.Refused = err.Error()
 		return doc, applied, &RefusedError{Err: err}
-	case len(doc.Plan.Errors) > 0:
-		return doc, applied, &InvalidError{Errors: len(doc.Plan.Errors)}
+	case len(doc.Plan.Errors) > 0 || len(doc.Plan.Failed) > 0:
+		if applied.HubErr != nil {
+			f.cfg.Logger.WarnContext(ctx, "the hub refused the desired state", "environment", doc.Environment, "error", applied.HubErr.Error())
+		}
+		return doc, applied, &InvalidError{Errors: max(len(doc.Plan.Errors), len(doc.Plan.Failed))}
 	case applied.HubErr != nil:
 		return doc, applied, fmt.Errorf("the commit is written, but: %w", applied.HubErr)
 	}

@@ -18,7 +18,11 @@ type DesiredPoster interface {
 }
 
 // PostDesired tells the hub what an apply scheduled, at the GitOps revision it wrote (or,
-// when nothing changed, the branch tip it found up to date).
+// when nothing changed, the branch tip it found up to date). When nothing changed and
+// assignments failed (their folders kept as the tip has them), the hub may already hold the
+// tip's desired state with what those folders configure: that record stands, and its
+// conflict with this apply's (which cannot say what a failed assignment configures) is no
+// error: the assignments' own errors are the apply's outcome.
 func PostDesired(ctx context.Context, h DesiredPoster, r *Run, res *gitops.Result) error {
 	if res == nil || res.Plan == nil {
 		return nil
@@ -27,7 +31,11 @@ func PostDesired(ctx context.Context, h DesiredPoster, r *Run, res *gitops.Resul
 	if d.Revision == "" {
 		return nil // an empty branch with nothing to write: nothing is scheduled anywhere
 	}
-	if err := h.PostDesired(ctx, d); err != nil {
+	err := h.PostDesired(ctx, d)
+	if err != nil && res.Commit.IsZero() && len(res.Plan.Failed) > 0 && hub.ErrorCode(err) == hub.CodeConflict {
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("post the desired state of %s at %s to the hub: %w", d.Environment, d.Revision[:min(len(d.Revision), 12)], err)
 	}
 	return nil
