@@ -63,7 +63,7 @@ type SyncRecord struct {
 	// Error is why the apply failed ("" when it succeeded).
 	Error string `json:"error,omitempty"`
 	// Trigger is what started the apply: TriggerPoll, TriggerWebhook, TriggerAuthoring, TriggerPromotion,
-	// TriggerStart or "".
+	// TriggerStart, TriggerMassDeletion or "".
 	Trigger string `json:"trigger,omitempty"`
 }
 
@@ -81,7 +81,9 @@ const (
 	TriggerPromotion = "promotion"
 	// TriggerAuthoring is a change made through serve's authoring API or its UI forms.
 	TriggerAuthoring = "authoring"
-	TriggerStart     = "start"
+	// TriggerMassDeletion is a confirmation of a mass deletion a sync refused.
+	TriggerMassDeletion = "mass-deletion"
+	TriggerStart        = "start"
 )
 
 // Limits of sources and sync records.

@@ -73,9 +73,10 @@ func validateSync(r SyncRecord) error {
 		return Errorf(CodeInvalid, "error is longer than %d bytes", MaxErrorLength)
 	}
 	switch r.Trigger {
-	case "", TriggerPoll, TriggerWebhook, TriggerPromotion, TriggerStart, TriggerAuthoring:
+	case "", TriggerPoll, TriggerWebhook, TriggerPromotion, TriggerStart, TriggerAuthoring, TriggerMassDeletion:
 	default:
-		return Errorf(CodeInvalid, "trigger %q: want %s, %s, %s, %s or %s", r.Trigger, TriggerPoll, TriggerWebhook, TriggerPromotion, TriggerStart, TriggerAuthoring)
+		return Errorf(CodeInvalid, "trigger %q: want %s, %s, %s, %s, %s or %s", r.Trigger, TriggerPoll, TriggerWebhook, TriggerPromotion,
+			TriggerStart, TriggerAuthoring, TriggerMassDeletion)
 	}
 	return validateFailed(r.Failed)
 }

@@ -28,7 +28,8 @@ func (s *Service) round(ctx context.Context, woken map[string]bool) {
 	s.mu.Lock()
 	first := !s.started
 	s.mu.Unlock()
-	if !first && c.controlPlane == nil && len(c.sources) == 0 && s.watcher == nil {
+	confirmed := s.confirmedMassDeletions(ctx)
+	if !first && c.controlPlane == nil && len(c.sources) == 0 && s.watcher == nil && len(confirmed) == 0 {
 		return // nothing moved: no work beyond the poll
 	}
 	cp, err := s.open(ctx)
@@ -45,6 +46,14 @@ func (s *Service) round(ctx context.Context, woken map[string]bool) {
 		s.readRights(ctx, cp)
 	}
 	affected, trigger := s.affected(cp, c, envs, first)
+	if len(affected) == 0 && len(confirmed) > 0 {
+		trigger = hub.TriggerMassDeletion
+	}
+	for env := range confirmed {
+		if slices.Contains(envs, env) {
+			affected[env] = true
+		}
+	}
 	s.syncAll(ctx, cp, affected, branches, trigger, c)
 	if first && ctx.Err() == nil {
 		s.mu.Lock()

@@ -27,6 +27,9 @@ const LeaseName = "fleetform-serve"
 type Hub interface {
 	PutSource(ctx context.Context, s hub.SourceState) error
 	RecordSync(ctx context.Context, r hub.SyncRecord) error
+	// MassDeletionConfirmed reports whether someone confirmed the mass deletion of env at
+	// control-plane commit (recorded through the UI or the API).
+	MassDeletionConfirmed(ctx context.Context, env, commit string) (bool, error)
 }
 
 // Options configure the service.
@@ -70,6 +73,10 @@ type Service struct {
 	mu      sync.Mutex
 	sources map[string]*source // by repoKey
 	facts   map[string]*envFacts
+	// refused are the environments whose last sync refused a mass deletion, with the
+	// control-plane commit it was refused at: each round asks the hub whether someone
+	// confirmed it.
+	refused map[string]string
 	envs    []string
 	// order is the environments in promotion order (every one, served or not).
 	order   []ui.ChainLink
@@ -93,7 +100,8 @@ func New(opts Options) *Service {
 	cfg := opts.Fleet.Config()
 	s := &Service{opts: opts, controlPlane: cfg.ControlPlane, read: cfg.Read,
 		repos: controlplane.NewRepos(cfg.Read.RepoMap, cfg.Credentials, opts.Logger),
-		wake:  make(chan string, 64), sources: map[string]*source{}, facts: map[string]*envFacts{}}
+		wake:  make(chan string, 64), sources: map[string]*source{}, facts: map[string]*envFacts{},
+		refused: map[string]string{}}
 	s.sources[repourl.Key(s.controlPlane)] = &source{url: s.controlPlane, kind: KindControlPlane, next: opts.Now()}
 	if opts.Promote {
 		s.watcher = opts.Fleet.Watcher("fleetform serve", opts.Now, s.applyPromoted)

@@ -241,3 +241,53 @@ func TestAuthoredChangesAreNotWebhooks(t *testing.T) {
 		t.Errorf("dev synced with trigger %q, want %q (%+v)", rec.Trigger, hub.TriggerAuthoring, rec)
 	}
 }
+
+// TestMassDeletionConfirmed: a sync that would remove most of an environment's folders is
+// refused, saying how to confirm it in serve (not a flag serve does not have); a round
+// without a confirmation, or with one of another commit, changes nothing; once someone
+// confirms it at the refused control-plane commit (recorded in the history), the next round
+// applies it, with trigger mass-deletion.
+func TestMassDeletionConfirmed(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	f.svc.round(ctx, map[string]bool{})
+	start := f.tips()["dev"]
+	if files := f.gitops.Files(t, "dev"); files["large/shop-web/reconciler.yaml"] == "" {
+		t.Fatalf("dev's first sync wrote no folder for shop-web: %v", slices.Sorted(maps.Keys(files)))
+	}
+	delete(f.files, "registration.yaml")
+	f.cp.Commit(t, "main", f.files)
+	f.round()
+	refused := f.latest("dev")
+	if f.tips()["dev"] != start || !strings.HasPrefix(refused.Error, hub.MassDeletionRefused) ||
+		!strings.Contains(refused.Error, "confirm it on the environment's page") || strings.Contains(refused.Error, "--allow-mass-delete") {
+		t.Fatalf("the sync removing dev's only folder: %+v (tip moved: %v)", refused, f.tips()["dev"] != start)
+	}
+
+	f.round()
+	if err := f.hub.ConfirmMassDeletion(ctx, hub.MassDeletionConfirmation{Environment: "dev", Commit: strings.Repeat("1", 40),
+		Reason: "another commit", By: "ada"}); err != nil {
+		t.Fatal(err)
+	}
+	f.round()
+	if f.tips()["dev"] != start {
+		t.Fatal("dev was applied without a confirmation of its commit")
+	}
+
+	if err := f.hub.ConfirmMassDeletion(ctx, hub.MassDeletionConfirmation{Environment: "dev", Commit: refused.ControlPlaneCommit,
+		Reason: "shop is retired", By: "ada"}); err != nil {
+		t.Fatal(err)
+	}
+	f.round()
+	rec := f.latest("dev")
+	if f.tips()["dev"] == start || rec.Trigger != hub.TriggerMassDeletion || rec.Error != "" {
+		t.Fatalf("after the confirmation: %+v (tip moved: %v)", rec, f.tips()["dev"] != start)
+	}
+	if files := f.gitops.Files(t, "dev"); files["large/shop-web/reconciler.yaml"] != "" {
+		t.Error("the confirmed deletion left shop-web's folder")
+	}
+	events, err := f.hub.History(ctx, hub.HistoryFilter{Environment: "dev", Kind: hub.EventMassDeletion})
+	if err != nil || len(events) != 2 || !strings.Contains(events[0].Message, "confirmed by ada: shop is retired") {
+		t.Errorf("history %+v, %v", events, err)
+	}
+}

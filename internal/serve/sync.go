@@ -2,6 +2,8 @@ package serve
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -66,9 +68,14 @@ func (s *Service) sync(ctx context.Context, cp *controlplane.ControlPlane, env, 
 }
 
 // apply writes the environment and fills the record with what it did: errors in its input
-// are in the record's failed assignments and diagnostics, not a failed sync.
+// are in the record's failed assignments and diagnostics, not a failed sync. A mass deletion
+// is refused unless someone confirmed it at this control-plane commit.
 func (s *Service) apply(ctx context.Context, r *pipeline.Run, t gitops.Target, rec *hub.SyncRecord) {
-	res, err := s.opts.Fleet.ApplyRun(context.WithoutCancel(ctx), r, t, fleet.ApplyRequest{PullRequest: s.opts.PullRequests})
+	req := fleet.ApplyRequest{PullRequest: s.opts.PullRequests}
+	req.Write.AllowMassDelete = s.massDeletionConfirmed(ctx, rec.Environment, rec.ControlPlaneCommit)
+	res, err := s.opts.Fleet.ApplyRun(context.WithoutCancel(ctx), r, t, req)
+	massDeletion := res != nil && res.Plan.MassDelete != nil && fleet.IsRefused(err)
+	s.noteMassDeletion(rec, massDeletion)
 	if res != nil {
 		rec.NoChange, rec.FilesChanged, rec.GitOpsCommit = res.NoChange, len(res.Plan.Changes), res.Commit
 		for _, f := range res.Plan.Failed {
@@ -78,9 +85,63 @@ func (s *Service) apply(ctx context.Context, r *pipeline.Run, t gitops.Target, r
 			rec.PullRequest = res.PullRequest.URL
 		}
 	}
-	if err != nil && !fleet.IsInvalid(err) {
+	switch {
+	case massDeletion:
+		rec.Error = massDeletionRefusal(rec, res.Plan.MassDelete)
+	case err != nil && !fleet.IsInvalid(err):
 		rec.Error = err.Error()
 	}
+}
+
+// massDeletionRefusal says why a sync refused a mass deletion and how to confirm it.
+func massDeletionRefusal(rec *hub.SyncRecord, m *gitops.MassDelete) string {
+	return fmt.Sprintf("%sapplying control-plane commit %s would remove %d of %d deployment-target folders (more than %.0f%%): "+
+		"an empty or unreachable source must not wipe a fleet. Check the control plane; if the deletion is intended, confirm it "+
+		"on the environment's page of the web UI (or POST /api/v1/environments/%s/mass-deletion), which is recorded in the history",
+		hub.MassDeletionRefused, rec.ControlPlaneCommit[:min(len(rec.ControlPlaneCommit), 12)], m.Removed, m.Owned, m.Threshold*100, rec.Environment)
+}
+
+// noteMassDeletion remembers whether the environment's sync refused a mass deletion, and at
+// which control-plane commit.
+func (s *Service) noteMassDeletion(rec *hub.SyncRecord, refused bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if refused {
+		s.refused[rec.Environment] = rec.ControlPlaneCommit
+	} else {
+		delete(s.refused, rec.Environment)
+	}
+}
+
+// massDeletionConfirmed reports whether env's sync refused a mass deletion at commit and
+// someone confirmed it since.
+func (s *Service) massDeletionConfirmed(ctx context.Context, env, commit string) bool {
+	s.mu.Lock()
+	refused := s.refused[env]
+	s.mu.Unlock()
+	if s.opts.Hub == nil || commit == "" || refused != commit {
+		return false
+	}
+	ok, err := s.opts.Hub.MassDeletionConfirmed(ctx, env, commit)
+	if err != nil {
+		s.opts.Logger.WarnContext(ctx, "reading the confirmations of a mass deletion", "environment", env, "error", err.Error())
+	}
+	return ok
+}
+
+// confirmedMassDeletions returns the environments whose refused mass deletion someone
+// confirmed: each round syncs them again.
+func (s *Service) confirmedMassDeletions(ctx context.Context) map[string]bool {
+	s.mu.Lock()
+	refused := maps.Clone(s.refused)
+	s.mu.Unlock()
+	out := map[string]bool{}
+	for env, commit := range refused {
+		if s.massDeletionConfirmed(ctx, env, commit) {
+			out[env] = true
+		}
+	}
+	return out
 }
 
 // record keeps a sync in the hub, and marks the sources it read as synced.

@@ -9,7 +9,7 @@ import (
 
 // auditKinds are the history's kinds the audit page lists: the writes people make.
 var auditKinds = strings.Join([]string{hub.EventAuthoring, hub.EventApproval, hub.EventPromotion, hub.EventOverride,
-	hub.EventToken, hub.EventSignIn}, ",")
+	hub.EventMassDeletion, hub.EventToken, hub.EventSignIn}, ",")
 
 // auditLimit bounds the events the audit page shows.
 const auditLimit = 500

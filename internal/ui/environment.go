@@ -3,8 +3,12 @@ package ui
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"slices"
+	"strings"
 
+	"github.com/fleetform/fleetform/api/v1alpha1"
+	"github.com/fleetform/fleetform/internal/access"
 	"github.com/fleetform/fleetform/internal/hub"
 )
 
@@ -25,6 +29,15 @@ type environmentData struct {
 	Drift    driftSummary
 	Sync     *syncView
 	Decision *decision
+	// MassDeletion is the refused mass deletion the session may confirm (nil: none).
+	MassDeletion *massDeletionView
+}
+
+// massDeletionView is a mass deletion the last sync refused, and the form that confirms it.
+type massDeletionView struct {
+	Commit string
+	// Done says the confirmation was recorded.
+	Done bool
 }
 
 // driftSummary counts what drifts and names the first few of each.
@@ -52,6 +65,10 @@ func (u *Handler) environment(w http.ResponseWriter, r *http.Request, s session)
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
+	}
+	if data.Sync != nil && strings.HasPrefix(data.Sync.Error, hub.MassDeletionRefused) && s.principal.Kind != "" &&
+		u.opts.Rights.Can(s.identity(), v1alpha1.ActionOverride) {
+		data.MassDeletion = &massDeletionView{Commit: data.Sync.ControlPlaneCommit, Done: r.URL.Query().Get("confirmed") == data.Sync.ControlPlaneCommit}
 	}
 	lo, hi, p := paginate(r, len(data.Targets), u.opts.PageSize)
 	data.Targets, data.Pager = data.Targets[lo:hi], p
@@ -107,6 +124,24 @@ func typeRows(targets []hub.TargetRollout) []typeRow {
 		out = append(out, typeRow{Name: ct, Targets: len(byType[ct]), Counts: workloadCounts(byType[ct])})
 	}
 	return out
+}
+
+// confirmMassDeletion records that the mass deletion the environment's last sync refused is
+// intended, for an identity its access policies allow to override there; serve's leader
+// applies the environment at its next round, recorded with trigger "mass-deletion".
+func (u *Handler) confirmMassDeletion(w http.ResponseWriter, r *http.Request, s session) {
+	env, commit := r.PathValue("env"), r.PostFormValue("commit")
+	actor, denied := u.decide(s, access.Request{Action: v1alpha1.ActionOverride, Environments: []string{env}})
+	if denied != "" {
+		u.renderError(w, s, http.StatusForbidden, denied)
+		return
+	}
+	c := hub.MassDeletionConfirmation{Environment: env, Commit: commit, Reason: r.PostFormValue("reason"), By: s.identity().Actor(), Actor: actor}
+	if err := u.hub.ConfirmMassDeletion(r.Context(), c); err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	http.Redirect(w, r, "/environments/"+url.PathEscape(env)+"?confirmed="+url.QueryEscape(commit), http.StatusSeeOther) //nolint:gosec // a path on this server
 }
 
 // knownEnvironment is a not-found error unless the hub knows env.

@@ -122,6 +122,7 @@ func (u *Handler) routes() {
 
 	u.mux.HandleFunc("GET /{$}", u.signedIn(u.overview))
 	u.mux.HandleFunc("GET /environments/{env}", u.signedIn(u.environment))
+	u.mux.HandleFunc("POST /environments/{env}/mass-deletion", u.signedIn(u.confirmMassDeletion))
 	u.mux.HandleFunc("GET /workloads/{name}", u.signedIn(u.workload))
 	u.mux.HandleFunc("GET /cluster-types/{env}/{name}", u.signedIn(u.clusterType))
 	u.mux.HandleFunc("GET /clusters/{name}", u.signedIn(u.cluster))

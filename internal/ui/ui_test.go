@@ -373,3 +373,49 @@ func (f *fleet) activeSessions(t *testing.T) []hub.TokenInfo {
 	}
 	return active
 }
+
+// TestMassDeletionConfirmedFromTheEnvironmentPage: when the last sync of an environment
+// refused a mass deletion, its page offers whoever may override there a form to confirm it
+// (a reader sees none, and a POST of theirs is refused); the confirmation is recorded in the
+// history with the refused commit and the reason.
+func TestMassDeletionConfirmedFromTheEnvironmentPage(t *testing.T) {
+	f := newFleet(t)
+	ctx := context.Background()
+	commit := strings.Repeat("ab", 20)
+	if err := f.hub.RecordSync(ctx, hub.SyncRecord{Environment: "dev", ControlPlaneCommit: commit, Trigger: hub.TriggerPoll,
+		Error: hub.MassDeletionRefused + "applying control-plane commit " + commit[:12] + " would remove 5 of 6 deployment-target folders"}); err != nil {
+		t.Fatal(err)
+	}
+	reader := client(t)
+	f.signIn(t, reader, f.readToken)
+	_, page, _ := f.get(t, reader, "/environments/dev", "")
+	if strings.Contains(page, "/environments/dev/mass-deletion") {
+		t.Error("a reader is offered the confirmation")
+	}
+	form := url.Values{"csrf": {csrfOf(t, page)}, "commit": {commit}, "reason": {"retiring the edge sites"}}
+	if status, _, _ := f.post(t, reader, "/environments/dev/mass-deletion", form); status != http.StatusForbidden {
+		t.Errorf("a reader's confirmation: %d, want 403", status)
+	}
+
+	admin := client(t)
+	f.signIn(t, admin, adminToken)
+	_, page, _ = f.get(t, admin, "/environments/dev", "")
+	if !strings.Contains(page, `action="/environments/dev/mass-deletion"`) || !strings.Contains(page, `name="commit" value="`+commit+`"`) {
+		t.Fatalf("the admin is not offered the confirmation:\n%s", page)
+	}
+	form.Set("csrf", csrfOf(t, page))
+	status, _, h := f.post(t, admin, "/environments/dev/mass-deletion", form)
+	if status != http.StatusSeeOther || h.Get("Location") != "/environments/dev?confirmed="+commit {
+		t.Fatalf("confirmation: %d to %q", status, h.Get("Location"))
+	}
+	if ok, err := f.hub.MassDeletionConfirmed(ctx, "dev", commit); err != nil || !ok {
+		t.Fatalf("confirmed: %v, %v", ok, err)
+	}
+	events, err := f.hub.History(ctx, hub.HistoryFilter{Environment: "dev", Kind: hub.EventMassDeletion})
+	if err != nil || len(events) != 1 || !strings.Contains(events[0].Message, ": retiring the edge sites") || events[0].Actor == nil {
+		t.Errorf("history %+v, %v", events, err)
+	}
+	if _, page, _ = f.get(t, admin, "/environments/dev?confirmed="+commit, ""); !strings.Contains(page, "Your confirmation is recorded") {
+		t.Errorf("the page does not say the confirmation is recorded:\n%s", page)
+	}
+}

@@ -139,6 +139,7 @@ func (a *Handler) routes() {
 	a.handle("POST /api/v1/desired", admin, a.postDesired)
 	a.handle("POST /api/v1/versions", person, a.postVersion)
 	a.handle("POST /api/v1/approvals", person, a.approve)
+	a.handle("POST /api/v1/environments/{env}/mass-deletion", person, a.confirmMassDeletion)
 	a.handle("POST /api/v1/events", person, a.recordEvent)
 	a.handle("POST /api/v1/reports", anyToken, a.postReport)
 	a.handle("POST /api/v1/reports/batch", relay, a.postReports)

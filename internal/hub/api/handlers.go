@@ -148,6 +148,25 @@ func (a *Handler) approve(w http.ResponseWriter, r *http.Request, p hub.Principa
 	return WriteJSON(w, http.StatusCreated, req)
 }
 
+// confirmMassDeletion records that the mass deletion an environment's sync refused is
+// intended: it needs override in the environment (or the admin token).
+func (a *Handler) confirmMassDeletion(w http.ResponseWriter, r *http.Request, p hub.Principal) error {
+	var req MassDeletion
+	if err := a.decode(w, r, &req); err != nil {
+		return err
+	}
+	env := r.PathValue("env")
+	actor, err := a.decide(p, access.Request{Action: v1alpha1.ActionOverride, Environments: []string{env}})
+	if err != nil {
+		return err
+	}
+	c := hub.MassDeletionConfirmation{Environment: env, Commit: req.Commit, Reason: req.Reason, By: p.Identity().Actor(), Actor: actor}
+	if err := a.hub.ConfirmMassDeletion(r.Context(), c); err != nil {
+		return err
+	}
+	return WriteJSON(w, http.StatusCreated, req)
+}
+
 // recordEvent records a promotion decision of a command given --hub and the admin token:
 // as the token's, unless the event names its actor.
 func (a *Handler) recordEvent(w http.ResponseWriter, r *http.Request, p hub.Principal) error {

@@ -111,6 +111,14 @@ type Approval struct {
 	By          string `json:"by"`
 }
 
+// MassDeletion is the body of POST /api/v1/environments/{env}/mass-deletion: a confirmation
+// that the mass deletion the environment's sync refused at the control-plane commit is
+// intended, and why.
+type MassDeletion struct {
+	Commit string `json:"commit"`
+	Reason string `json:"reason"`
+}
+
 // ApprovalList answers GET /api/v1/approvals?environment=ENV, newest first.
 type ApprovalList struct {
 	Environment string      `json:"environment"`
