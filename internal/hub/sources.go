@@ -15,6 +15,11 @@ func (h *Hub) PutSource(ctx context.Context, s SourceState) error {
 	return h.store.Update(ctx, func(tx Tx) error { return tx.PutSource(ctx, s) })
 }
 
+// ForgetSource removes what serve recorded of a git source no environment reads any more.
+func (h *Hub) ForgetSource(ctx context.Context, url, branch string) error {
+	return h.store.Update(ctx, func(tx Tx) error { return tx.DeleteSource(ctx, url, branch) })
+}
+
 // Sources returns the git sources serve recorded, by URL and branch.
 func (h *Hub) Sources(ctx context.Context) ([]SourceState, error) {
 	var out []SourceState

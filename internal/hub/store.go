@@ -129,6 +129,8 @@ type Tx interface {
 	PruneDesired(ctx context.Context, before time.Time) (int64, error)
 	// PutSource stores a git source's state, replacing the one with the same URL and branch.
 	PutSource(ctx context.Context, s SourceState) error
+	// DeleteSource removes a git source's state (none is no error).
+	DeleteSource(ctx context.Context, url, branch string) error
 	// AddSync appends a sync of an environment and removes the environment's syncs recorded
 	// before its latest keep.
 	AddSync(ctx context.Context, r SyncRecord, keep int) error

@@ -27,6 +27,8 @@ const LeaseName = "fleetform-serve"
 type Hub interface {
 	PutSource(ctx context.Context, s hub.SourceState) error
 	RecordSync(ctx context.Context, r hub.SyncRecord) error
+	// ForgetSource removes a source no environment reads any more.
+	ForgetSource(ctx context.Context, url, branch string) error
 	// MassDeletionConfirmed reports whether someone confirmed the mass deletion of env at
 	// control-plane commit (recorded through the UI or the API).
 	MassDeletionConfirmed(ctx context.Context, env, commit string) (bool, error)

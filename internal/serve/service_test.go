@@ -194,7 +194,8 @@ func TestChangesReachOnlyTheirEnvironments(t *testing.T) {
 }
 
 // TestSourcesByRepositoryAndBranch: a registration moved to another branch of the same
-// repository is followed there (the old branch is no longer polled), and a push to the new
+// repository is followed there (the old branch is no longer polled nor listed by the hub),
+// and a push to the new
 // branch reaches its environment; a webhook for the repository wakes it.
 func TestSourcesByRepositoryAndBranch(t *testing.T) {
 	f := newFixture(t)
@@ -213,6 +214,15 @@ func TestSourcesByRepositoryAndBranch(t *testing.T) {
 	f.svc.mu.Unlock()
 	if !slices.Equal(branches, []string{"release"}) {
 		t.Fatalf("workload sources at branches %v, want release only", branches)
+	}
+	recorded, err := f.hub.Sources(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range recorded {
+		if src.URL == f.appsURL && src.Branch != "release" {
+			t.Errorf("the hub still lists the forgotten source %s at %s", src.URL, src.Branch)
+		}
 	}
 	before := f.tips()["dev"]
 	f.apps.Commit(t, "release", map[string]string{"shop.yaml": workload("11")})

@@ -53,7 +53,8 @@ func (s *Service) sync(ctx context.Context, cp *controlplane.ControlPlane, env, 
 		s.opts.Rights.SetEnvironment(env, fleet.Policy(r.Snapshot.AccessPolicies))
 		s.opts.Rights.SetWorkspaces(env, workspaces(r.Snapshot.Workloads))
 	}
-	before := s.learn(env, factsOf(r.Snapshot, branch), r.Snapshot)
+	before, forgotten := s.learn(env, factsOf(r.Snapshot, branch), r.Snapshot)
+	s.forgetSources(ctx, forgotten)
 	if !needed(before, s.factsOf(env), c) {
 		skipped = true // read, but nothing it has changed: not a sync
 		return
@@ -174,8 +175,8 @@ func fitted(rec hub.SyncRecord) hub.SyncRecord {
 }
 
 // learn records what an environment reads, adds the sources it names, and returns what it
-// read before (nil: never loaded).
-func (s *Service) learn(env string, f *envFacts, snap *controlplane.Snapshot) *envFacts {
+// read before (nil: never loaded) and the sources no environment reads any more.
+func (s *Service) learn(env string, f *envFacts, snap *controlplane.Snapshot) (*envFacts, []*source) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	before := s.facts[env]
@@ -192,14 +193,26 @@ func (s *Service) learn(env string, f *envFacts, snap *controlplane.Snapshot) *e
 	for _, br := range snap.ExtraBaseRepos {
 		add(br.Spec.Repo, KindBase, br.Spec.Branch)
 	}
-	s.forgetUnread()
-	return before
+	return before, s.forgetUnread()
+}
+
+// forgetSources removes what the hub recorded of sources no environment reads any more.
+func (s *Service) forgetSources(ctx context.Context, sources []*source) {
+	if s.opts.Hub == nil {
+		return
+	}
+	for _, src := range sources {
+		if err := s.opts.Hub.ForgetSource(context.WithoutCancel(ctx), shownURL(src.url), src.branch); err != nil {
+			s.opts.Logger.WarnContext(ctx, "forgetting a source", "source", shownURL(src.url), "error", err.Error())
+		}
+	}
 }
 
 // forgetUnread drops the sources no environment reads any more (a registration removed or
-// moved to another branch): they are not polled, listed or exported again. Called with
-// s.mu held.
-func (s *Service) forgetUnread() {
+// moved to another branch), and returns them: they are not polled, listed or exported
+// again. Called with s.mu held.
+func (s *Service) forgetUnread() []*source {
+	var forgotten []*source
 	for key, src := range s.sources {
 		if src.kind == KindControlPlane {
 			continue
@@ -214,8 +227,10 @@ func (s *Service) forgetUnread() {
 		if !read {
 			delete(s.sources, key)
 			s.opts.Metrics.forget(shownURL(src.url), src.kind)
+			forgotten = append(forgotten, src)
 		}
 	}
+	return forgotten
 }
 
 func (s *Service) factsOf(env string) *envFacts {

@@ -22,6 +22,11 @@ func (t *tx) PutSource(_ context.Context, s hub.SourceState) error {
 	return nil
 }
 
+func (t *tx) DeleteSource(_ context.Context, url, branch string) error {
+	t.queue(`DELETE FROM sources WHERE url = $1 AND branch = $2`, url, branch)
+	return nil
+}
+
 func (t *tx) Sources(ctx context.Context) ([]hub.SourceState, error) {
 	rows, err := t.query(ctx, `SELECT `+sourceColumns+` FROM sources ORDER BY url, branch`)
 	if err != nil {

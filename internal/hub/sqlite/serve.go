@@ -18,6 +18,11 @@ func (t *tx) PutSource(ctx context.Context, s hub.SourceState) error {
 	return err
 }
 
+func (t *tx) DeleteSource(ctx context.Context, url, branch string) error {
+	_, err := t.q.ExecContext(ctx, `DELETE FROM sources WHERE url = ? AND branch = ?`, url, branch)
+	return err
+}
+
 func (t *tx) Sources(ctx context.Context) ([]hub.SourceState, error) {
 	rows, err := t.q.QueryContext(ctx, `SELECT `+sourceColumns+` FROM sources ORDER BY url, branch`)
 	if err != nil {

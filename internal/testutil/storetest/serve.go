@@ -48,6 +48,13 @@ func (s suite) testSources(t *testing.T) {
 	checkSources(t, restarted, want)
 	checkInvalidSources(t, restarted)
 	checkSources(t, restarted, want)
+	// A source forgotten: that branch of the repository only; forgetting it again is no error.
+	for range 2 {
+		if err := restarted.ForgetSource(ctx, dev.URL, dev.Branch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkSources(t, restarted, []hub.SourceState{base, cp, head})
 }
 
 func checkSources(t *testing.T, h *hub.Hub, want []hub.SourceState) {
