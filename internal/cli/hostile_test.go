@@ -118,6 +118,7 @@ type hostileStep struct {
 	stderr []string
 	stdout []string
 	files  [][2]string // path, text the file must contain
+	lacks  []string    // text neither stdout nor stderr may contain
 }
 
 func readHostileControlPlaneCase(t *testing.T, file string) *hostileCPCase {
@@ -163,7 +164,7 @@ func readHostileControlPlaneCase(t *testing.T, file string) *hostileCPCase {
 }
 
 // parseWant reads "exit: N" and any number of "stderr: TEXT", "stdout: TEXT" and
-// "file: PATH: TEXT" lines.
+// "file: PATH: TEXT" lines, and "lacks: TEXT" (in neither stdout nor stderr).
 func (s *hostileStep) parseWant(text string) error {
 	s.stderr = []string{}
 	for line := range strings.Lines(strings.TrimSpace(text)) {
@@ -182,6 +183,8 @@ func (s *hostileStep) parseWant(text string) error {
 			s.stderr = append(s.stderr, value)
 		case key == "stdout":
 			s.stdout = append(s.stdout, value)
+		case key == "lacks":
+			s.lacks = append(s.lacks, value)
 		case key == "file":
 			path, text, ok := strings.Cut(value, ": ")
 			if !ok {
@@ -248,6 +251,11 @@ func (c *hostileCPCase) run(t *testing.T) {
 		for _, want := range s.stdout {
 			if !strings.Contains(stdout.String(), expand(want)) {
 				t.Errorf("%s: stdout does not contain %q:\n%s", s.args, expand(want), stdout.String())
+			}
+		}
+		for _, text := range s.lacks {
+			if strings.Contains(stdout.String()+stderr.String(), expand(text)) {
+				t.Errorf("%s: the output shows %q:\nstdout:\n%s\nstderr:\n%s", s.args, expand(text), stdout.String(), stderr.String())
 			}
 		}
 		for _, f := range s.files {

@@ -1,28 +1,24 @@
 package api_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"text/template"
 	"time"
 
-	"github.com/rogpeppe/go-internal/txtar"
-
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/hub/api"
 	"github.com/fleetform/fleetform/internal/hub/postgres"
 	"github.com/fleetform/fleetform/internal/hub/sqlite"
+	"github.com/fleetform/fleetform/internal/testutil/hostilehttp"
 	"github.com/fleetform/fleetform/internal/testutil/pgtest"
 	"github.com/fleetform/fleetform/internal/testutil/storetest"
 )
@@ -35,12 +31,8 @@ var hostileDir = filepath.Join("..", "..", "..", "testdata", "hostile", "hub")
 // Every answer is JSON and shows no secret; after each request the hub still serves its
 // fixture unchanged (no table dropped, no token revoked).
 func TestHostileInputs(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(hostileDir, "*.txtar"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no cases in %s: %v", hostileDir, err)
-	}
-	for _, file := range files {
-		c := readHostileCase(t, file)
+	for _, file := range hostilehttp.Files(t, hostileDir) {
+		c := hostilehttp.Read(t, file)
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
 			t.Parallel()
 			for name, open := range hostileStores {
@@ -74,64 +66,6 @@ var hostileStores = map[string]func(t *testing.T) hub.Store{
 		t.Cleanup(func() { _ = s.Close() })
 		return s
 	},
-}
-
-// hostileCase is one file of the corpus.
-type hostileCase struct {
-	request  string // a template: METHOD PATH, header lines, a blank line, the body
-	status   int
-	code     string
-	contains []string
-}
-
-func readHostileCase(t *testing.T, file string) hostileCase {
-	t.Helper()
-	ar, err := txtar.ParseFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c hostileCase
-	for _, f := range ar.Files {
-		switch f.Name {
-		case "request":
-			c.request = string(f.Data)
-		case "want":
-			if err := c.parseWant(string(f.Data)); err != nil {
-				t.Fatalf("%s: want: %v", file, err)
-			}
-		default:
-			t.Fatalf("%s: unknown section %q (want request and want)", file, f.Name)
-		}
-	}
-	if c.request == "" || c.status == 0 {
-		t.Fatalf("%s: a case needs a request and a status", file)
-	}
-	return c
-}
-
-// parseWant reads "status: N", "code: C" and any number of "contains: TEXT" lines.
-func (c *hostileCase) parseWant(s string) error {
-	for _, line := range strings.Split(strings.TrimSpace(s), "\n") {
-		key, value, ok := strings.Cut(line, ":")
-		value = strings.TrimSpace(value)
-		switch {
-		case !ok:
-			return fmt.Errorf("line %q: want KEY: VALUE", line)
-		case key == "status":
-			n, err := strconv.Atoi(value)
-			if err != nil {
-				return err
-			}
-			c.status = n
-		case key == "code":
-			c.code = value
-		case key == "contains":
-			c.contains = append(c.contains, value)
-		default:
-			return fmt.Errorf("unknown key %q", key)
-		}
-	}
-	return nil
 }
 
 // hostileFixture is a hub with an admin token, two registered clusters (edge-1 has
@@ -212,91 +146,19 @@ func newHostileFixture(t *testing.T, store hub.Store) *hostileFixture {
 	return f
 }
 
-// run sends the case's request and checks the answer.
-func (f *hostileFixture) run(t *testing.T, c hostileCase) {
-	t.Helper()
-	req := f.request(t, c.request)
-	resp, err := f.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := io.ReadAll(resp.Body)
-	_ = resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	shown := body
-	if len(shown) > 500 {
-		shown = append(shown[:500:500], "…"...)
-	}
-	if resp.StatusCode != c.status {
-		t.Fatalf("%s %s: status %d, want %d: %s", req.Method, req.URL.Path, resp.StatusCode, c.status, shown)
-	}
-	if ct := resp.Header.Get("Content-Type"); ct != "application/json" || !json.Valid(body) {
-		t.Errorf("the answer is not JSON (Content-Type %q): %s", ct, shown)
-	}
-	if c.code != "" {
-		var e api.ErrorBody
-		if err := json.Unmarshal(body, &e); err != nil || e.Code != c.code || e.Error == "" {
-			t.Errorf("error %+v (%v), want code %q with a message", e, err, c.code)
-		}
-	}
-	for _, want := range c.contains {
-		if !strings.Contains(string(body), want) {
-			t.Errorf("the answer does not contain %q: %s", want, shown)
-		}
-	}
-	for name, secret := range f.tokens {
-		if strings.Contains(string(body), secret) {
-			t.Errorf("the answer shows the %s token: %s", name, shown)
-		}
-	}
-}
-
-// request builds the case's request: its text is a template with the fixture's tokens
-// ({{admin}}, {{read}}, {{revoked}}, {{expired}}, {{cluster}}, {{session}}), their IDs
-// ({{id "admin"}})
-// and {{repeat "x" N}}.
-func (f *hostileFixture) request(t *testing.T, text string) *http.Request {
+// run sends the case's request and checks the answer: JSON, as the case wants, with no
+// token of the fixture.
+func (f *hostileFixture) run(t *testing.T, c hostilehttp.Case) {
 	t.Helper()
 	funcs := template.FuncMap{"repeat": strings.Repeat, "id": func(name string) string { return f.ids[name] }}
 	for name, secret := range f.tokens {
 		funcs[name] = func() string { return secret }
 	}
-	tmpl, err := template.New("request").Funcs(funcs).Parse(text)
-	if err != nil {
-		t.Fatal(err)
+	req := c.NewRequest(t, f.url, funcs) // {{admin}}, {{read}}, {{revoked}}, {{expired}}, {{cluster}}, {{session}}, {{id "admin"}}, {{repeat "x" N}}
+	body := c.Do(t, f.client, req, f.tokens)
+	if !json.Valid(body) {
+		t.Errorf("the answer is not JSON: %.500s", body)
 	}
-	var buf bytes.Buffer
-	if err := tmpl.Execute(&buf, nil); err != nil {
-		t.Fatal(err)
-	}
-	r := bufio.NewReader(&buf)
-	line, err := r.ReadString('\n')
-	if err != nil {
-		t.Fatalf("request line: %v", err)
-	}
-	method, target, ok := strings.Cut(strings.TrimSpace(line), " ")
-	if !ok {
-		t.Fatalf("request line %q: want METHOD PATH", line)
-	}
-	headers := http.Header{}
-	for {
-		h, err := r.ReadString('\n')
-		if strings.TrimSpace(h) == "" || err != nil {
-			break
-		}
-		k, v, _ := strings.Cut(h, ":")
-		headers.Add(strings.TrimSpace(k), strings.TrimSpace(v))
-	}
-	body, _ := io.ReadAll(r)
-	body = bytes.TrimSuffix(body, []byte("\n"))
-	req, err := http.NewRequestWithContext(context.Background(), method, f.url+target, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header = headers
-	return req
 }
 
 // check asks the hub for its fixture after the case: the clusters, the history and every
