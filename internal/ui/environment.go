@@ -33,6 +33,8 @@ type environmentData struct {
 	MassDeletion *massDeletionView
 }
 
+func (d environmentData) holdsForm() bool { return d.MassDeletion != nil && !d.MassDeletion.Done }
+
 // massDeletionView is a mass deletion the last sync refused, and the form that confirms it.
 type massDeletionView struct {
 	Commit string

@@ -179,6 +179,27 @@ type page struct {
 	Who  string
 	CSRF string
 	Data any
+	// Refresh is how often, in seconds, the page reloads itself (0: never).
+	Refresh int
+}
+
+// refreshSeconds is how often the pages that show the fleet's state reload themselves
+// (a <meta http-equiv="refresh">: no script).
+const refreshSeconds = 30
+
+// livePages are the pages that reload themselves, unless they hold a form (formPage).
+var livePages = map[string]bool{"overview": true, "environment": true, "clustertype": true, "cluster": true}
+
+// formPage is the data of a live page that may hold a form: it does not reload itself then,
+// which would lose what is typed.
+type formPage interface{ holdsForm() bool }
+
+// refreshOf is how often the page name with data reloads itself.
+func refreshOf(name string, data any) int {
+	if f, ok := data.(formPage); !livePages[name] || (ok && f.holdsForm()) {
+		return 0
+	}
+	return refreshSeconds
 }
 
 // render writes a page with status 200.
@@ -193,7 +214,8 @@ func (u *Handler) renderStatus(w http.ResponseWriter, r *http.Request, s session
 		u.fail(w, r, s, errors.New("no page "+name))
 		return
 	}
-	p := page{Title: title, Nav: nav, Admin: s.admin(), Author: u.mayChange(s), Who: s.who(), CSRF: s.csrf, Data: data}
+	p := page{Title: title, Nav: nav, Admin: s.admin(), Author: u.mayChange(s), Who: s.who(), CSRF: s.csrf, Data: data,
+		Refresh: refreshOf(name, data)}
 	var b strings.Builder
 	if err := t.ExecuteTemplate(&b, "layout", p); err != nil {
 		u.opts.Logger.ErrorContext(r.Context(), "page", "page", name, "error", err.Error())

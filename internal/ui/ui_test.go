@@ -132,7 +132,7 @@ func TestPagesAnswerAndLinkEachOther(t *testing.T) {
 	c := client(t)
 	pages := map[string][]string{
 		"/environments/dev":        {"dev-s4", "Silent", `href="/cluster-types/dev/small"`, "https://github.com/org/gitops/commit/"},
-		"/workloads/shop":          {"shop-dev", "shop-prod", "1.4.1", "REPLICAS", "host: db", "→ Ready"},
+		"/workloads/shop":          {"shop-dev", "shop-prod", "1.4.1", "REPLICAS", "host: db", "× became Ready"},
 		"/cluster-types/dev/large": {"billing-dev", "dev-l1", "pool: 5"},
 		"/clusters/dev-s3":         {"NonCompliant", "shop-dev", "Failed"},
 		"/diff?from=stage&to=prod": {"REPLICAS", "differ by the environment"},
@@ -417,5 +417,28 @@ func TestMassDeletionConfirmedFromTheEnvironmentPage(t *testing.T) {
 	}
 	if _, page, _ = f.get(t, admin, "/environments/dev?confirmed="+commit, ""); !strings.Contains(page, "Your confirmation is recorded") {
 		t.Errorf("the page does not say the confirmation is recorded:\n%s", page)
+	}
+}
+
+// TestLivePagesRefreshThemselves: the pages that show the fleet's state reload themselves (no
+// script), the pages with forms do not; a cell says in words how many clusters failed, and
+// states are coloured.
+func TestLivePagesRefreshThemselves(t *testing.T) {
+	f := newFleet(t)
+	c := client(t)
+	const refresh = `<meta http-equiv="refresh" content="30">`
+	for path, want := range map[string]bool{"/": true, "/environments/dev": true, "/cluster-types/dev/large": true,
+		"/promotions": false, "/audit": false} {
+		status, body, _ := f.get(t, c, path, f.readToken)
+		if status != http.StatusOK {
+			t.Fatalf("GET %s: %d", path, status)
+		}
+		if got := strings.Contains(body, refresh); got != want {
+			t.Errorf("GET %s reloads itself: %v, want %v", path, got, want)
+		}
+	}
+	_, body, _ := f.get(t, c, "/", f.readToken)
+	if !strings.Contains(body, `<span class="failed-count">`) || !strings.Contains(body, " deployments") {
+		t.Errorf("the overview does not say how many failed, or what its totals count:\n%s", body)
 	}
 }
