@@ -204,6 +204,10 @@ type ConfigDiff struct {
 	// such as the environment's name, or a host name containing it): a difference each
 	// environment is meant to have, not a discrepancy.
 	Expected bool `json:"expected,omitempty"`
+	// FromClusterTypes and ToClusterTypes name, for each value of From and To (same index),
+	// the cluster types that have it, sorted.
+	FromClusterTypes [][]string `json:"fromClusterTypes,omitempty"`
+	ToClusterTypes   [][]string `json:"toClusterTypes,omitempty"`
 }
 
 // Diff compares the latest desired states (and reported versions) of two environments.
@@ -246,13 +250,36 @@ func (h *Hub) Diff(ctx context.Context, from, to string) (EnvDiff, error) {
 type workloadView struct {
 	side   WorkloadSide
 	config map[string][]any
+	// at is, for each key, the cluster types of each value, in the order the desired state
+	// lists its assignments.
+	at map[string][]valueAt
+}
+
+// valueAt is a config value on a cluster type.
+type valueAt struct {
+	value       any
+	clusterType string
+}
+
+// typesOf names, for each of values, the cluster types of at that have it (sorted, unique).
+func typesOf(values []any, at []valueAt) [][]string {
+	out := make([][]string, len(values))
+	for i, v := range values {
+		for _, a := range at {
+			if reflect.DeepEqual(a.value, v) {
+				out[i] = appendUnique(out[i], a.clusterType)
+			}
+		}
+		slices.Sort(out[i])
+	}
+	return out
 }
 
 func viewWorkloads(d Desired, versions []WorkloadVersion) map[string]*workloadView {
 	out := map[string]*workloadView{}
 	get := func(w string) *workloadView {
 		if out[w] == nil {
-			out[w] = &workloadView{side: WorkloadSide{Versions: map[string]string{}}, config: map[string][]any{}}
+			out[w] = &workloadView{side: WorkloadSide{Versions: map[string]string{}}, config: map[string][]any{}, at: map[string][]valueAt{}}
 		}
 		return out[w]
 	}
@@ -262,6 +289,7 @@ func viewWorkloads(d Desired, versions []WorkloadVersion) map[string]*workloadVi
 		v.side.ClusterTypes = appendUnique(v.side.ClusterTypes, a.ClusterType)
 		for k, val := range a.Config {
 			v.config[k] = appendUniqueValue(v.config[k], val)
+			v.at[k] = append(v.at[k], valueAt{value: val, clusterType: a.ClusterType})
 		}
 	}
 	for _, ver := range versions {
@@ -295,7 +323,8 @@ func diffWorkload(fromEnv, toEnv, name string, from, to *workloadView) WorkloadD
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		if !reflect.DeepEqual(from.config[k], to.config[k]) {
 			out.Config = append(out.Config, ConfigDiff{Key: k, From: orEmpty(from.config[k]), To: orEmpty(to.config[k]),
-				Expected: differByEnvironmentName(fromEnv, toEnv, from.config[k], to.config[k])})
+				Expected:         differByEnvironmentName(fromEnv, toEnv, from.config[k], to.config[k]),
+				FromClusterTypes: typesOf(from.config[k], from.at[k]), ToClusterTypes: typesOf(to.config[k], to.at[k])})
 		}
 	}
 	out.Same = !slices.ContainsFunc(out.Config, func(c ConfigDiff) bool { return !c.Expected }) && slices.Equal(from.side.ClusterTypes, to.side.ClusterTypes) &&

@@ -442,3 +442,21 @@ func TestLivePagesRefreshThemselves(t *testing.T) {
 		t.Errorf("the overview does not say how many failed, or what its totals count:\n%s", body)
 	}
 }
+
+// TestCompareProposesTwoEnvironments: Compare opens with the first two environments of the
+// chain chosen (not dev → dev), and a value that differs is labelled with the cluster types
+// that have it.
+func TestCompareProposesTwoEnvironments(t *testing.T) {
+	f := newFleet(t)
+	c := client(t)
+	_, body, _ := f.get(t, c, "/diff", f.readToken)
+	from := regexp.MustCompile(`(?s)<select name="from">.*?<option selected>([^<]+)</option>`).FindStringSubmatch(body)
+	to := regexp.MustCompile(`(?s)<select name="to">.*?<option selected>([^<]+)</option>`).FindStringSubmatch(body)
+	if from == nil || to == nil || from[1] != "dev" || to[1] != "stage" {
+		t.Fatalf("Compare proposes %v → %v, want dev → stage:\n%s", from, to, body)
+	}
+	_, body, _ = f.get(t, c, "/diff?from=dev&to=prod", f.readToken)
+	if !strings.Contains(body, `<div class="on">on `) {
+		t.Errorf("the differing values are not labelled with their cluster types:\n%s", body)
+	}
+}
