@@ -31,8 +31,8 @@ type diffData struct {
 	From, To string
 	// Compared is set once both environments are chosen; Pick when they are only proposed.
 	Compared, Pick bool
-	Rows     []diffRow
-	Same     int
+	Rows           []diffRow
+	Same           int
 }
 
 func (u *Handler) diff(w http.ResponseWriter, r *http.Request, s session) {
