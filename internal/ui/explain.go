@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"net/http"
+	"slices"
 
 	"github.com/fleetform/fleetform/internal/pipeline"
 	"github.com/fleetform/fleetform/internal/yamlnode"
@@ -43,6 +44,8 @@ type explainData struct {
 	// a cluster type.
 	Places      []placeRow
 	PlacesTitle string
+	// KnownTypes and KnownTargets are the environment's names, offered in the form.
+	KnownTypes, KnownTargets []string
 }
 
 // explain answers "why is X (not) on Y, and where does each value come from?" (env,
@@ -59,8 +62,11 @@ func (u *Handler) explain(w http.ResponseWriter, r *http.Request, s session) {
 	for _, e := range envs {
 		data.Envs = append(data.Envs, e.name)
 	}
+	if data.Env == "" && len(data.Envs) > 0 {
+		data.Env = data.Envs[0]
+	}
 	status := http.StatusOK
-	if data.Enabled && data.Env != "" && (data.ClusterType != "" || data.Target != "") {
+	if data.Enabled && data.Env != "" {
 		if err := u.answer(r.Context(), &data); err != nil {
 			data.Problem, status = credentialFree(err.Error()), http.StatusNotFound
 		}
@@ -68,12 +74,24 @@ func (u *Handler) explain(w http.ResponseWriter, r *http.Request, s session) {
 	u.renderStatus(w, r, s, status, "explain", "Explain", "explain", data)
 }
 
+// answer schedules the environment, lists its names for the form and, when the form names a
+// cluster type or a target, answers the question.
 func (u *Handler) answer(ctx context.Context, d *explainData) error {
 	run, err := u.opts.Scheduler.Schedule(ctx, d.Env)
 	if err != nil {
 		return err
 	}
+	for _, ct := range run.Snapshot.ClusterTypes {
+		d.KnownTypes = append(d.KnownTypes, ct.Metadata.Name)
+	}
+	for _, dt := range run.Snapshot.DeploymentTargets {
+		d.KnownTargets = append(d.KnownTargets, dt.Name)
+	}
+	slices.Sort(d.KnownTypes)
+	slices.Sort(d.KnownTargets)
 	switch {
+	case d.ClusterType == "" && d.Target == "":
+		return nil
 	case d.ClusterType != "" && d.Target != "":
 		d.Pair, err = run.Explain(d.ClusterType, d.Target, "")
 		if err != nil {

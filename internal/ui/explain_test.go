@@ -54,7 +54,9 @@ func TestExplainPages(t *testing.T) {
 		"/explain?env=dev&clusterType=west&target=shop-web": {"shop-web is not on west in dev", "region"},
 		"/explain?env=dev&target=shop-web":                  {"Where could shop-web go?", "east", "west"},
 		"/explain?env=dev&clusterType=east":                 {"Every deployment target of dev on cluster type east", "shop-web"},
-		"/explain":                                          {"Deployment target"},
+		// The form offers the environment's cluster types and targets.
+		"/explain":         {"Deployment target", `<datalist id="known-types"><option value="east"><option value="west">`, `<option value="shop-web">`},
+		"/explain?env=dev": {`list="known-targets"`, `<option value="shop-web">`},
 	}
 	for path, wants := range pages {
 		status, body, _ := f.get(t, c, path, f.readToken)
