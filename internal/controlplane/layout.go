@@ -319,7 +319,7 @@ func (cp *ControlPlane) Load(ctx context.Context, env string) (*Snapshot, error)
 		}
 	}
 	if info == nil {
-		err := fmt.Errorf("environment %q is not declared; declared: %s", env, strings.Join(names, ", "))
+		err := fmt.Errorf("environment %q is not declared; declared: %s%s", env, strings.Join(names, ", "), DidYouMean(env, names))
 		if len(names) == 0 {
 			err = fmt.Errorf("environment %q is not declared: %w", env, ErrNoEnvironment)
 		}

@@ -1,6 +1,9 @@
 package controlplane
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Closest returns the candidate nearest to name, ignoring case, at an edit distance of at
 // most within ("" when none is that near; of equally near ones, the first): the "did you
@@ -13,6 +16,15 @@ func Closest(name string, candidates []string, within int) string {
 		}
 	}
 	return best
+}
+
+// DidYouMean is " (did you mean X?)" for the name of known nearest to a misspelled name, or
+// "" when none is near (within a third of its length, plus one).
+func DidYouMean(name string, known []string) string {
+	if best := Closest(name, known, len(name)/3+1); best != "" {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return ""
 }
 
 // levenshtein is the Levenshtein distance of two strings: the fewest single-byte

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/selector"
 )
 
@@ -69,7 +70,11 @@ func (r *Result) findTarget(dt string) (int, string) {
 	case r.elsewhere[dt] != "":
 		return -1, fmt.Sprintf("deployment target %q belongs to environment %s, not %s", dt, r.elsewhere[dt], r.Environment)
 	}
-	return -1, fmt.Sprintf("deployment target %q does not exist", dt)
+	names := make([]string, len(r.Targets))
+	for i, t := range r.Targets {
+		names[i] = t.Name
+	}
+	return -1, fmt.Sprintf("deployment target %q does not exist", dt) + controlplane.DidYouMean(dt, names)
 }
 
 func (r *Result) findClusterType(ct string) (int, string) {
@@ -77,7 +82,11 @@ func (r *Result) findClusterType(ct string) (int, string) {
 	if ci < len(r.ClusterTypes) && r.ClusterTypes[ci].Metadata.Name == ct {
 		return ci, ""
 	}
-	return -1, fmt.Sprintf("cluster type %q does not exist in environment %s", ct, r.Environment)
+	names := make([]string, len(r.ClusterTypes))
+	for i, t := range r.ClusterTypes {
+		names[i] = t.Metadata.Name
+	}
+	return -1, fmt.Sprintf("cluster type %q does not exist in environment %s", ct, r.Environment) + controlplane.DidYouMean(ct, names)
 }
 
 func (r *Result) decide(p *PolicyResult, di, ci int) PolicyDecision {

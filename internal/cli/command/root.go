@@ -8,8 +8,12 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/fleetform/fleetform/internal/controlplane"
 )
 
 // Root completes a command line's root: errors and usage are printed by Main, not cobra; it
@@ -18,6 +22,7 @@ import (
 func Root(e *Env, root *cobra.Command) *cobra.Command {
 	var logLevel, logFormat, cpuProfile, memProfile string
 	root.SilenceUsage, root.SilenceErrors = true, true
+	root.SetFlagErrorFunc(suggestFlag)
 	root.PersistentPreRunE = func(*cobra.Command, []string) error {
 		logger, err := newLogger(e.Stderr, logLevel, logFormat)
 		if err != nil {
@@ -35,6 +40,25 @@ func Root(e *Env, root *cobra.Command) *cobra.Command {
 	_ = f.MarkHidden("cpuprofile")
 	_ = f.MarkHidden("memprofile")
 	return root
+}
+
+// suggestFlag adds "did you mean" to an unknown flag's error: the command's flag nearest to
+// the one given, when one is near.
+func suggestFlag(cmd *cobra.Command, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return err
+	}
+	var known []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			known = append(known, f.Name)
+		}
+	})
+	if best := controlplane.Closest(name, known, len(name)/3+1); best != "" {
+		return fmt.Errorf("%w (did you mean --%s?)", err, best)
+	}
+	return err
 }
 
 // MemoryBudget is the soft memory limit of every fleetform process unless GOMEMLIMIT sets
