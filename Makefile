@@ -9,6 +9,10 @@ GO        ?= go
 BIN       := bin/fleetform
 DEV_BIN   := bin/fleetform-dev
 PKGS      := ./...
+# VERSION is stamped into the binary (fleetform version, --version): the git description of
+# the checkout (a tag, or the commit; "-dirty" with uncommitted changes).
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -s -w -X github.com/fleetform/fleetform/internal/cli.version=$(VERSION)
 FUZZTIME  ?= 10s
 FUZZMINIMIZETIME ?= 2s
 
@@ -17,7 +21,7 @@ FUZZMINIMIZETIME ?= 2s
 all: build
 
 build:
-	$(GO) build -o $(BIN) ./cmd/fleetform
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/fleetform
 
 ## build-dev: fleetform-dev, the developers' tools (synthetic fleets, simulated clusters, load tests)
 build-dev:

@@ -44,7 +44,8 @@ func newRoot(e *env) *cobra.Command {
 			"  fleetform schedule --control-plane ./platform --env dev\n" +
 			"  fleetform explain --control-plane ./platform --env dev --deployment-target shop-web\n" +
 			"  fleetform apply --control-plane ./platform --env dev --gitops ../platform-gitops",
-		Short: "Fleet workload and configuration management, the GitOps way",
+		Short:   "Fleet workload and configuration management, the GitOps way",
+		Version: Version(),
 		Long: "fleetform turns a control plane kept in git (environments, cluster types, workloads,\n" +
 			"scheduling policies, config values, templates) into the GitOps tree every cluster type\n" +
 			"must reconcile.",

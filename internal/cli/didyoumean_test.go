@@ -35,3 +35,12 @@ func TestDidYouMean(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionFlag: --version prints the version, as the version command does.
+func TestVersionFlag(t *testing.T) {
+	var stdout, stderr strings.Builder
+	if code := cli.Main(t.Context(), []string{"--version"}, nil, &stdout, &stderr); code != cli.ExitOK ||
+		stdout.String() != "fleetform version "+cli.Version()+"\n" {
+		t.Errorf("--version: exit %d, %q (stderr %q)", code, stdout.String(), stderr.String())
+	}
+}
