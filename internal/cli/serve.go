@@ -180,6 +180,9 @@ func (o *serveOptions) run(ctx context.Context, e *env) error {
 		opts.Leadership = l
 	}
 	svc := serve.New(opts)
+	if err := svc.Lead(ctx); err != nil {
+		return errors.Join(err, hs.Close())
+	}
 	hs.UI.SetChain(svc.Chain)
 	hs.UI.SetScheduler(svc)
 	hs.UI.SetPromotions(svc.Promotions())

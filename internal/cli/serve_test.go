@@ -10,8 +10,11 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -308,7 +311,8 @@ func fleetformCLI(t *testing.T, args ...string) {
 }
 
 // TestServeOneProcessPerSQLiteFile: on SQLite serve is one process; a second one on the same
-// database stops at once and says why.
+// database stops at once and says why, before it says it serves anything. One on a port in
+// use stops before it creates a database.
 func TestServeOneProcessPerSQLiteFile(t *testing.T) {
 	cp, gitopsRepo := gittest.NewBare(t), gittest.NewBare(t)
 	cp.Commit(t, "main", serveControlPlane(gitopsRepo.Dir))
@@ -319,7 +323,23 @@ func TestServeOneProcessPerSQLiteFile(t *testing.T) {
 	second.Env = append(second.Environ(), env...)
 	out, err := second.CombinedOutput()
 	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != cli.ExitFailed || !strings.Contains(string(out), "another process leads on this store") {
+	if !errors.As(err, &exit) || exit.ExitCode() != cli.ExitFailed || !strings.Contains(string(out), "another process leads on this store") ||
+		strings.Contains(string(out), "serving") {
 		t.Errorf("a second serve on the same SQLite file: %v\n%s", err, out)
+	}
+
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = busy.Close() }()
+	fresh := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := cli.Main(t.Context(), []string{"serve", "--control-plane", cp.Dir, "--addr", busy.Addr().String(), "--data-dir", fresh}, nil, &stdout, &stderr)
+	if code == cli.ExitOK || !strings.Contains(stderr.String(), "address already in use") {
+		t.Errorf("serve on a port in use: exit %d\n%s", code, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(fresh, "fleetform.db")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("serve on a port in use left a database: %v", err)
 	}
 }

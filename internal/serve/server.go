@@ -68,11 +68,34 @@ type HubServer struct {
 	cfg       HubConfig
 	// signIn is the UI's sign-in through the identity provider (nil: none).
 	signIn *identity.SignIn
+	// ln is the port served, taken before the store is opened.
+	ln net.Listener
 }
 
-// StartHub opens the store, makes the hub and settles the admin token (printing a generated
-// one once on cfg.Out).
+// StartHub takes the port, opens the store, makes the hub and settles the admin token
+// (printing a generated one once on cfg.Out). A port in use is refused before the store is
+// opened (or created).
 func StartHub(ctx context.Context, cfg HubConfig) (*HubServer, error) {
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.Addr)
+	if err != nil {
+		return nil, err
+	}
+	hs, err := startHub(ctx, cfg)
+	if err != nil {
+		_ = ln.Close()
+		return nil, err
+	}
+	hs.ln = ln
+	return hs, nil
+}
+
+// Close releases the port and the store of a hub that is not served after all.
+func (hs *HubServer) Close() error {
+	return errors.Join(ignoreClosed(hs.ln.Close()), hs.Store.Close())
+}
+
+// startHub opens the store, makes the hub and settles the admin token.
+func startHub(ctx context.Context, cfg HubConfig) (*HubServer, error) {
 	store, writers, err := openStore(ctx, cfg.DB, cfg.Logger)
 	if err != nil {
 		return nil, err
@@ -153,11 +176,7 @@ func (hs *HubServer) Handler() http.Handler { return ui.Mount(hs.api, hs.UI) }
 // drains: work first (it finishes what is in flight), the server (requests in flight wait
 // for their reports' commit), then ingest, then the store.
 func (hs *HubServer) Serve(ctx context.Context, handler http.Handler, work func(context.Context) error) error {
-	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", hs.cfg.Addr)
-	if err != nil {
-		_ = hs.Store.Close()
-		return err
-	}
+	ln := hs.ln
 	if hs.signIn != nil {
 		hs.signIn.DefaultExternalURL(scheme(hs.cfg.TLSCert) + "://" + ln.Addr().String())
 	}
@@ -175,6 +194,7 @@ func (hs *HubServer) Serve(ctx context.Context, handler http.Handler, work func(
 		go func() { workErr <- work(ctx) }()
 	}
 	serveErr := serveInBackground(srv, ln, hs.cfg.TLSCert, hs.cfg.TLSKey)
+	var err error
 	select {
 	case err = <-serveErr:
 	case err = <-workErr: // the work ended by itself: it could not go on

@@ -86,6 +86,8 @@ type Service struct {
 	ready   bool // and every source was polled once
 	leading bool
 	decided bool // this replica tried to lead once: it knows whether it leads
+	// lease is the leadership Lead took, for Run.
+	lease hub.Lease
 }
 
 // New returns a service; Run starts it.
@@ -206,7 +208,10 @@ func (s *Service) Leading() bool {
 // asks; as a follower, a try to lead every interval. An apply in flight when ctx ends is
 // finished first.
 func (s *Service) Run(ctx context.Context) error {
-	var lease hub.Lease
+	s.mu.Lock()
+	lease := s.lease
+	s.lease = nil
+	s.mu.Unlock()
 	defer func() {
 		if lease != nil {
 			_ = lease.Release(context.WithoutCancel(ctx))
@@ -230,6 +235,17 @@ func (s *Service) Run(ctx context.Context) error {
 		case <-time.After(s.untilNext()):
 		}
 	}
+}
+
+// Lead tries to take the leadership before Run: a store that allows one process only (SQLite)
+// refuses a second process here, before it serves anything. A follower of a shared store is
+// no error (Run keeps trying).
+func (s *Service) Lead(ctx context.Context) error {
+	lease, err := s.lead(ctx, nil)
+	s.mu.Lock()
+	s.lease = lease
+	s.mu.Unlock()
+	return err
 }
 
 // lead keeps or takes the leadership: a held lease is checked before every round (a lost
