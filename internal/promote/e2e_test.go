@@ -380,6 +380,15 @@ func TestWatcherPromotesAutomatically(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.report("dev-0", "dev")
+	// The facts changed (compliant now, the soak runs): the refusal is recorded again.
+	if res, err := w.Round(ctx); err != nil || len(res) != 1 || res[0].Promoted {
+		t.Fatalf("round during the soak: %+v, %v", res, err)
+	}
+	events, err = f.hub.History(ctx, hub.HistoryFilter{Kind: hub.EventPromotion, Environment: "stage"})
+	if err != nil || len(events) != 2 || !strings.Contains(events[0].Message, "unchanged and compliant for") ||
+		strings.Contains(events[0].Message, "no cluster reports") {
+		t.Fatalf("the round during the soak recorded %+v, %v; want a second refusal with the soak alone", events, err)
+	}
 	f.clock.Advance(31 * time.Minute)
 	res, err := w.Round(ctx)
 	if err != nil || len(res) != 1 || !res[0].Promoted || len(applied) != 1 || applied[0] != "stage" {

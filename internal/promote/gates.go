@@ -95,7 +95,12 @@ func checkSource(g Gates, ev Evidence) []string {
 			src, short(ev.Rollout.Revision), short(ev.DesiredCommit), short(ev.Commit)))
 	}
 	if r := compliance(g, *ev.Rollout); r != "" {
-		reasons = append(reasons, r)
+		// Not compliant: the soak has not started (saying for how long it was compliant
+		// would contradict this reason).
+		if g.Soak > 0 {
+			r += fmt.Sprintf("; the %s soak starts once it is compliant", g.Soak)
+		}
+		return append(reasons, r)
 	}
 	if g.Soak > 0 {
 		since := ev.DesiredPostedAt

@@ -12,8 +12,11 @@ import (
 
 // Watcher follows the chain: every round, each environment with automatic promotion whose
 // source is pinned to another commit than it gets that commit as soon as the gates pass,
-// and is then applied. A refusal is recorded once per environment and commit, not every
-// round (the reasons of a waiting promotion, a soak time, change every round).
+// and is then applied. A refusal is recorded once per environment, commit and facts, not
+// every round: numbers and durations (a soak's time, counts of clusters) change every round
+// and do not count, but a reason that comes or goes, or a new kind of fact (reports arrived,
+// clusters now failing), records the refusal again, so that the history states the current
+// facts.
 type Watcher struct {
 	Promoter *Promoter
 	// Open reads the control plane afresh (a promotion moves it).
@@ -26,7 +29,7 @@ type Watcher struct {
 	Actor  string
 	Logger *slog.Logger
 
-	refused map[string]string // environment -> the commit whose refusal was recorded
+	refused map[string]string // environment -> the refusal recorded last (refusalKey)
 }
 
 // Round makes one pass over the chain, sources first, and returns the decisions taken
@@ -110,12 +113,26 @@ func (w *Watcher) promote(ctx context.Context, round *Round, env string) (Result
 		w.log(ctx, "promoted", "environment", env, "commit", short(res.Commit))
 		return res, nil
 	}
-	if w.refused[env] != res.Commit {
-		w.refused[env] = res.Commit
+	if key := refusalKey(res); w.refused[env] != key {
+		w.refused[env] = key
 		w.Promoter.record(ctx, req, res, "refused: "+strings.Join(res.Reasons, "; "))
 		w.log(ctx, "waiting", "environment", env, "commit", short(res.Commit), "reasons", strings.Join(res.Reasons, "; "))
 	}
 	return res, nil
+}
+
+// refusalKey identifies a refusal by its commit and its reasons with every number masked.
+func refusalKey(res Result) string {
+	masked := make([]string, len(res.Reasons))
+	for i, r := range res.Reasons {
+		masked[i] = strings.Map(func(c rune) rune {
+			if c >= '0' && c <= '9' {
+				return '#'
+			}
+			return c
+		}, r)
+	}
+	return res.Commit + "\x00" + strings.Join(masked, "\x00")
 }
 
 func (w *Watcher) log(ctx context.Context, msg string, args ...any) {
