@@ -86,7 +86,8 @@ func Init(ctx context.Context, o InitOptions) (*InitResult, error) {
 	for i, e := range o.Environments {
 		spec := map[string]any{}
 		if i > 0 {
-			spec["promotion"] = map[string]any{"from": o.Environments[i-1]}
+			// The default gate, written out so that it is seen (and changed where it is read).
+			spec["promotion"] = map[string]any{"from": o.Environments[i-1], "minCompliantPercent": 100}
 		}
 		if err := ws.addEnvironment(Operation{Op: OpAdd, Kind: v1alpha1.KindEnvironment, Name: e, Spec: spec}, gitopsRepo, annotations); err != nil {
 			return nil, err

@@ -215,3 +215,20 @@ func TestAuthoringConcurrentOnAWorkTree(t *testing.T) {
 		t.Errorf("the work tree is not clean:\n%s", status)
 	}
 }
+
+// TestInitWritesTheDefaultGate: the gate a promotion has by default (every cluster of the
+// source compliant) is written out in the environments init makes, where it is read.
+func TestInitWritesTheDefaultGate(t *testing.T) {
+	cp := filepath.Join(t.TempDir(), "cp")
+	newControlPlane(t, cp)
+	files := gittest.ReadDir(t, cp)
+	var prod string
+	for name, content := range files {
+		if strings.Contains(name, "prod") && strings.Contains(content, "kind: Environment") {
+			prod = content
+		}
+	}
+	if !strings.Contains(prod, "minCompliantPercent: 100") || !strings.Contains(prod, "from: dev") {
+		t.Errorf("prod's Environment does not show its gate:\n%s", prod)
+	}
+}
