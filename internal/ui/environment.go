@@ -31,7 +31,17 @@ type environmentData struct {
 	Decision *decision
 	// MassDeletion is the refused mass deletion the session may confirm (nil: none).
 	MassDeletion *massDeletionView
+	// Promotions are the latest promotions, refusals, overrides and approvals into the
+	// environment, newest first.
+	Promotions []hub.Event
 }
+
+// environmentPromotions bounds the promotions an environment page lists (fleetform history
+// reads further back).
+const environmentPromotions = 20
+
+// promotionKinds are the history's kinds of decisions about an environment.
+var promotionKinds = strings.Join([]string{hub.EventPromotion, hub.EventOverride, hub.EventApproval, hub.EventMassDeletion}, ",")
 
 func (d environmentData) holdsForm() bool { return d.MassDeletion != nil && !d.MassDeletion.Done }
 
@@ -93,6 +103,9 @@ func (u *Handler) environmentData(ctx context.Context, env string) (environmentD
 		out.Sync = &syncView{SyncRecord: sync, GitOpsLink: commitLink(sync.GitOpsRepo, sync.GitOpsCommit),
 			GitOpsRepoShown: safeURL(sync.GitOpsRepo)}
 	} else if hub.ErrorCode(err) != hub.CodeNotFound {
+		return out, err
+	}
+	if out.Promotions, err = u.hub.History(ctx, hub.HistoryFilter{Environment: env, Kind: promotionKinds, Limit: environmentPromotions}); err != nil {
 		return out, err
 	}
 	ro, err := u.hub.Rollout(ctx, env)

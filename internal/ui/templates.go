@@ -20,11 +20,12 @@ func templateFuncs() template.FuncMap {
 			}
 			return t.UTC().Format("2006-01-02 15:04:05 UTC")
 		},
-		"join": strings.Join,
-		"add":  func(a, b int) int { return a + b },
-		"pct":  func(n, of int) int { return pct(n, of) },
-		"dict": dict,
-		"list": func(s ...string) []string { return s },
+		"join":      strings.Join,
+		"hasPrefix": strings.HasPrefix,
+		"add":       func(a, b int) int { return a + b },
+		"pct":       func(n, of int) int { return pct(n, of) },
+		"dict":      dict,
+		"list":      func(s ...string) []string { return s },
 		// levels are the config form's precedence levels: value and label.
 		"levels": func() [][2]string {
 			return [][2]string{{"environment", "the whole environment"}, {"selector", "cluster types with labels"},

@@ -460,3 +460,22 @@ func TestCompareProposesTwoEnvironments(t *testing.T) {
 		t.Errorf("the differing values are not labelled with their cluster types:\n%s", body)
 	}
 }
+
+// TestEnvironmentListsItsPromotions: an environment's page lists the promotions and refusals
+// into it, newest first.
+func TestEnvironmentListsItsPromotions(t *testing.T) {
+	f := newFleet(t)
+	ctx := context.Background()
+	if err := f.hub.Record(ctx, hub.Event{Kind: hub.EventPromotion, Environment: "prod", From: "stage", To: "prod",
+		Revision: strings.Repeat("cd", 20), Message: "refused: stage: 3 of 4 clusters compliant"}); err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ := f.get(t, client(t), "/environments/prod", f.readToken)
+	table := regexp.MustCompile(`(?s)<table class="promotions-history">.*?</table>`).FindString(body)
+	if !strings.Contains(table, `<tr data-kind="promotion">`) || !strings.Contains(table, "refused: stage: 3 of 4 clusters compliant") {
+		t.Errorf("prod's page does not list its promotions:\n%s", body)
+	}
+	if i, j := strings.Index(table, "refused: stage"), strings.LastIndex(table, `data-kind="promotion"`); i < 0 || i > j {
+		t.Errorf("the latest promotion is not first:\n%s", table)
+	}
+}
