@@ -186,6 +186,7 @@ func (o *serveOptions) run(ctx context.Context, e *env) error {
 	hs.UI.SetChain(svc.Chain)
 	hs.UI.SetScheduler(svc)
 	hs.UI.SetPromotions(svc.Promotions())
+	hs.UI.SetSyncer(svc)
 	webhooks := serve.NewWebhooks(os.Getenv(serve.WebhookSecretEnv), svc, e.Logger)
 	changes := o.changes(e, hs, svc, f)
 	hs.UI.SetChanges(changes)

@@ -63,7 +63,7 @@ type SyncRecord struct {
 	// Error is why the apply failed ("" when it succeeded).
 	Error string `json:"error,omitempty"`
 	// Trigger is what started the apply: TriggerPoll, TriggerWebhook, TriggerAuthoring, TriggerPromotion,
-	// TriggerStart, TriggerMassDeletion or "".
+	// TriggerStart, TriggerMassDeletion, TriggerManual or "".
 	Trigger string `json:"trigger,omitempty"`
 }
 
@@ -83,6 +83,8 @@ const (
 	TriggerAuthoring = "authoring"
 	// TriggerMassDeletion is a confirmation of a mass deletion a sync refused.
 	TriggerMassDeletion = "mass-deletion"
+	// TriggerManual is an administrator's "sync now" (the web UI).
+	TriggerManual = "manual"
 	TriggerStart        = "start"
 )
 

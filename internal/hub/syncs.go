@@ -73,10 +73,10 @@ func validateSync(r SyncRecord) error {
 		return Errorf(CodeInvalid, "error is longer than %d bytes", MaxErrorLength)
 	}
 	switch r.Trigger {
-	case "", TriggerPoll, TriggerWebhook, TriggerPromotion, TriggerStart, TriggerAuthoring, TriggerMassDeletion:
+	case "", TriggerPoll, TriggerWebhook, TriggerPromotion, TriggerStart, TriggerAuthoring, TriggerMassDeletion, TriggerManual:
 	default:
-		return Errorf(CodeInvalid, "trigger %q: want %s, %s, %s, %s, %s or %s", r.Trigger, TriggerPoll, TriggerWebhook, TriggerPromotion,
-			TriggerStart, TriggerAuthoring, TriggerMassDeletion)
+		return Errorf(CodeInvalid, "trigger %q: want %s, %s, %s, %s, %s, %s or %s", r.Trigger, TriggerPoll, TriggerWebhook, TriggerPromotion,
+			TriggerStart, TriggerAuthoring, TriggerMassDeletion, TriggerManual)
 	}
 	return validateFailed(r.Failed)
 }

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/hub"
@@ -28,8 +29,8 @@ func (s *Service) round(ctx context.Context, woken map[string]bool) {
 	s.mu.Lock()
 	first := !s.started
 	s.mu.Unlock()
-	confirmed := s.confirmedMassDeletions(ctx)
-	if !first && c.controlPlane == nil && len(c.sources) == 0 && s.watcher == nil && len(confirmed) == 0 {
+	asked, askedTrigger := s.asked(ctx, woken)
+	if !first && c.controlPlane == nil && len(c.sources) == 0 && s.watcher == nil && len(asked) == 0 {
 		return // nothing moved: no work beyond the poll
 	}
 	cp, err := s.open(ctx)
@@ -46,10 +47,10 @@ func (s *Service) round(ctx context.Context, woken map[string]bool) {
 		s.readRights(ctx, cp)
 	}
 	affected, trigger := s.affected(cp, c, envs, first)
-	if len(affected) == 0 && len(confirmed) > 0 {
-		trigger = hub.TriggerMassDeletion
+	if len(affected) == 0 && len(asked) > 0 {
+		trigger = askedTrigger
 	}
-	for env := range confirmed {
+	for env := range asked {
 		if slices.Contains(envs, env) {
 			affected[env] = true
 		}
@@ -69,6 +70,19 @@ func (s *Service) round(ctx context.Context, woken map[string]bool) {
 			s.opts.Logger.WarnContext(ctx, "promotion round", "error", err.Error())
 		}
 	}
+}
+
+// asked returns the environments to sync although nothing they read moved: an
+// administrator's "sync now" (trigger manual) and the refused mass deletions someone
+// confirmed (trigger mass-deletion).
+func (s *Service) asked(ctx context.Context, woken map[string]bool) (map[string]bool, string) {
+	out, trigger := s.confirmedMassDeletions(ctx), hub.TriggerMassDeletion
+	for key := range woken {
+		if env, ok := strings.CutPrefix(key, syncKey); ok {
+			out[env], trigger = true, hub.TriggerManual
+		}
+	}
+	return out, trigger
 }
 
 // served lists the environments to serve (declared, and selected) and the control-plane

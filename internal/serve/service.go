@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"slices"
 	"strings"
@@ -150,8 +151,28 @@ func wake(woken map[string]bool, key string) {
 	woken[key] = true
 }
 
-// authoredKey marks a wake-up for a change made through serve itself.
-const authoredKey = "\x00authored\x00"
+// authoredKey marks a wake-up for a change made through serve itself; syncKey, followed by
+// an environment's name, an administrator's "sync now".
+const (
+	authoredKey = "\x00authored\x00"
+	syncKey     = "\x00sync\x00"
+)
+
+// ErrNotLeading is a "sync now" asked of a replica that does not lead: the leader syncs.
+var ErrNotLeading = errors.New("this replica does not lead: the leading replica syncs at its next round (every --interval)")
+
+// SyncNow asks for a sync of env at once, recorded with trigger "manual" (the web UI's
+// "sync now"). Only the leading replica syncs: another one answers ErrNotLeading.
+func (s *Service) SyncNow(env string) error {
+	if !s.Leading() {
+		return ErrNotLeading
+	}
+	select {
+	case s.wake <- syncKey + env:
+	default: // a round is already asked for; this one waits for the next interval
+	}
+	return nil
+}
 
 // Authored asks for a sync of the control plane after a change made through serve (its
 // authoring API or the UI's forms): recorded with trigger "authoring".

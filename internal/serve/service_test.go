@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -299,5 +300,34 @@ func TestMassDeletionConfirmed(t *testing.T) {
 	events, err := f.hub.History(ctx, hub.HistoryFilter{Environment: "dev", Kind: hub.EventMassDeletion})
 	if err != nil || len(events) != 2 || !strings.Contains(events[0].Message, "confirmed by ada: shop is retired") {
 		t.Errorf("history %+v, %v", events, err)
+	}
+}
+
+// TestSyncNow: an administrator's "sync now" syncs the environment at the next round,
+// although nothing it reads moved, recorded with trigger manual; a replica that does not
+// lead says so.
+func TestSyncNow(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	if err := f.svc.SyncNow("prod"); !errors.Is(err, ErrNotLeading) {
+		t.Fatalf("sync now before leading: %v", err)
+	}
+	if _, err := f.svc.lead(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	f.svc.round(ctx, map[string]bool{})
+	started := f.latest("prod")
+	if err := f.svc.SyncNow("prod"); err != nil {
+		t.Fatal(err)
+	}
+	woken := map[string]bool{}
+	wake(woken, <-f.svc.wake)
+	f.clock.Advance(time.Second)
+	f.svc.round(ctx, woken)
+	if rec := f.latest("prod"); rec.Trigger != hub.TriggerManual || !rec.Time.After(started.Time) || rec.Error != "" {
+		t.Errorf("prod after sync now: %+v", rec)
+	}
+	if rec := f.latest("dev"); rec.Trigger != hub.TriggerStart {
+		t.Errorf("dev was synced too: %+v", rec)
 	}
 }

@@ -31,6 +31,8 @@ type environmentData struct {
 	Decision *decision
 	// MassDeletion is the refused mass deletion the session may confirm (nil: none).
 	MassDeletion *massDeletionView
+	// CanSync offers "sync now" (an administrator, under serve); Synced says one was asked.
+	CanSync, Synced bool
 	// Promotions are the latest promotions, refusals, overrides and approvals into the
 	// environment, newest first.
 	Promotions []hub.Event
@@ -82,6 +84,7 @@ func (u *Handler) environment(w http.ResponseWriter, r *http.Request, s session)
 		u.opts.Rights.Can(s.identity(), v1alpha1.ActionOverride) {
 		data.MassDeletion = &massDeletionView{Commit: data.Sync.ControlPlaneCommit, Done: r.URL.Query().Get("confirmed") == data.Sync.ControlPlaneCommit}
 	}
+	data.CanSync, data.Synced = u.opts.Syncer != nil && s.admin(), r.URL.Query().Get("synced") == "1"
 	lo, hi, p := paginate(r, len(data.Targets), u.opts.PageSize)
 	data.Targets, data.Pager = data.Targets[lo:hi], p
 	u.render(w, r, s, "environment", "Environment "+env, "overview", data)
@@ -157,6 +160,29 @@ func (u *Handler) confirmMassDeletion(w http.ResponseWriter, r *http.Request, s 
 		return
 	}
 	http.Redirect(w, r, "/environments/"+url.PathEscape(env)+"?confirmed="+url.QueryEscape(commit), http.StatusSeeOther) //nolint:gosec // a path on this server
+}
+
+// syncNow asks serve to sync the environment at once (an administrator only); the sync is
+// recorded with trigger "manual".
+func (u *Handler) syncNow(w http.ResponseWriter, r *http.Request, s session) {
+	env := r.PathValue("env")
+	switch {
+	case u.opts.Syncer == nil:
+		u.renderError(w, s, http.StatusNotFound, "syncing from here needs fleetform serve")
+		return
+	case !s.admin():
+		u.renderError(w, s, http.StatusForbidden, "only an administrator (the admin token) may sync an environment by hand")
+		return
+	}
+	if err := u.knownEnvironment(r.Context(), env); err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	if err := u.opts.Syncer.SyncNow(env); err != nil {
+		u.renderError(w, s, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	http.Redirect(w, r, "/environments/"+url.PathEscape(env)+"?synced=1", http.StatusSeeOther) //nolint:gosec // a path on this server
 }
 
 // knownEnvironment is a not-found error unless the hub knows env.

@@ -65,7 +65,17 @@ type Options struct {
 	Now func() time.Time
 	// Approvals are the environments' four-eyes rules, which approvals obey (nil: none).
 	Approvals *hub.ApprovalRules
+	// Syncer syncs an environment at once for an administrator (nil: no "sync now").
+	Syncer Syncer
 }
+
+// Syncer syncs an environment at once (serve's Service).
+type Syncer interface {
+	SyncNow(env string) error
+}
+
+// SetSyncer enables the environment page's "sync now" (before the handler serves requests).
+func (u *Handler) SetSyncer(s Syncer) { u.opts.Syncer = s }
 
 // Rights decide what an identity may do (*access.Rights): each request on its own, and
 // which actions a page should offer at all.
@@ -123,6 +133,7 @@ func (u *Handler) routes() {
 	u.mux.HandleFunc("GET /{$}", u.signedIn(u.overview))
 	u.mux.HandleFunc("GET /environments/{env}", u.signedIn(u.environment))
 	u.mux.HandleFunc("POST /environments/{env}/mass-deletion", u.signedIn(u.confirmMassDeletion))
+	u.mux.HandleFunc("POST /environments/{env}/sync", u.signedIn(u.syncNow))
 	u.mux.HandleFunc("GET /workloads/{name}", u.signedIn(u.workload))
 	u.mux.HandleFunc("GET /cluster-types/{env}/{name}", u.signedIn(u.clusterType))
 	u.mux.HandleFunc("GET /clusters/{name}", u.signedIn(u.cluster))

@@ -7,6 +7,7 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -477,5 +478,38 @@ func TestEnvironmentListsItsPromotions(t *testing.T) {
 	}
 	if i, j := strings.Index(table, "refused: stage"), strings.LastIndex(table, `data-kind="promotion"`); i < 0 || i > j {
 		t.Errorf("the latest promotion is not first:\n%s", table)
+	}
+}
+
+// syncer records the environments it was asked to sync.
+type syncer struct{ envs []string }
+
+func (s *syncer) SyncNow(env string) error { s.envs = append(s.envs, env); return nil }
+
+// TestSyncNowIsForAdministrators: under serve, an administrator's environment page offers
+// "sync now", which asks serve to sync that environment; a reader gets no button, and a POST
+// of theirs is refused.
+func TestSyncNowIsForAdministrators(t *testing.T) {
+	f := newFleet(t)
+	sy := &syncer{}
+	f.web.SetSyncer(sy)
+	reader := client(t)
+	f.signIn(t, reader, f.readToken)
+	_, page, _ := f.get(t, reader, "/environments/dev", "")
+	if strings.Contains(page, `action="/environments/dev/sync"`) {
+		t.Error("a reader is offered sync now")
+	}
+	if status, _, _ := f.post(t, reader, "/environments/dev/sync", url.Values{"csrf": {csrfOf(t, page)}}); status != http.StatusForbidden {
+		t.Errorf("a reader's sync now: %d, want 403", status)
+	}
+	admin := client(t)
+	f.signIn(t, admin, adminToken)
+	_, page, _ = f.get(t, admin, "/environments/dev", "")
+	if !strings.Contains(page, `action="/environments/dev/sync"`) {
+		t.Fatalf("the administrator is not offered sync now:\n%s", page)
+	}
+	status, _, h := f.post(t, admin, "/environments/dev/sync", url.Values{"csrf": {csrfOf(t, page)}})
+	if status != http.StatusSeeOther || h.Get("Location") != "/environments/dev?synced=1" || !slices.Equal(sy.envs, []string{"dev"}) {
+		t.Fatalf("sync now: %d to %q, synced %v", status, h.Get("Location"), sy.envs)
 	}
 }
