@@ -85,7 +85,7 @@ const (
 	TriggerMassDeletion = "mass-deletion"
 	// TriggerManual is an administrator's "sync now" (the web UI).
 	TriggerManual = "manual"
-	TriggerStart        = "start"
+	TriggerStart  = "start"
 )
 
 // Limits of sources and sync records.
