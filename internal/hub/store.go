@@ -41,9 +41,9 @@ type Reader interface {
 	// on a wrong path (reconciling a folder that is not their cluster type's), each with the
 	// first limit names by name: what Drift lists, counted by the store.
 	DriftCounts(ctx context.Context, env, behindOf string, limit int) (DriftCounts, error)
-	// ClusterPage lists up to limit clusters of one cluster type of an environment, by name,
-	// after skipping offset of them, and counts them all.
-	ClusterPage(ctx context.Context, env, clusterType string, offset, limit int) ([]ClusterRecord, int, error)
+	// SearchClusters lists up to limit of the clusters f selects, by name, after skipping
+	// offset of them, and counts them all.
+	SearchClusters(ctx context.Context, f ClusterFilter, offset, limit int) ([]ClusterRecord, int, error)
 	// Deployments returns a cluster's deployment states, by deployment target.
 	Deployments(ctx context.Context, cluster string) ([]DeploymentState, error)
 	// Desired returns an environment's desired state at a revision (ErrNotFound).

@@ -3,6 +3,9 @@ package hub
 import (
 	"context"
 	"errors"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // LatestDesired returns an environment's most recently posted desired state.
@@ -45,11 +48,39 @@ func (h *Hub) Clusters(ctx context.Context, env string) ([]ClusterRecord, error)
 // ClusterPage lists up to limit clusters of one cluster type of an environment, by name,
 // after skipping offset of them, and counts them all.
 func (h *Hub) ClusterPage(ctx context.Context, env, clusterType string, offset, limit int) ([]ClusterRecord, int, error) {
+	return h.SearchClusters(ctx, ClusterFilter{Environment: env, ClusterType: clusterType}, offset, limit)
+}
+
+// ClusterFilter selects clusters; empty fields match everything.
+type ClusterFilter struct {
+	Environment, ClusterType string
+	// Name is part of the name, in any case.
+	Name string
+	// State is a reported status (Compliant, NonCompliant, Progressing) of a fresh report,
+	// or "unknown" (StateUnknown): never reported, or its report is stale.
+	State string
+	// LabelKey and LabelValue select the clusters with that label.
+	LabelKey, LabelValue string
+}
+
+// SearchClusters lists up to limit of the clusters f selects, by name, after skipping offset
+// of them, and counts them all. A state or label key that cannot be one is CodeInvalid.
+func (h *Hub) SearchClusters(ctx context.Context, f ClusterFilter, offset, limit int) ([]ClusterRecord, int, error) {
+	switch f.State {
+	case "", string(StateUnknown), string(Compliant), string(NonCompliant), string(Progressing):
+	default:
+		return nil, 0, Errorf(CodeInvalid, "state %q: want %s, %s, %s or %s", f.State, Compliant, NonCompliant, Progressing, StateUnknown)
+	}
+	if f.LabelKey != "" {
+		if errs := validation.IsQualifiedName(f.LabelKey); len(errs) > 0 {
+			return nil, 0, Errorf(CodeInvalid, "label %q is not a label key: %s", f.LabelKey, strings.Join(errs, "; "))
+		}
+	}
 	var out []ClusterRecord
 	var total int
 	err := h.store.View(ctx, func(r Reader) error {
 		var err error
-		out, total, err = r.ClusterPage(ctx, env, clusterType, offset, limit)
+		out, total, err = r.SearchClusters(ctx, f, offset, limit)
 		return err
 	})
 	return out, total, err

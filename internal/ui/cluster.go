@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/fleetform/fleetform/internal/hub"
 )
@@ -64,20 +65,60 @@ func (u *Handler) clusterTypeData(ctx context.Context, env, name string) (cluste
 // clusterPage reads the page of a cluster type's clusters the request asks for (the last
 // one when it asks for more).
 func (u *Handler) clusterPage(r *http.Request, env, name string) ([]hub.ClusterRecord, pager, error) {
+	return u.searchPage(r, hub.ClusterFilter{Environment: env, ClusterType: name})
+}
+
+// searchPage reads the page of the clusters f selects that the request asks for (the last
+// one when it asks for more).
+func (u *Handler) searchPage(r *http.Request, f hub.ClusterFilter) ([]hub.ClusterRecord, pager, error) {
 	size := u.opts.PageSize
 	n, err := strconv.Atoi(r.URL.Query().Get("page"))
 	if err != nil || n < 1 {
 		n = 1
 	}
-	clusters, total, err := u.hub.ClusterPage(r.Context(), env, name, (n-1)*size, size)
+	clusters, total, err := u.hub.SearchClusters(r.Context(), f, (n-1)*size, size)
 	if err != nil {
 		return nil, pager{}, err
 	}
 	_, _, p := paginate(r, total, size)
 	if p.Page != n { // past the end: the last page
-		clusters, _, err = u.hub.ClusterPage(r.Context(), env, name, (p.Page-1)*size, size)
+		clusters, _, err = u.hub.SearchClusters(r.Context(), f, (p.Page-1)*size, size)
 	}
 	return clusters, p, err
+}
+
+// clustersData is the cluster search page: the filter and a page of what it selects.
+type clustersData struct {
+	Envs     []string
+	States   []string
+	Filter   hub.ClusterFilter
+	Label    string // KEY=VALUE, as typed
+	Clusters []hub.ClusterRecord
+	Pager    pager
+}
+
+// clusters finds clusters by part of their name, environment, state and label.
+func (u *Handler) clusters(w http.ResponseWriter, r *http.Request, s session) {
+	q := r.URL.Query()
+	data := clustersData{Filter: hub.ClusterFilter{Name: strings.TrimSpace(q.Get("name")), Environment: q.Get("environment"), State: q.Get("state")},
+		Label: strings.TrimSpace(q.Get("label")),
+		States: []string{string(hub.Compliant), string(hub.NonCompliant), string(hub.Progressing), string(hub.StateUnknown)}}
+	if data.Label != "" {
+		data.Filter.LabelKey, data.Filter.LabelValue, _ = strings.Cut(data.Label, "=")
+	}
+	envs, err := u.environments(r.Context())
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	for _, e := range envs {
+		data.Envs = append(data.Envs, e.name)
+	}
+	if data.Clusters, data.Pager, err = u.searchPage(r, data.Filter); err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	u.render(w, r, s, "clusters", "Clusters", "clusters", data)
 }
 
 func (u *Handler) cluster(w http.ResponseWriter, r *http.Request, s session) {

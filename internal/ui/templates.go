@@ -8,7 +8,7 @@ import (
 )
 
 // pageNames are the templates/*.html files that are pages (each is parsed with layout.html).
-var pageNames = []string{"overview", "environment", "workload", "clustertype", "cluster", "diff", "promotions", "explain", "author", "change", "onboard", "audit", "signin", "me", "error"}
+var pageNames = []string{"overview", "environment", "workload", "clustertype", "cluster", "clusters", "diff", "promotions", "explain", "author", "change", "onboard", "audit", "signin", "me", "error"}
 
 func templateFuncs() template.FuncMap {
 	return template.FuncMap{

@@ -137,6 +137,7 @@ func (u *Handler) routes() {
 	u.mux.HandleFunc("GET /workloads/{name}", u.signedIn(u.workload))
 	u.mux.HandleFunc("GET /cluster-types/{env}/{name}", u.signedIn(u.clusterType))
 	u.mux.HandleFunc("GET /clusters/{name}", u.signedIn(u.cluster))
+	u.mux.HandleFunc("GET /clusters", u.signedIn(u.clusters))
 	u.mux.HandleFunc("GET /diff", u.signedIn(u.diff))
 	u.mux.HandleFunc("GET /promotions", u.signedIn(u.promotions))
 	u.mux.HandleFunc("POST /promotions/approve", u.signedIn(u.approve))
@@ -199,7 +200,7 @@ type page struct {
 const refreshSeconds = 30
 
 // livePages are the pages that reload themselves, unless they hold a form (formPage).
-var livePages = map[string]bool{"overview": true, "environment": true, "clustertype": true, "cluster": true}
+var livePages = map[string]bool{"overview": true, "environment": true, "clustertype": true, "cluster": true, "clusters": true}
 
 // formPage is the data of a live page that may hold a form: it does not reload itself then,
 // which would lose what is typed.

@@ -513,3 +513,28 @@ func TestSyncNowIsForAdministrators(t *testing.T) {
 		t.Fatalf("sync now: %d to %q, synced %v", status, h.Get("Location"), sy.envs)
 	}
 }
+
+// TestClusterSearch: the Clusters page finds clusters by part of their name, environment,
+// state and label; a state that is none is refused with the states there are.
+func TestClusterSearch(t *testing.T) {
+	f := newFleet(t)
+	c := client(t)
+	_, all, _ := f.get(t, c, "/clusters", f.readToken)
+	rows := regexp.MustCompile(`<tr><td><a href="/clusters/([^"]+)">`)
+	total := len(rows.FindAllString(all, -1))
+	if total == 0 || !strings.Contains(all, `href="/clusters" aria-current="page"`) {
+		t.Fatalf("the Clusters page lists nothing:\n%s", all)
+	}
+	_, dev, _ := f.get(t, c, "/clusters?environment=dev", f.readToken)
+	for _, m := range rows.FindAllStringSubmatch(dev, -1) {
+		if cl, err := f.hub.Cluster(context.Background(), m[1]); err != nil || cl.Environment != "dev" {
+			t.Errorf("environment=dev lists %s (%+v, %v)", m[1], cl.Cluster, err)
+		}
+	}
+	if n := len(rows.FindAllString(dev, -1)); n == 0 || n >= total {
+		t.Errorf("environment=dev lists %d of %d clusters", n, total)
+	}
+	if status, body, _ := f.get(t, c, "/clusters?state=Broken", f.readToken); status != http.StatusBadRequest || !strings.Contains(body, "NonCompliant") {
+		t.Errorf("state=Broken: %d\n%s", status, body)
+	}
+}

@@ -394,14 +394,47 @@ func (t *tx) Clusters(ctx context.Context, env string) ([]hub.ClusterRecord, err
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (hub.ClusterRecord, error) { return scanCluster(row) })
 }
 
-func (t *tx) ClusterPage(ctx context.Context, env, clusterType string, offset, limit int) ([]hub.ClusterRecord, int, error) {
+// clusterWhere is the condition of a cluster search and its arguments.
+func clusterWhere(f hub.ClusterFilter) (string, []any) {
+	conds, args := []string{"true"}, []any{}
+	add := func(cond string, a ...any) {
+		for _, v := range a {
+			args = append(args, v)
+			cond = strings.Replace(cond, "?", fmt.Sprintf("$%d", len(args)), 1)
+		}
+		conds = append(conds, cond)
+	}
+	if f.Environment != "" {
+		add("environment = ?", f.Environment)
+	}
+	if f.ClusterType != "" {
+		add("cluster_type = ?", f.ClusterType)
+	}
+	if f.Name != "" {
+		add("strpos(lower(name), ?) > 0", strings.ToLower(f.Name))
+	}
+	switch f.State {
+	case "":
+	case string(hub.StateUnknown):
+		add("NOT (reported AND fresh)")
+	default:
+		add("reported AND fresh AND status = ?", f.State)
+	}
+	if f.LabelKey != "" {
+		add("labels ->> ? = ?", f.LabelKey, f.LabelValue)
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+func (t *tx) SearchClusters(ctx context.Context, f hub.ClusterFilter, offset, limit int) ([]hub.ClusterRecord, int, error) {
+	where, args := clusterWhere(f)
 	var total int
-	if err := t.queryRow(ctx, `SELECT count(*) FROM clusters WHERE environment = $1 AND cluster_type = $2`, env, clusterType).
-		Scan(&total); err != nil {
+	if err := t.queryRow(ctx, `SELECT count(*) FROM clusters WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := t.query(ctx, `SELECT `+clusterColumns+` FROM clusters WHERE environment = $1 AND cluster_type = $2
-		ORDER BY name LIMIT $3 OFFSET $4`, env, clusterType, limit, offset)
+	n := len(args)
+	rows, err := t.query(ctx, fmt.Sprintf(`SELECT `+clusterColumns+` FROM clusters WHERE `+where+` ORDER BY name LIMIT $%d OFFSET $%d`, n+1, n+2),
+		append(args, limit, offset)...)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/fleetform/fleetform/internal/hub"
@@ -198,14 +199,40 @@ func (t *tx) Clusters(ctx context.Context, env string) ([]hub.ClusterRecord, err
 	return out, rows.Err()
 }
 
-func (t *tx) ClusterPage(ctx context.Context, env, clusterType string, offset, limit int) ([]hub.ClusterRecord, int, error) {
+// clusterWhere is the condition of a cluster search and its arguments.
+func clusterWhere(f hub.ClusterFilter) (string, []any) {
+	conds, args := []string{"true"}, []any{}
+	add := func(cond string, a ...any) { conds, args = append(conds, cond), append(args, a...) }
+	if f.Environment != "" {
+		add("environment = ?", f.Environment)
+	}
+	if f.ClusterType != "" {
+		add("cluster_type = ?", f.ClusterType)
+	}
+	if f.Name != "" {
+		add("instr(lower(name), ?) > 0", strings.ToLower(f.Name))
+	}
+	switch f.State {
+	case "":
+	case string(hub.StateUnknown):
+		add("(reported = 0 OR fresh = 0)")
+	default:
+		add("reported = 1 AND fresh = 1 AND status = ?", f.State)
+	}
+	if f.LabelKey != "" {
+		add("json_extract(labels, ?) = ?", `$."`+f.LabelKey+`"`, f.LabelValue) // the key is a label key: no quote in it
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+func (t *tx) SearchClusters(ctx context.Context, f hub.ClusterFilter, offset, limit int) ([]hub.ClusterRecord, int, error) {
+	where, args := clusterWhere(f)
 	var total int
-	if err := t.q.QueryRowContext(ctx, `SELECT count(*) FROM clusters WHERE environment = ? AND cluster_type = ?`, env, clusterType).
-		Scan(&total); err != nil {
+	if err := t.q.QueryRowContext(ctx, `SELECT count(*) FROM clusters WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := t.q.QueryContext(ctx, `SELECT `+clusterColumns+` FROM clusters WHERE environment = ? AND cluster_type = ?
-		ORDER BY name LIMIT ? OFFSET ?`, env, clusterType, limit, offset)
+	rows, err := t.q.QueryContext(ctx, `SELECT `+clusterColumns+` FROM clusters WHERE `+where+` ORDER BY name LIMIT ? OFFSET ?`,
+		append(args, limit, offset)...)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -89,6 +89,7 @@ func Run(t *testing.T, open Opener, explain Explainer) {
 	t.Run("Syncs", s.testSyncs)
 	t.Run("SyncHistoryBound", s.testSyncHistoryBound)
 	t.Run("ClusterPage", s.testClusterPage)
+	t.Run("SearchClusters", s.testSearchClusters)
 }
 
 // suite holds what every scenario needs: each scenario is a method, run as a subtest.
