@@ -101,7 +101,7 @@ type clustersData struct {
 func (u *Handler) clusters(w http.ResponseWriter, r *http.Request, s session) {
 	q := r.URL.Query()
 	data := clustersData{Filter: hub.ClusterFilter{Name: strings.TrimSpace(q.Get("name")), Environment: q.Get("environment"), State: q.Get("state")},
-		Label: strings.TrimSpace(q.Get("label")),
+		Label:  strings.TrimSpace(q.Get("label")),
 		States: []string{string(hub.Compliant), string(hub.NonCompliant), string(hub.Progressing), string(hub.StateUnknown)}}
 	if data.Label != "" {
 		data.Filter.LabelKey, data.Filter.LabelValue, _ = strings.Cut(data.Label, "=")
