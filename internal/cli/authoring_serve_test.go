@@ -39,7 +39,7 @@ func TestAuthoringThroughServe(t *testing.T) {
 	if code != 0 || cp.Tip(t, "main") == before {
 		t.Fatalf("the admin token through serve: exit %d\n%s\n%s", code, out, errOut)
 	}
-	if msg := gitOut(t, cp.Dir, "log", "-1", "--format=%an%n%B", "main"); !strings.Contains(msg, "Changed-By: configured") {
+	if msg := gitOut(t, cp.Dir, "log", "-1", "--format=%an%n%B", "main"); !strings.Contains(msg, "Changed-By: admin") {
 		t.Errorf("the commit does not say who made it:\n%s", msg)
 	}
 }

@@ -48,8 +48,8 @@ func (p Principal) Identity() access.Identity {
 	switch p.Kind {
 	case TokenAdmin:
 		name := p.Name
-		if name == "" {
-			name = "admin"
+		if name == "" || name == SourceConfigured || name == SourceGenerated {
+			name = "admin" // the admin token of the configuration, or the one generated at the start
 		}
 		return access.Identity{Token: name, Admin: true}
 	case TokenRead:

@@ -672,7 +672,7 @@ func TestAccessDecisionTable(t *testing.T) {
 		"a read-only token with no role": {f.token("viewer", readToken("viewer"), next()), f.person(groupless, next()),
 			ciJob("contoso/checkout", next())},
 	}
-	admin := f.token(hub.SourceConfigured, tableAdminToken, next())
+	admin := f.token("admin", tableAdminToken, next()) // the configured admin token is named "admin"
 	admin.label = "the admin token"
 	for _, col := range table.columns {
 		if len(byColumn[col]) == 0 {

@@ -53,9 +53,12 @@ func (s session) who() string {
 	case s.principal.Person != nil:
 		return personName(*s.principal.Person)
 	}
-	name := s.principal.Name
-	if name == "" {
+	name := s.identity().Actor()
+	switch {
+	case name == "":
 		name = "unnamed token"
+	case name == s.principal.Kind: // the admin token
+		return name
 	}
 	return name + " (" + s.principal.Kind + ")"
 }

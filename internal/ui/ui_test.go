@@ -218,7 +218,7 @@ func TestSignInSessionAndCSRF(t *testing.T) {
 		t.Fatalf("approval: %d to %q", status, h.Get("Location"))
 	}
 	events, err := f.hub.Approvals(context.Background(), "stage")
-	if err != nil || len(events) != 1 || events[0].Message != "approved by configured: tested by hand" {
+	if err != nil || len(events) != 1 || events[0].Message != "approved by admin: tested by hand" {
 		t.Fatalf("approvals %+v, %v", events, err)
 	}
 	if status, _, _ := f.post(t, c, "/signout", url.Values{"csrf": {csrfOf(t, body)}}); status != http.StatusSeeOther {
