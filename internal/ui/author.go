@@ -291,8 +291,36 @@ func operationOf(f url.Values) (authoring.Operation, error) {
 		return authoring.AddPolicy(get("name"), get("env"), get("workspace"), targets, types)
 	case "config":
 		return configOperation(get)
+	case "unset-config":
+		op, err := configOperation(get)
+		op.Op, op.Keys, op.Data = authoring.OpUnset, []string{get("key")}, nil
+		return op, err
+	case "registration":
+		return authoring.AddRegistration(get("name"), get("repo"), get("branch"), get("path"), get("workspace")), nil
+	case "labels":
+		kind, err := authoring.ParseKind(get("kind"))
+		if err != nil {
+			return authoring.Operation{}, err
+		}
+		return authoring.Operation{Op: authoring.OpSet, Kind: kind, Name: get("name"), Env: envOf(kind, get("env")), Labels: labelsOf(get("labels"))}, nil
+	case "remove":
+		kind, err := authoring.ParseKind(get("kind"))
+		if err != nil {
+			return authoring.Operation{}, err
+		}
+		return authoring.Remove(kind, get("name"), envOf(kind, get("env")), get("workload")), nil
 	}
 	return authoring.Operation{}, fmt.Errorf("unknown form %q", get("form"))
+}
+
+// envOf is the environment an operation on kind names: none for the kinds that belong to no
+// environment (workloads, registrations).
+func envOf(kind, env string) string {
+	switch kind {
+	case v1alpha1.KindWorkload, v1alpha1.KindWorkloadRegistration, v1alpha1.KindEnvironment:
+		return ""
+	}
+	return env
 }
 
 // configOperation sets one config value at the chosen precedence level.

@@ -15,6 +15,7 @@ import (
 	"github.com/fleetform/fleetform/internal/authoring"
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/forge"
+	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
 
 // controlPlane is a real control plane (a git repository made by fleetform init) that the
@@ -245,5 +246,53 @@ func TestRefusedFormKeepsItsInput(t *testing.T) {
 	if status == http.StatusOK || !strings.Contains(form, `value="no-such-workload"`) || !strings.Contains(form, "- a\n- b</textarea>") ||
 		!strings.Contains(form, `<option value="workload" selected>`) {
 		t.Errorf("a refused config form: %d\n%s", status, form)
+	}
+}
+
+// TestAuthoringFormsChangeAndRemove: the Change page edits and removes, not only adds: an
+// object's labels, a config value unset, a workload repository registered, a cluster type
+// removed; each previewed, then committed.
+func TestAuthoringFormsChangeAndRemove(t *testing.T) {
+	f := newFleet(t)
+	cp := newControlPlane(t)
+	f.web.SetChanges(cp)
+	c := client(t)
+	f.signIn(t, c, adminToken)
+	_, page, _ := f.get(t, c, "/author", "")
+	for _, id := range []string{"form-unset-config", "form-registration", "form-labels", "form-remove"} {
+		if !strings.Contains(page, `id="`+id+`"`) {
+			t.Errorf("the Change page has no %s", id)
+		}
+	}
+	csrf := csrfOf(t, page)
+	commit := func(form url.Values, preview string) {
+		t.Helper()
+		status, body, _ := f.post(t, c, "/author/preview", form)
+		if status != http.StatusOK || !strings.Contains(body, preview) {
+			t.Fatalf("preview of %s: %d, want %q\n%s", form.Get("form"), status, preview, body)
+		}
+		if status, body, _ := f.post(t, c, "/author/commit", form); status != http.StatusOK || !strings.Contains(body, "Committed") {
+			t.Fatalf("commit of %s: %d\n%s", form.Get("form"), status, body)
+		}
+	}
+	commit(clusterTypeForm(csrf, "edge-east"), "add ClusterType edge-east in dev")
+	commit(url.Values{"csrf": {csrf}, "form": {"labels"}, "kind": {"cluster-type"}, "name": {"edge-east"}, "env": {"dev"},
+		"labels": {"region=east, size=small"}}, "set ClusterType edge-east in dev")
+	if got := cp.git(t.Context(), t, "show", "HEAD:environments/dev/cluster-types/edge-east.yaml"); !strings.Contains(got, "size: small") {
+		t.Errorf("the relabelled cluster type:\n%s", got)
+	}
+	commit(url.Values{"csrf": {csrf}, "form": {"config"}, "env": {"dev"}, "level": {"cluster-type"}, "at": {"edge-east"},
+		"key": {"LOG_LEVEL"}, "value": {"debug"}}, "LOG_LEVEL")
+	commit(url.Values{"csrf": {csrf}, "form": {"unset-config"}, "env": {"dev"}, "level": {"cluster-type"}, "at": {"edge-east"},
+		"key": {"LOG_LEVEL"}}, "unset")
+	apps := gittest.NewBare(t)
+	apps.Commit(t, "main", map[string]string{"shop.yaml": "apiVersion: scheduler.kalypso.io/v1alpha1\nkind: Workload\nmetadata: {name: shop}\nspec: {deploymentTargets: []}\n"})
+	commit(url.Values{"csrf": {csrf}, "form": {"registration"}, "name": {"shop-apps"}, "repo": {apps.Dir},
+		"branch": {"main"}, "path": {"."}, "workspace": {"shop"}}, "add WorkloadRegistration shop-apps")
+	commit(url.Values{"csrf": {csrf}, "form": {"remove"}, "kind": {"cluster-type"}, "name": {"edge-east"}, "env": {"dev"}},
+		"remove ClusterType edge-east in dev")
+	if files := cp.git(t.Context(), t, "ls-tree", "-r", "--name-only", "HEAD"); strings.Contains(files, "edge-east.yaml") ||
+		!strings.Contains(files, "shop-apps") {
+		t.Errorf("the control plane after the changes:\n%s", files)
 	}
 }
