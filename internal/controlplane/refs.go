@@ -62,8 +62,8 @@ func localRefs(g *git.Repository) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if h, err := g.ResolveRevision("HEAD"); err == nil {
-		out["HEAD"] = h.String()
+	if h, err := g.Head(); err == nil { // the reference alone: no object read
+		out["HEAD"] = h.Hash().String()
 	}
 	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/hub"
@@ -30,8 +31,9 @@ func (s *Service) round(ctx context.Context, woken map[string]bool) {
 	first := !s.started
 	s.mu.Unlock()
 	asked, askedTrigger := s.asked(ctx, woken)
-	if !first && c.controlPlane == nil && len(c.sources) == 0 && s.watcher == nil && len(asked) == 0 {
-		return // nothing moved: no work beyond the poll
+	moved := first || c.controlPlane != nil || len(c.sources) > 0 || len(asked) > 0
+	if !moved && !s.watchDue() {
+		return // nothing moved, no promotion round due: no work beyond the poll
 	}
 	cp, err := s.open(ctx)
 	if err != nil {
@@ -66,10 +68,28 @@ func (s *Service) round(ctx context.Context, woken map[string]bool) {
 		s.mu.Unlock()
 	}
 	if s.watcher != nil && ctx.Err() == nil {
+		s.mu.Lock()
+		s.lastWatch = s.opts.Now()
+		s.mu.Unlock()
 		if _, err := s.watcher.Round(ctx); err != nil && ctx.Err() == nil {
 			s.opts.Logger.WarnContext(ctx, "promotion round", "error", err.Error())
 		}
 	}
+}
+
+// watchEvery is the least time between two promotion rounds when nothing moved: the gates'
+// facts (reports, a soak's time) change by themselves, but no faster than this matters.
+const watchEvery = 30 * time.Second
+
+// watchDue reports whether a promotion round is due although nothing moved: every
+// interval, and at most every watchEvery.
+func (s *Service) watchDue() bool {
+	if s.watcher == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.opts.Now().Sub(s.lastWatch) >= max(s.opts.Interval, watchEvery)
 }
 
 // asked returns the environments to sync although nothing they read moved: an
@@ -247,7 +267,12 @@ func (s *Service) failSource(ctx context.Context, key string, err error) {
 	s.putSource(ctx, key)
 }
 
-// putSource records a source's state in the hub.
+// sourceRecordEvery is how often a source whose state did not change is recorded in the hub
+// anyway (its last poll's time): polling every second must not write every second.
+const sourceRecordEvery = time.Minute
+
+// putSource records a source's state in the hub: when it changed (a commit, an error, a
+// sync), and at most every sourceRecordEvery for a poll that found nothing new.
 func (s *Service) putSource(ctx context.Context, key string) {
 	if s.opts.Hub == nil {
 		return
@@ -260,11 +285,23 @@ func (s *Service) putSource(ctx context.Context, key string) {
 	}
 	st := hub.SourceState{URL: shownURL(src.url), Branch: src.branch, Kind: src.kind, LastCommit: src.commit(),
 		LastPoll: src.lastPoll, LastSync: src.lastSync, LastError: clip(src.lastErr, hub.MaxErrorLength), Failures: src.failures, NextPoll: src.next}
+	last, same := src.recorded, src.recorded != nil
+	if same {
+		unchanged := *last
+		unchanged.LastPoll, unchanged.NextPoll = st.LastPoll, st.NextPoll
+		same = unchanged == st && st.LastPoll.Sub(last.LastPoll) < sourceRecordEvery
+	}
+	if !same {
+		src.recorded = &st
+	}
 	s.mu.Unlock()
+	s.opts.Metrics.source(st)
+	if same {
+		return
+	}
 	if err := s.opts.Hub.PutSource(context.WithoutCancel(ctx), st); err != nil {
 		s.opts.Logger.WarnContext(ctx, "recording a source", "source", st.URL, "error", err.Error())
 	}
-	s.opts.Metrics.source(st)
 }
 
 // commit is the commit of the branch that matters (the control plane: its HEAD).

@@ -89,6 +89,8 @@ type Service struct {
 	decided bool // this replica tried to lead once: it knows whether it leads
 	// lease is the leadership Lead took, for Run.
 	lease hub.Lease
+	// lastWatch is when the last promotion round ran.
+	lastWatch time.Time
 }
 
 // New returns a service; Run starts it.

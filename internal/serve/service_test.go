@@ -331,3 +331,63 @@ func TestSyncNow(t *testing.T) {
 		t.Errorf("dev was synced too: %+v", rec)
 	}
 }
+
+// TestIdlePollsWriteLittle: a poll that finds nothing new is recorded in the hub at most
+// every sourceRecordEvery, a change at once; and with nothing moving, the promotion round
+// runs at most every watchEvery however short the interval.
+func TestIdlePollsWriteLittle(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	f.svc.round(ctx, map[string]bool{})
+	key := sourceKey(f.cp.Dir, "")
+	recorded := func() hub.SourceState {
+		t.Helper()
+		all, err := f.hub.Sources(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range all {
+			if s.URL == shownURL(f.cp.Dir) {
+				return s
+			}
+		}
+		t.Fatalf("the control plane is not among the sources %+v", all)
+		return hub.SourceState{}
+	}
+	poll := func(d time.Duration, lastErr string) {
+		f.clock.Advance(d)
+		f.svc.mu.Lock()
+		src := f.svc.sources[key]
+		src.lastPoll, src.lastErr = f.clock.Now(), lastErr
+		f.svc.mu.Unlock()
+		f.svc.putSource(ctx, key)
+	}
+	poll(0, "")
+	first := recorded().LastPoll
+	poll(10*time.Second, "")
+	if got := recorded().LastPoll; !got.Equal(first) {
+		t.Errorf("a poll 10 s later that found nothing new was written (%s -> %s)", first, got)
+	}
+	poll(time.Second, "git fetch: connection refused")
+	if got := recorded(); got.LastError == "" {
+		t.Errorf("a failed poll was not written at once: %+v", got)
+	}
+	poll(2*time.Minute, "")
+	if got := recorded(); got.LastError != "" || !got.LastPoll.Equal(f.clock.Now()) {
+		t.Errorf("the poll after a minute: %+v", got)
+	}
+
+	svc := New(Options{Fleet: f.svc.opts.Fleet, Interval: time.Second, Hub: f.hub, Now: f.clock.Now, Promote: true})
+	if !svc.watchDue() {
+		t.Fatal("the first promotion round is not due")
+	}
+	svc.lastWatch = f.clock.Now()
+	f.clock.Advance(time.Second)
+	if svc.watchDue() {
+		t.Error("a promotion round is due one interval (1 s) after the last, with nothing moving")
+	}
+	f.clock.Advance(watchEvery)
+	if !svc.watchDue() {
+		t.Errorf("no promotion round due %s after the last", watchEvery+time.Second)
+	}
+}

@@ -30,6 +30,8 @@ type source struct {
 	lastPoll time.Time
 	lastSync time.Time
 	lastErr  string
+	// recorded is the state last written to the hub (nil: none yet).
+	recorded *hub.SourceState
 }
 
 // sourceKey identifies a source: its repository and the branch it is read at (a repository
