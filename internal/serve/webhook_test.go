@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/fleetform/fleetform/internal/hub"
@@ -218,3 +219,32 @@ func TestWebhookLogHidesCredentials(t *testing.T) {
 type triggerNothing struct{}
 
 func (triggerNothing) Trigger(string) bool { return false }
+
+// TestRefusedWebhooksLoggedOnceAMinute: a flood of refused webhooks makes one warning a
+// minute, which counts those it did not log.
+func TestRefusedWebhooksLoggedOnceAMinute(t *testing.T) {
+	var logs bytes.Buffer
+	wh := NewWebhooks("s3cret", nil, slog.New(slog.NewTextHandler(&logs, nil)))
+	for range 50 {
+		req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/api/v1/webhooks/git", strings.NewReader("{}"))
+		rec := httptest.NewRecorder()
+		wh.ServeHTTP(rec, req)
+		if rec.Code != http.StatusUnauthorized {
+			t.Fatalf("an unsigned webhook: %d", rec.Code)
+		}
+	}
+	if n := strings.Count(logs.String(), "webhook refused"); n != 1 {
+		t.Errorf("50 refused webhooks logged %d lines, want 1:\n%s", n, logs.String())
+	}
+	l := rateLimit{every: time.Minute}
+	at := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	l.allow(at)
+	for i := range 3 {
+		if _, ok := l.allow(at.Add(time.Duration(i+1) * time.Second)); ok {
+			t.Fatal("a second line within the minute")
+		}
+	}
+	if n, ok := l.allow(at.Add(time.Minute)); !ok || n != 3 {
+		t.Errorf("a minute later: %d dropped, %v; want 3, true", n, ok)
+	}
+}
