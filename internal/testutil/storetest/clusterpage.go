@@ -8,12 +8,13 @@ import (
 	"github.com/fleetform/fleetform/internal/hub"
 )
 
-// testClusterPage pages through one cluster type's clusters, by name, with their count.
+// testClusterPage pages through one cluster type's clusters, by name in natural order
+// (edge-2 before edge-10), with their count.
 func (s suite) testClusterPage(t *testing.T) {
 	store, _ := s.open(t)
 	e := start(t, store, newClock())
 	ctx := context.Background()
-	for i := range 5 {
+	for _, i := range []int{0, 10, 2, 1, 3} {
 		e.register(fmt.Sprintf("edge-%d", i), "dev", "edge")
 	}
 	e.register("core-0", "dev", "core")
@@ -34,7 +35,7 @@ func (s suite) testClusterPage(t *testing.T) {
 			names = append(names, c.Name)
 		}
 	}
-	if fmt.Sprint(names) != "[edge-0 edge-1 edge-2 edge-3 edge-4]" {
+	if fmt.Sprint(names) != "[edge-0 edge-1 edge-2 edge-3 edge-10]" { // natural order
 		t.Fatalf("paged names %v", names)
 	}
 	if page, total, err := e.hub.ClusterPage(ctx, "dev", "nothing", 0, 10); err != nil || total != 0 || len(page) != 0 {
