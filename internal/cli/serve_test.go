@@ -328,7 +328,7 @@ func TestServeOneProcessPerSQLiteFile(t *testing.T) {
 		t.Errorf("a second serve on the same SQLite file: %v\n%s", err, out)
 	}
 
-	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	busy, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,9 +45,9 @@ func TestCheck(t *testing.T) {
 			[]string{"dev: the hub's latest desired revision a1b2c3d was rendered from commit 0ld0ld0, not c0ffee1"}},
 		// Not compliant: one reason, not also "compliant for 2m of the soak".
 		{"below the threshold, changed lately", stage, func(e Evidence) Evidence {
-			e.Rollout, e.LastChange = rollout(target(0, 4)), now.Add(-2*time.Minute)
+			e.Rollout, e.LastChange = rollout(target(0, 5)), now.Add(-2*time.Minute)
 			return e
-		}, []string{"dev: 0 of 4 clusters compliant at revision a1b2c3d, 100% required (deployment target shop-web on large); the 30m0s soak starts once it is compliant"}},
+		}, []string{"dev: 0 of 5 clusters compliant at revision a1b2c3d, 100% required (deployment target shop-web on large); the 30m0s soak starts once it is compliant"}},
 		{"soak not over", stage, func(e Evidence) Evidence { e.LastChange = now.Add(-12 * time.Minute); return e },
 			[]string{"dev: unchanged and compliant for 12m0s of the 30m0s soak"}},
 		{"approval missing", Gates{Environment: "prod", From: "stage", MinCompliantPercent: 100, Approval: true},

@@ -54,10 +54,10 @@ func (s session) who() string {
 		return personName(*s.principal.Person)
 	}
 	name := s.identity().Actor()
-	switch {
-	case name == "":
+	switch name {
+	case "":
 		name = "unnamed token"
-	case name == s.principal.Kind: // the admin token
+	case s.principal.Kind: // the admin token
 		return name
 	}
 	return name + " (" + s.principal.Kind + ")"
