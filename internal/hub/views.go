@@ -63,6 +63,17 @@ type ClusterFilter struct {
 	LabelKey, LabelValue string
 }
 
+// OrderBy is the SQL order of a cluster search, the same on every store: by name, in
+// natural order within one cluster type (edge-2 before edge-10: the name without its
+// trailing digits, then its length); by name alone across the fleet, which the primary key
+// gives without a sort.
+func (f ClusterFilter) OrderBy() string {
+	if f.ClusterType != "" {
+		return `rtrim(name, '0123456789'), length(name), name`
+	}
+	return `name`
+}
+
 // SearchClusters lists up to limit of the clusters f selects, by name, after skipping offset
 // of them, and counts them all. A state or label key that cannot be one is CodeInvalid.
 func (h *Hub) SearchClusters(ctx context.Context, f ClusterFilter, offset, limit int) ([]ClusterRecord, int, error) {

@@ -31,13 +31,10 @@ func (u *Handler) audit(w http.ResponseWriter, r *http.Request, s session) {
 	q := r.URL.Query()
 	data := auditData{Actor: strings.TrimSpace(q.Get("actor")), Group: strings.TrimSpace(q.Get("group")),
 		Environment: q.Get("environment")}
-	envs, err := u.environments(ctx)
-	if err != nil {
+	var err error
+	if data.Envs, err = u.environmentNames(ctx); err != nil {
 		u.fail(w, r, s, err)
 		return
-	}
-	for _, e := range envs {
-		data.Envs = append(data.Envs, e.name)
 	}
 	events, err := u.hub.History(ctx, hub.HistoryFilter{Kind: auditKinds, Actor: data.Actor, Group: data.Group,
 		Environment: data.Environment, Limit: auditLimit + 1})

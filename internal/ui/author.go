@@ -109,14 +109,11 @@ func (u *Handler) author(w http.ResponseWriter, r *http.Request, s session) {
 
 // authorData is the forms' page.
 func (u *Handler) authorData(r *http.Request, s session) (authorForm, error) {
-	envs, err := u.environments(r.Context())
+	envs, err := u.environmentNames(r.Context())
 	if err != nil {
 		return authorForm{}, err
 	}
-	data := authorForm{Enabled: u.opts.Changes != nil, ProposeOnly: !u.canAuthor(s)}
-	for _, e := range envs {
-		data.Envs = append(data.Envs, e.name)
-	}
+	data := authorForm{Enabled: u.opts.Changes != nil, ProposeOnly: !u.canAuthor(s), Envs: envs}
 	for i := range selectorRows {
 		data.Rows = append(data.Rows, i)
 	}

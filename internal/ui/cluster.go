@@ -106,13 +106,10 @@ func (u *Handler) clusters(w http.ResponseWriter, r *http.Request, s session) {
 	if data.Label != "" {
 		data.Filter.LabelKey, data.Filter.LabelValue, _ = strings.Cut(data.Label, "=")
 	}
-	envs, err := u.environments(r.Context())
-	if err != nil {
+	var err error
+	if data.Envs, err = u.environmentNames(r.Context()); err != nil {
 		u.fail(w, r, s, err)
 		return
-	}
-	for _, e := range envs {
-		data.Envs = append(data.Envs, e.name)
 	}
 	if data.Clusters, data.Pager, err = u.searchPage(r, data.Filter); err != nil {
 		u.fail(w, r, s, err)

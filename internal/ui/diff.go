@@ -37,15 +37,12 @@ type diffData struct {
 
 func (u *Handler) diff(w http.ResponseWriter, r *http.Request, s session) {
 	ctx := r.Context()
-	envs, err := u.environments(ctx)
+	envs, err := u.environmentNames(ctx)
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
 	}
-	data := diffData{From: r.URL.Query().Get("from"), To: r.URL.Query().Get("to")}
-	for _, e := range envs {
-		data.Envs = append(data.Envs, e.name)
-	}
+	data := diffData{From: r.URL.Query().Get("from"), To: r.URL.Query().Get("to"), Envs: envs}
 	if data.From == "" && data.To == "" && len(data.Envs) > 1 { // the first link of the chain, until asked otherwise
 		data.From, data.To = data.Envs[0], data.Envs[1]
 		data.Pick = true

@@ -54,13 +54,10 @@ type explainData struct {
 func (u *Handler) explain(w http.ResponseWriter, r *http.Request, s session) {
 	q := r.URL.Query()
 	data := explainData{Env: q.Get("env"), ClusterType: q.Get("clusterType"), Target: q.Get("target"), Enabled: u.opts.Scheduler != nil}
-	envs, err := u.environments(r.Context())
-	if err != nil {
+	var err error
+	if data.Envs, err = u.environmentNames(r.Context()); err != nil {
 		u.fail(w, r, s, err)
 		return
-	}
-	for _, e := range envs {
-		data.Envs = append(data.Envs, e.name)
 	}
 	if data.Env == "" && len(data.Envs) > 0 {
 		data.Env = data.Envs[0]

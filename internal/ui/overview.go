@@ -228,6 +228,16 @@ type chainEnv struct{ name, from string }
 // environments lists the hub's environments in promotion order: the configured chain's,
 // else the order the recorded promotions imply (each after the one it was promoted from),
 // then by name.
+// environmentNames are the environments' names, in chain order (for the forms' selects).
+func (u *Handler) environmentNames(ctx context.Context) ([]string, error) {
+	envs, err := u.environments(ctx)
+	names := make([]string, 0, len(envs))
+	for _, e := range envs {
+		names = append(names, e.name)
+	}
+	return names, err
+}
+
 func (u *Handler) environments(ctx context.Context) ([]chainEnv, error) {
 	names, err := u.hub.Environments(ctx)
 	if err != nil {

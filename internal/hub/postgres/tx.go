@@ -394,16 +394,6 @@ func (t *tx) Clusters(ctx context.Context, env string) ([]hub.ClusterRecord, err
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (hub.ClusterRecord, error) { return scanCluster(row) })
 }
 
-// clusterOrder is the order of a cluster search: by name, in natural order within one
-// cluster type (edge-2 before edge-10: the name without its trailing digits, then its
-// length); by name alone across the fleet, which the primary key gives without a sort.
-func clusterOrder(f hub.ClusterFilter) string {
-	if f.ClusterType != "" {
-		return `rtrim(name, '0123456789'), length(name), name`
-	}
-	return `name`
-}
-
 // clusterWhere is the condition of a cluster search and its arguments.
 func clusterWhere(f hub.ClusterFilter) (string, []any) {
 	conds, args := []string{"true"}, []any{}
@@ -443,7 +433,7 @@ func (t *tx) SearchClusters(ctx context.Context, f hub.ClusterFilter, offset, li
 		return nil, 0, err
 	}
 	n := len(args)
-	rows, err := t.query(ctx, fmt.Sprintf(`SELECT `+clusterColumns+` FROM clusters WHERE `+where+` ORDER BY `+clusterOrder(f)+` LIMIT $%d OFFSET $%d`, n+1, n+2),
+	rows, err := t.query(ctx, fmt.Sprintf(`SELECT `+clusterColumns+` FROM clusters WHERE `+where+` ORDER BY `+f.OrderBy()+` LIMIT $%d OFFSET $%d`, n+1, n+2),
 		append(args, limit, offset)...)
 	if err != nil {
 		return nil, 0, err

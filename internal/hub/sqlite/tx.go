@@ -199,16 +199,6 @@ func (t *tx) Clusters(ctx context.Context, env string) ([]hub.ClusterRecord, err
 	return out, rows.Err()
 }
 
-// clusterOrder is the order of a cluster search: by name, in natural order within one
-// cluster type (edge-2 before edge-10: the name without its trailing digits, then its
-// length); by name alone across the fleet, which the primary key gives without a sort.
-func clusterOrder(f hub.ClusterFilter) string {
-	if f.ClusterType != "" {
-		return `rtrim(name, '0123456789'), length(name), name`
-	}
-	return `name`
-}
-
 // clusterWhere is the condition of a cluster search and its arguments.
 func clusterWhere(f hub.ClusterFilter) (string, []any) {
 	conds, args := []string{"true"}, []any{}
@@ -241,7 +231,7 @@ func (t *tx) SearchClusters(ctx context.Context, f hub.ClusterFilter, offset, li
 	if err := t.q.QueryRowContext(ctx, `SELECT count(*) FROM clusters WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := t.q.QueryContext(ctx, `SELECT `+clusterColumns+` FROM clusters WHERE `+where+` ORDER BY `+clusterOrder(f)+` LIMIT ? OFFSET ?`,
+	rows, err := t.q.QueryContext(ctx, `SELECT `+clusterColumns+` FROM clusters WHERE `+where+` ORDER BY `+f.OrderBy()+` LIMIT ? OFFSET ?`,
 		append(args, limit, offset)...)
 	if err != nil {
 		return nil, 0, err
