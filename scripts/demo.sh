@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The end-to-end demo (make demo), on `fleetform serve`: the example control plane in git, an
 # empty GitOps repository, and serve on SQLite applying it; a simulated fleet reports back; a
-# change to the common content reaches dev, and serve promotes it into prod by itself only
-# once every dev cluster reports it Ready (refused, with the reason, while some fail); then the
+# change to the common content reaches dev, and serve promotes it along dev -> stage -> prod by
+# itself: into stage only once every dev cluster reports it Ready (refused, with the reason,
+# while some fail), into prod once stage's do; then the
 # application team's flow (scripts/demo-app.sh); teams: an AccessPolicy, a payments team
 # member signed in through an OpenID Connect provider (fleetform-dev oidc-provider) who may
 # onboard and promote the team's application (app promote with their OIDC token) but not
@@ -33,15 +34,32 @@ rm -rf "$DIR" && mkdir -p "$DIR"
 export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
 export GIT_AUTHOR_NAME=demo GIT_AUTHOR_EMAIL=demo@localhost GIT_COMMITTER_NAME=demo GIT_COMMITTER_EMAIL=demo@localhost
 
-step "A control plane in git (the example; prod takes promotions from dev automatically), an empty GitOps repository"
+step "A control plane in git (the example, with a stage between dev and prod; each takes promotions automatically), an empty GitOps repository"
 cp -r examples/platform "$DIR/work"
-sed -i 's/^    minCompliantPercent: 100$/    minCompliantPercent: 100\n    automatic: true/' "$DIR/work/environments/prod/environment.yaml"
-grep -q 'automatic: true' "$DIR/work/environments/prod/environment.yaml"
+# stage: prod's cluster types, policies and config under stage's name, promoted from dev; prod
+# is promoted from stage.
+cp -r "$DIR/work/environments/prod" "$DIR/work/environments/stage"
+mv "$DIR/work/environments/stage/config/prod.yaml" "$DIR/work/environments/stage/config/stage.yaml"
+find "$DIR/work/environments/stage" -name '*.yaml' -exec sed -i 's/\bprod\b/stage/g' {} +
+sed -i 's/^    from: dev$/    from: stage/' "$DIR/work/environments/prod/environment.yaml"
+for env in stage prod; do
+	sed -i 's/^    minCompliantPercent: 100$/    minCompliantPercent: 100\n    automatic: true/' "$DIR/work/environments/$env/environment.yaml"
+	grep -q 'automatic: true' "$DIR/work/environments/$env/environment.yaml"
+done
+grep -q 'from: stage' "$DIR/work/environments/prod/environment.yaml"
 git -C "$DIR/work" init -q -b main && git -C "$DIR/work" add -A && git -C "$DIR/work" commit -qm "the example control plane"
 git clone -q --bare "$DIR/work" "$DIR/control-plane.git"
 git -C "$DIR/work" remote add origin "$DIR/control-plane.git"
 git init -q --bare "$DIR/gitops.git"
 cp -r examples/apps "$DIR/apps"
+# Every workload's prod target (the last of its file) gets a stage twin.
+for f in "$DIR"/apps/*/workloads/*.yaml; do
+	awk '/^    - name: /{b=""} {b=b $0 "\n"} END{printf "%s", b}' "$f" >"$f.last"
+	if grep -q 'environment: prod' "$f.last"; then
+		sed -e 's/^    - name: \(.*\)$/    - name: \1-stage/' -e 's/environment: prod/environment: stage/' "$f.last" >>"$f"
+	fi
+	rm "$f.last"
+done
 cat >"$DIR/fleetform.yaml" <<YAML
 repoMap:
   https://github.com/example-org/payments-workloads: apps/payments
@@ -51,7 +69,8 @@ YAML
 CP=(--control-plane "$DIR/control-plane.git" --config "$DIR/fleetform.yaml")
 echo "control plane: $DIR/control-plane.git   GitOps: $DIR/gitops.git"
 
-step "prod starts at the first release (pinned by hand); dev follows the tip"
+step "stage and prod start at the first release (pinned by hand); dev follows the tip"
+run promote "${CP[@]}" --to stage --override --reason "the first release" --actor demo
 run promote "${CP[@]}" --to prod --override --reason "the first release" --actor demo
 
 step "The company's identity provider (fleetform-dev oidc-provider): Pat of the payments team, Sam of the platform team"
@@ -82,16 +101,19 @@ wait_for grep -q serving "$DIR/serve.log"
 HUB=$(sed -n 's/.*serving \(http:[^ ]*\).*/\1/p' "$DIR/serve.log")
 echo "serve: $HUB (admin token: demo-admin-token)"
 wait_for "$FF" sync --hub "$HUB" --env prod
+wait_for "$FF" sync --hub "$HUB" --env stage
 run sync --hub "$HUB" --env dev
+run sync --hub "$HUB" --env stage
 run sync --hub "$HUB" --env prod
 run sources --hub "$HUB"
 
 step "A simulated fleet ($PER_TYPE clusters per cluster type) reports"
 sim --hub "$HUB" --gitops "$DIR/gitops.git" --env dev --clusters-per-type "$PER_TYPE" --once
+sim --hub "$HUB" --gitops "$DIR/gitops.git" --env stage --name-prefix sim-stage --clusters-per-type "$PER_TYPE" --once
 sim --hub "$HUB" --gitops "$DIR/gitops.git" --env prod --name-prefix sim-prod --clusters-per-type "$PER_TYPE" --once
 
-step "A change to the common content, pushed: serve applies it to dev (prod is pinned)"
-git -C "$DIR/work" pull -q --rebase origin main # the pin commit of prod
+step "A change to the common content, pushed: serve applies it to dev (stage and prod are pinned)"
+git -C "$DIR/work" pull -q --rebase origin main # the pin commits of stage and prod
 sed -i 's/^  OTEL_EXPORTER_OTLP_PROTOCOL: grpc$/  OTEL_EXPORTER_OTLP_PROTOCOL: http\/protobuf/' "$DIR/work/config/org-defaults.yaml"
 grep -q 'http/protobuf' "$DIR/work/config/org-defaults.yaml"
 git -C "$DIR/work" commit -qam "org defaults: OTLP over HTTP" && git -C "$DIR/work" push -q origin main
@@ -99,21 +121,26 @@ NEW=$(git -C "$DIR/work" rev-parse HEAD)
 wait_for synced dev "\"controlPlaneCommit\": \"$NEW\""
 run sync --hub "$HUB" --env dev
 
-step "dev reports the new revision with 10% of its targets failing: serve does not promote prod"
+step "dev reports the new revision with 10% of its targets failing: serve does not promote stage"
 sim --hub "$HUB" --gitops "$DIR/gitops.git" --env dev --clusters-per-type "$PER_TYPE" --fail-rate 0.1 --once
 run status --hub "$HUB" --env dev
-wait_for sh -c "'$FF' history --hub '$HUB' --env prod --kind promotion | grep -q refused"
-run history --hub "$HUB" --env prod --kind promotion
+wait_for sh -c "'$FF' history --hub '$HUB' --env stage --kind promotion | grep -q 'refused: dev: [1-9][0-9]* of'"
+run history --hub "$HUB" --env stage --kind promotion
 
-step "dev is fixed, every cluster reports Ready: serve promotes prod by itself and applies it"
+step "dev is fixed, every cluster reports Ready: serve promotes stage by itself and applies it"
 sim --hub "$HUB" --gitops "$DIR/gitops.git" --env dev --clusters-per-type "$PER_TYPE" --once
+wait_for synced stage '"trigger": "promotion"'
+run sync --hub "$HUB" --env stage
+
+step "stage reports the new revision Ready: serve promotes prod by itself and applies it"
+sim --hub "$HUB" --gitops "$DIR/gitops.git" --env stage --name-prefix sim-stage --clusters-per-type "$PER_TYPE" --once
 wait_for synced prod '"trigger": "promotion"'
 run sync --hub "$HUB" --env prod
 sim --hub "$HUB" --gitops "$DIR/gitops.git" --env prod --name-prefix sim-prod --clusters-per-type "$PER_TYPE" --once
 run status --hub "$HUB" --env prod
 
 step "The promotions and the refusal, from the hub's history"
-run history --hub "$HUB" --env prod --kind promotion
+run history --hub "$HUB" --kind promotion
 
 step "The application team's flow: hello-world's values per deployment target, rendered with its chart (scripts/demo-app.sh)"
 DEMO_DIR="$DIR/app" FLEETFORM="$FF" scripts/demo-app.sh
@@ -157,9 +184,10 @@ git -C "$DIR/control-plane.git" log -1 --format='commit %h by %an <%ae>, committ
 step "Pat may approve in dev, where the policy is in force (prod follows once it is promoted there)"
 FLEETFORM_HUB_TOKEN=$PAT run approve --hub "$HUB" --env dev --commit "$(git -C "$DIR/control-plane.git" rev-parse main)" --by pat
 
-step "Pat onboards the team's application (hello-world) on the platform; the platform team promotes prod"
+step "Pat onboards the team's application (hello-world) on the platform; the platform team promotes it through stage into prod"
 FLEETFORM_HUB_TOKEN=$PAT run add workload hello-world --workspace payments-team --hub "$HUB"
 git -C "$DIR/work" pull -q --rebase origin main
+run promote "${CP[@]}" --to stage --override --reason "the teams' access policy and hello-world" --actor sam@contoso.com
 run promote "${CP[@]}" --to prod --override --reason "the teams' access policy and hello-world" --actor sam@contoso.com
 wait_for sh -c "FLEETFORM_HUB_TOKEN='$PAT' '$FF' hub whoami --hub '$HUB' --may promote --env prod --workload hello-world"
 FLEETFORM_HUB_TOKEN=$PAT run hub whoami --hub "$HUB" --may promote --env prod --workload hello-world
@@ -214,4 +242,4 @@ else
 	echo "To explore, start serve again:"
 	echo "  FLEETFORM_HUB_ADMIN_TOKEN=demo-admin-token $FF serve ${CP[*]} --addr ${HUB#http://} --data-dir $DIR/serve &"
 fi
-echo "  FLEETFORM_HUB_TOKEN=demo-admin-token $FF diff --hub $HUB dev prod"
+echo "  FLEETFORM_HUB_TOKEN=demo-admin-token $FF diff --hub $HUB stage prod"

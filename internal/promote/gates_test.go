@@ -113,3 +113,19 @@ func TestFreezeWindows(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusalKey: a refusal is recorded again when a count changes (clusters reporting, now
+// failing), not when only a duration does (a soak's time).
+func TestRefusalKey(t *testing.T) {
+	res := func(reasons ...string) Result { return Result{Commit: "c0ffee1", Reasons: reasons} }
+	zero := refusalKey(res("dev: 0 of 25 clusters compliant at revision 7c1d2e3, 100% required"))
+	if failing := refusalKey(res("dev: 22 of 25 clusters compliant at revision 7c1d2e3, 100% required")); failing == zero {
+		t.Error("a count that changed keeps the refusal's key")
+	}
+	soak := func(held string) string {
+		return refusalKey(res("dev: unchanged and compliant for " + held + " of the 30m0s soak at revision 7c1d2e3"))
+	}
+	if soak("2m26s") != soak("12m0s") || soak("41s") != soak("1h0m0s") {
+		t.Error("a soak's time changes the refusal's key")
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strings"
 	"time"
 
@@ -13,10 +14,9 @@ import (
 // Watcher follows the chain: every round, each environment with automatic promotion whose
 // source is pinned to another commit than it gets that commit as soon as the gates pass,
 // and is then applied. A refusal is recorded once per environment, commit and facts, not
-// every round: numbers and durations (a soak's time, counts of clusters) change every round
-// and do not count, but a reason that comes or goes, or a new kind of fact (reports arrived,
-// clusters now failing), records the refusal again, so that the history states the current
-// facts.
+// every round: durations (a soak's time) change every round and do not count, but a reason
+// that comes or goes, or a count that changes (clusters reporting, now failing), records the
+// refusal again, so that the history states the current facts.
 type Watcher struct {
 	Promoter *Promoter
 	// Open reads the control plane afresh (a promotion moves it).
@@ -121,16 +121,14 @@ func (w *Watcher) promote(ctx context.Context, round *Round, env string) (Result
 	return res, nil
 }
 
-// refusalKey identifies a refusal by its commit and its reasons with every number masked.
+// durations matches the durations a reason states (2m26s, 30m0s, 500ms).
+var durations = regexp.MustCompile(`(\d+(\.\d+)?(ns|µs|us|ms|h|m|s))+\b`)
+
+// refusalKey identifies a refusal by its commit and its reasons with every duration masked.
 func refusalKey(res Result) string {
 	masked := make([]string, len(res.Reasons))
 	for i, r := range res.Reasons {
-		masked[i] = strings.Map(func(c rune) rune {
-			if c >= '0' && c <= '9' {
-				return '#'
-			}
-			return c
-		}, r)
+		masked[i] = durations.ReplaceAllString(r, "#")
 	}
 	return res.Commit + "\x00" + strings.Join(masked, "\x00")
 }
