@@ -225,6 +225,11 @@ refused hub whoami --hub "$HUB" --may promote --env prod --workload plc-gateway
 step "Who did what: the hub's audit history"
 run history --hub "$HUB" --kind authoring,approval,promotion,signin --actor pat@contoso.com --limit 10
 
+step "The fleet reports the revisions it now runs"
+sim --hub "$HUB" --gitops "$DIR/gitops.git" --env dev --clusters-per-type "$PER_TYPE" --once
+sim --hub "$HUB" --gitops "$DIR/gitops.git" --env stage --name-prefix sim-stage --clusters-per-type "$PER_TYPE" --once
+sim --hub "$HUB" --gitops "$DIR/gitops.git" --env prod --name-prefix sim-prod --clusters-per-type "$PER_TYPE" --once
+
 step "The web UI, on serve's port, with a read-only token"
 run status --hub "$HUB"
 VIEWER=$("$FF" hub token create demo-viewer --hub "$HUB" --kind read)

@@ -79,7 +79,7 @@ func (s *Service) round(ctx context.Context, woken map[string]bool) {
 
 // watchEvery is the least time between two promotion rounds when nothing moved: the gates'
 // facts (reports, a soak's time) change by themselves, but no faster than this matters.
-const watchEvery = 30 * time.Second
+const watchEvery = 10 * time.Second
 
 // watchDue reports whether a promotion round is due although nothing moved: every
 // interval, and at most every watchEvery.

@@ -101,6 +101,7 @@ func (u *Handler) environmentData(ctx context.Context, env string) (environmentD
 	}
 	if dec != nil {
 		out.Decision = decisionOf(*dec)
+		u.withGatesNow(ctx, map[string]*decision{env: out.Decision})
 	}
 	if sync, err := u.hub.LatestSync(ctx, env); err == nil {
 		out.Sync = &syncView{SyncRecord: sync, GitOpsLink: commitLink(sync.GitOpsRepo, sync.GitOpsCommit),

@@ -79,6 +79,41 @@ type decision struct {
 	// Reasons are the unmet gates' sentences of a refusal.
 	Reasons []string
 	Message string
+	// Now is set when a refusal's reasons are the gates' as they stand now, not as they
+	// were recorded (under serve, which can check them).
+	Now bool
+}
+
+// withGatesNow replaces a recorded refusal's reasons by the gates' as they stand now, so that
+// a page never shows facts that changed since (a refusal is recorded when its facts change,
+// but a page may be read between the change and the next promotion round). Without
+// Promotions (hub serve), or when the gates cannot be checked, the record stays.
+func (u *Handler) withGatesNow(ctx context.Context, decisions map[string]*decision) {
+	if u.opts.Promotions == nil {
+		return
+	}
+	waiting := false
+	for _, d := range decisions {
+		waiting = waiting || (d != nil && !d.Promoted)
+	}
+	if !waiting {
+		return
+	}
+	statuses, err := u.opts.Promotions.Review(ctx)
+	if err != nil {
+		u.opts.Logger.WarnContext(ctx, "checking the gates for a page", "error", err.Error())
+		return
+	}
+	for _, st := range statuses {
+		d := decisions[st.Gates.Environment]
+		if d == nil || d.Promoted || st.Error != "" || st.Candidate == "" {
+			continue
+		}
+		d.Commit, d.Reasons, d.Now = st.Candidate, st.Unmet, true
+		if len(st.Unmet) == 0 {
+			d.Reasons = []string{"every gate is met now: it is promoted at the next promotion round (automatic) or by fleetform promote"}
+		}
+	}
 }
 
 func decisionOf(e hub.Event) *decision {
@@ -145,6 +180,11 @@ func (u *Handler) overviewData(ctx context.Context) (overviewData, error) {
 		}
 		out.Totals = append(out.Totals, total)
 	}
+	decisions := map[string]*decision{}
+	for _, st := range out.Environments {
+		decisions[st.Name] = st.Decision
+	}
+	u.withGatesNow(ctx, decisions)
 	for _, wl := range sortedKeys(rows) {
 		cells := rows[wl]
 		for i := range cells {

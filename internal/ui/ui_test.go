@@ -2,6 +2,7 @@ package ui_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/fleetform/fleetform/internal/hub"
+	"github.com/fleetform/fleetform/internal/promote"
 )
 
 // client is a browser-like HTTP client: it keeps cookies and does not follow redirects.
@@ -536,5 +538,36 @@ func TestClusterSearch(t *testing.T) {
 	}
 	if status, body, _ := f.get(t, c, "/clusters?state=Broken", f.readToken); status != http.StatusBadRequest || !strings.Contains(body, "NonCompliant") {
 		t.Errorf("state=Broken: %d\n%s", status, body)
+	}
+}
+
+// gatesNow is a Promotions whose gates say what statuses says.
+type gatesNow struct{ statuses []promote.Status }
+
+func (g gatesNow) Review(context.Context) ([]promote.Status, error) { return g.statuses, nil }
+func (g gatesNow) Promote(context.Context, string, string, string, bool, *hub.Actor) (promote.Result, error) {
+	return promote.Result{}, errors.New("not here")
+}
+
+// TestWaitingShowsTheGatesNow: under serve, a recorded refusal is shown with the gates' reasons
+// as they stand now, not with the facts it was recorded with.
+func TestWaitingShowsTheGatesNow(t *testing.T) {
+	f := newFleet(t)
+	ctx := context.Background()
+	candidate := strings.Repeat("ab", 20)
+	if err := f.hub.Record(ctx, hub.Event{Kind: hub.EventPromotion, Environment: "prod", From: "stage", To: "prod",
+		Revision: candidate, Message: "refused: stage: 0 of 25 clusters compliant at revision 1c984d4, 100% required"}); err != nil {
+		t.Fatal(err)
+	}
+	f.web.SetPromotions(gatesNow{statuses: []promote.Status{{Gates: promote.Gates{Environment: "prod", From: "stage"}, Candidate: candidate,
+		Unmet: []string{"stage: 22 of 25 clusters compliant at revision 721cbf6, 100% required"}}}})
+	waiting := regexp.MustCompile(`(?s)<span class="gate unmet">waiting:.*?</ul>`)
+	for _, path := range []string{"/", "/environments/prod"} {
+		_, body, _ := f.get(t, client(t), path, f.readToken)
+		shown := strings.Join(waiting.FindAllString(body, -1), "\n") // the decisions; the environment's history keeps the record as it was
+		if !strings.Contains(shown, "22 of 25 clusters compliant") || strings.Contains(shown, "0 of 25 clusters compliant") ||
+			!strings.Contains(shown, "(the gates now)") {
+			t.Errorf("%s does not show the gates now: %q\n%s", path, shown, body)
+		}
 	}
 }
