@@ -63,12 +63,12 @@ type ClusterFilter struct {
 	LabelKey, LabelValue string
 }
 
-// OrderBy is the SQL order of a cluster search, the same on every store: by name, in
-// natural order within one cluster type (edge-2 before edge-10: the name without its
-// trailing digits, then its length); by name alone across the fleet, which the primary key
-// gives without a sort.
+// OrderBy is the SQL order of a cluster search, the same on every store: by name, in natural
+// order (edge-2 before edge-10: the name without its trailing digits, then its length) for a
+// search that selects; by name alone for the whole fleet, which the primary key gives a page
+// of without sorting every cluster.
 func (f ClusterFilter) OrderBy() string {
-	if f.ClusterType != "" {
+	if f != (ClusterFilter{}) {
 		return `rtrim(name, '0123456789'), length(name), name`
 	}
 	return `name`

@@ -54,7 +54,7 @@ func TestScreenshots(t *testing.T) {
 	shoot("workload", first("/", `tr[data-workload] th a`))
 	shoot("cluster-type", first("/environments/dev", `a[href^="/cluster-types/"]`))
 	shoot("cluster", first(first("/environments/dev", `a[href^="/cluster-types/"]`), `a[href^="/clusters/"]`))
-	shoot("clusters", "/clusters?environment=dev")
+	shoot("clusters", "/clusters?environment=dev&name=vm-line")
 	shoot("diff", "/diff?from=dev&to=stage")
 	shoot("promotions", "/promotions")
 	shoot("explain", first(first("/environments/dev", `a[href^="/cluster-types/"]`), `a.why`))
