@@ -4,13 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/fleetform/fleetform/internal/fleet"
 	"github.com/fleetform/fleetform/internal/hub"
-	"github.com/fleetform/fleetform/internal/hub/sqlite"
 	"github.com/fleetform/fleetform/internal/testutil/gittest"
 	"github.com/fleetform/fleetform/internal/testutil/storetest"
 )
@@ -55,12 +53,7 @@ spec:
 // assignment configures), neither reported nor logged, and the record stands.
 func TestFailedAssignmentWithoutChangeIsItsError(t *testing.T) {
 	ctx := t.Context()
-	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "hub.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := hub.New(store, hub.Options{})
-	storetest.RunHub(t, h)
+	h := storetest.RunningHub(t, hub.Options{})
 	cp, gitops := gittest.NewBare(t), gittest.NewBare(t)
 	f := fleet.New(fleet.Config{ControlPlane: cp.Dir, CacheDir: t.TempDir(), Hub: fleet.LocalHub(h)})
 	apply := func() (*fleet.ApplyResult, error) {
