@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -82,6 +83,8 @@ func TestBrowser(t *testing.T) {
 	f := newFleet(t)
 	cp := newControlPlane(t)
 	f.web.SetChanges(cp)
+	sy := &syncer{}
+	f.web.SetSyncer(sy)
 	browserCtx := browser(t)
 	base := f.srv.URL
 
@@ -222,6 +225,38 @@ func TestBrowser(t *testing.T) {
 		fits, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth <= window.innerWidth`))
 		if err != nil || !fits {
 			t.Errorf("the forms page is wider than the window (%v)", err)
+		}
+	})
+
+	t.Run("the operator's pages: clusters found, compare proposed, an environment's promotions, sync now", func(t *testing.T) {
+		ctx := within(browserCtx, t)
+		if err := chromedp.Do(ctx,
+			chromedp.Navigate(base+"/clusters"),
+			chromedp.SetValue(chromedp.CSS(`select[name=environment]`), "dev"),
+			chromedp.Click(chromedp.CSS(`form.pick button`)),
+			chromedp.WaitVisible(chromedp.CSS(`table.clusters`))); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
+			`[...document.querySelectorAll('table.clusters tbody tr td:nth-child(2)')].map(td => td.textContent)`))
+		if err != nil || len(rows) == 0 || slices.ContainsFunc(rows, func(env string) bool { return env != "dev" }) {
+			t.Fatalf("clusters of dev: %v, %v", rows, err)
+		}
+		if err := chromedp.Do(ctx, chromedp.Navigate(base+"/diff"), chromedp.WaitVisible(chromedp.CSS(`form.pick`))); err != nil {
+			t.Fatal(err)
+		}
+		proposed, err := chromedp.Run(ctx, chromedp.Evaluate[string](
+			`document.querySelector('select[name=from]').value + ' -> ' + document.querySelector('select[name=to]').value`))
+		if err != nil || proposed != "dev -> stage" {
+			t.Fatalf("Compare proposes %q (%v), want dev -> stage", proposed, err)
+		}
+		if err := chromedp.Do(ctx, chromedp.Navigate(base+"/environments/prod"), chromedp.WaitVisible(chromedp.CSS(`table.promotions-history`)),
+			chromedp.Click(chromedp.CSS(`form.sync button`)), chromedp.WaitVisible(chromedp.CSS(`p.done`))); err != nil {
+			t.Fatal(err)
+		}
+		refreshes, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector('meta[http-equiv=refresh]') !== null`))
+		if err != nil || !refreshes || !slices.Equal(sy.asked(), []string{"prod"}) {
+			t.Fatalf("prod's page: reloads itself %v (%v), synced %v", refreshes, err, sy.asked())
 		}
 	})
 

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/fleetform/fleetform/internal/hub"
@@ -483,10 +484,24 @@ func TestEnvironmentListsItsPromotions(t *testing.T) {
 	}
 }
 
-// syncer records the environments it was asked to sync.
-type syncer struct{ envs []string }
+// syncer records the environments it was asked to sync (by the server's goroutines).
+type syncer struct {
+	mu   sync.Mutex
+	envs []string
+}
 
-func (s *syncer) SyncNow(env string) error { s.envs = append(s.envs, env); return nil }
+func (s *syncer) SyncNow(env string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.envs = append(s.envs, env)
+	return nil
+}
+
+func (s *syncer) asked() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.envs)
+}
 
 // TestSyncNowIsForAdministrators: under serve, an administrator's environment page offers
 // "sync now", which asks serve to sync that environment; a reader gets no button, and a POST
@@ -511,8 +526,8 @@ func TestSyncNowIsForAdministrators(t *testing.T) {
 		t.Fatalf("the administrator is not offered sync now:\n%s", page)
 	}
 	status, _, h := f.post(t, admin, "/environments/dev/sync", url.Values{"csrf": {csrfOf(t, page)}})
-	if status != http.StatusSeeOther || h.Get("Location") != "/environments/dev?synced=1" || !slices.Equal(sy.envs, []string{"dev"}) {
-		t.Fatalf("sync now: %d to %q, synced %v", status, h.Get("Location"), sy.envs)
+	if status != http.StatusSeeOther || h.Get("Location") != "/environments/dev?synced=1" || !slices.Equal(sy.asked(), []string{"dev"}) {
+		t.Fatalf("sync now: %d to %q, synced %v", status, h.Get("Location"), sy.asked())
 	}
 }
 
