@@ -76,19 +76,21 @@ func FuzzHelmValues(f *testing.F) {
 var nonSpecificTag = regexp.MustCompile(`!([\s,\]}]|$)`)
 
 // ambiguousKeys reports whether a mapping below n has two keys that are different for
-// yaml.v2 and the same string for Helm (0 and 0.0): which one Helm keeps is random.
+// yaml.v2 and the same string for Helm (0 and 0.0, or 0 and !!str 0, whose text is the
+// same): which one Helm keeps is random. (Two keys yaml.v2 reads as the same are an error
+// of its own, which the fuzz target never reaches.)
 func ambiguousKeys(n *yaml.Node) bool {
 	if n == nil {
 		return false
 	}
 	if n.Kind == yaml.MappingNode {
-		seen := map[string]string{}
+		seen := map[string]bool{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, ok := helmKey(n.Content[i])
-			if prev, dup := seen[k]; ok && dup && prev != n.Content[i].Value {
+			if ok && seen[k] {
 				return true
 			}
-			seen[k] = n.Content[i].Value
+			seen[k] = true
 		}
 	}
 	for _, c := range n.Content {
