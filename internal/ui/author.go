@@ -56,6 +56,9 @@ type authorForm struct {
 	Values  url.Values
 	Problem string
 	Errors  []string
+	// Prefilled is set when Form's Values are an object's current values to edit (not a
+	// refused form).
+	Prefilled bool
 }
 
 // V returns what was typed in field name of form, or def when that form is not the one
@@ -68,7 +71,7 @@ func (d authorForm) V(form, name, def string) string {
 }
 
 // Refused reports whether form is the one refused.
-func (d authorForm) Refused(form string) bool { return d.Form == form }
+func (d authorForm) Refused(form string) bool { return d.Form == form && !d.Prefilled }
 
 // proposer is the Changes' Proposer when proposals can be made (nil otherwise).
 func (u *Handler) proposer() Proposer {
@@ -104,7 +107,51 @@ func (u *Handler) author(w http.ResponseWriter, r *http.Request, s session) {
 		u.fail(w, r, s, err)
 		return
 	}
+	if q := r.URL.Query(); q.Get("edit") == "labels" {
+		if err := u.prefillLabels(r.Context(), &data, q.Get("kind"), q.Get("env"), q.Get("name")); err != nil {
+			u.fail(w, r, s, err)
+			return
+		}
+	}
 	u.render(w, r, s, "author", "Change the platform", "author", data)
+}
+
+// prefillLabels fills the labels form with the current labels of a cluster type of env or
+// of a workload, read from the control plane (under serve).
+func (u *Handler) prefillLabels(ctx context.Context, d *authorForm, kind, env, name string) error {
+	if u.opts.Scheduler == nil {
+		return nil
+	}
+	run, err := u.opts.Scheduler.Schedule(ctx, env)
+	if err != nil {
+		return err
+	}
+	var labels map[string]string
+	found := false
+	switch kind {
+	case "cluster-type":
+		for _, ct := range run.Snapshot.ClusterTypes {
+			if ct.Metadata.Name == name {
+				labels, found = ct.Metadata.Labels, true
+			}
+		}
+	case "workload":
+		for _, w := range run.Snapshot.Workloads {
+			if w.Metadata.Name == name {
+				labels, found = w.Metadata.Labels, true
+			}
+		}
+	}
+	if !found {
+		return hub.Errorf(hub.CodeNotFound, "%s %q is not in environment %s", kind, name, env)
+	}
+	pairs := make([]string, 0, len(labels))
+	for _, k := range sortedKeys(labels) {
+		pairs = append(pairs, k+"="+labels[k])
+	}
+	d.Form, d.Prefilled = "labels", true
+	d.Values = url.Values{"kind": {kind}, "env": {env}, "name": {name}, "labels": {strings.Join(pairs, ", ")}}
+	return nil
 }
 
 // authorData is the forms' page.

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -294,5 +295,29 @@ func TestAuthoringFormsChangeAndRemove(t *testing.T) {
 	if files := cp.git(t.Context(), t, "ls-tree", "-r", "--name-only", "HEAD"); strings.Contains(files, "edge-east.yaml") ||
 		!strings.Contains(files, "shop-apps") {
 		t.Errorf("the control plane after the changes:\n%s", files)
+	}
+}
+
+// TestLabelsFormPrefilled: the cluster type page links to the labels form filled with the
+// cluster type's current labels (read from the control plane), not shown as a refusal.
+func TestLabelsFormPrefilled(t *testing.T) {
+	f := newFleet(t)
+	cp := newControlPlane(t)
+	f.web.SetChanges(cp)
+	f.web.SetScheduler(cp)
+	c := client(t)
+	f.signIn(t, c, adminToken)
+	_, page, _ := f.get(t, c, "/author", "")
+	if status, body, _ := f.post(t, c, "/author/commit", clusterTypeForm(csrfOf(t, page), "edge-east")); status != http.StatusOK {
+		t.Fatalf("commit: %d\n%s", status, body)
+	}
+	status, body, _ := f.get(t, c, "/author?edit=labels&kind=cluster-type&env=dev&name=edge-east", "")
+	form := regexp.MustCompile(`(?s)<form[^>]*id="form-labels".*?</form>`).FindString(body)
+	if status != http.StatusOK || !strings.Contains(form, `name="labels" value="region=east, size=large"`) ||
+		!strings.Contains(form, `name="name" value="edge-east"`) || strings.Contains(form, `data-status="refused"`) {
+		t.Fatalf("the labels form is not filled with edge-east's labels: %d\n%s", status, form)
+	}
+	if _, ct, _ := f.get(t, c, "/cluster-types/dev/large", ""); !strings.Contains(ct, `/author?edit=labels&amp;kind=cluster-type&amp;env=dev&amp;name=large#form-labels`) {
+		t.Errorf("the cluster type page does not link to its labels form:\n%s", ct)
 	}
 }

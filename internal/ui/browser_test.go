@@ -231,11 +231,13 @@ func TestBrowser(t *testing.T) {
 	t.Run("the operator's pages: clusters found, compare proposed, an environment's promotions, sync now", func(t *testing.T) {
 		ctx := within(browserCtx, t)
 		if err := chromedp.Do(ctx,
-			chromedp.Navigate(base+"/clusters"),
-			chromedp.SetValue(chromedp.CSS(`select[name=environment]`), "dev"),
-			chromedp.Click(chromedp.CSS(`form.pick button`)),
+			chromedp.Navigate(base+"/clusters?environment=dev"), // what the form asks for (a GET)
 			chromedp.WaitVisible(chromedp.CSS(`table.clusters`))); err != nil {
 			t.Fatal(err)
+		}
+		selected, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('select[name=environment]').value`))
+		if err != nil || selected != "dev" {
+			t.Fatalf("the form shows environment %q (%v), want dev", selected, err)
 		}
 		rows, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
 			`[...document.querySelectorAll('table.clusters tbody tr td:nth-child(2)')].map(td => td.textContent)`))
