@@ -60,6 +60,7 @@ func (r *Run) WriteDir(ctx context.Context, root string) (*Result, error) {
 		}
 		res.Targets = append(res.Targets, tr)
 	}
+	res.Warnings = r.In.App.Warnings()
 	return res, nil
 }
 

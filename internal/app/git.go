@@ -61,6 +61,7 @@ func (w *Writer) run(ctx context.Context, r *Run, dry bool) (*Result, error) {
 		}
 		res.Targets = append(res.Targets, tr)
 	}
+	res.Warnings = r.In.App.Warnings()
 	return res, nil
 }
 

@@ -168,13 +168,13 @@ func (a *App) renderHelm(ctx context.Context, chartValues []byte, values map[str
 	if chartValues != nil {
 		files = append(slices.Clip(files), &loader.BufferedFile{Name: "values.yaml", Data: chartValues})
 	}
-	req := chartRequest{Dir: a.ChartDir, Files: files, Values: values, Render: r}
+	req := workerRequest{Chart: &chartRequest{Dir: a.ChartDir, Files: files, Values: values, Render: r}}
 	var docs []doc
 	var err error
 	if sb != nil {
-		docs, err = sb.render(ctx, req)
+		docs, _, err = sb.render(ctx, req)
 	} else {
-		docs, err = req.render()
+		docs, _, err = req.render()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", t.Name, err)

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -34,7 +35,7 @@ func (a *App) loadKustomize(tree controlplane.Tree, files []string) error {
 	if a.KustomizeDir == "" {
 		a.KustomizeDir = "." // the repository's root
 	}
-	if _, err := a.loadRestrictions(); err != nil {
+	if _, err := loadRestrictions(a.Settings.LoadRestrictor); err != nil {
 		return err
 	}
 	a.files = make(map[string][]byte, len(files))
@@ -58,20 +59,16 @@ func (a *App) loadKustomize(tree controlplane.Tree, files []string) error {
 }
 
 // loadRestrictions is kustomize's load restrictor named by loadRestrictor:.
-func (a *App) loadRestrictions() (types.LoadRestrictions, error) {
-	switch a.Settings.LoadRestrictor {
+func loadRestrictions(name string) (types.LoadRestrictions, error) {
+	switch name {
 	case "", LoadRootOnly:
 		return types.LoadRestrictionsRootOnly, nil
 	case LoadNone:
 		return types.LoadRestrictionsNone, nil
 	}
 	return 0, fmt.Errorf("%s: loadRestrictor %q: want %s (kustomize's default) or %s", SettingsFile,
-		a.Settings.LoadRestrictor, LoadRootOnly, LoadNone)
+		name, LoadRootOnly, LoadNone)
 }
-
-// helmEnabled reports whether kustomizations may inflate helmCharts (enableHelm:, default
-// true).
-func (a *App) helmEnabled() bool { return a.Settings.EnableHelm == nil || *a.Settings.EnableHelm }
 
 // kustomizationFile is the name of the kustomization file in dir (a path in the
 // repository, "." for its root), "" when there is none.
@@ -93,13 +90,14 @@ type kustomizeCache struct {
 
 // kustomizeBuild is one build, made once.
 type kustomizeBuild struct {
-	once sync.Once
-	docs []doc
-	err  error
+	once     sync.Once
+	docs     []doc
+	warnings []string
+	err      error
 }
 
-// build returns the build for vars, building it on first use.
-func (c *kustomizeCache) build(a *App, vars Vars) ([]doc, error) {
+// build returns the build for vars, building it on first use (in sb when it is set).
+func (c *kustomizeCache) build(ctx context.Context, a *App, vars Vars, sb *Sandbox) ([]doc, error) {
 	key := vars.key()
 	c.mu.Lock()
 	b, ok := c.builds[key]
@@ -108,14 +106,35 @@ func (c *kustomizeCache) build(a *App, vars Vars) ([]doc, error) {
 		c.builds[key] = b
 	}
 	c.mu.Unlock()
-	b.once.Do(func() { b.docs, b.err = a.buildKustomize(vars) })
+	b.once.Do(func() { b.docs, b.warnings, b.err = a.buildKustomize(ctx, vars, sb) })
 	return b.docs, b.err
+}
+
+// warnings are the warnings of the builds made, sorted, each once.
+func (c *kustomizeCache) warnings() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var all []string
+	for _, b := range c.builds {
+		all = append(all, b.warnings...)
+	}
+	slices.Sort(all)
+	return slices.Compact(all)
+}
+
+// Warnings are what the renders made so far found worth saying without failing (a
+// kustomization's deprecated fields, with its file), sorted, each once.
+func (a *App) Warnings() []string {
+	if a.kustomize == nil {
+		return nil
+	}
+	return a.kustomize.warnings()
 }
 
 // renderKustomize is the kustomize build of the app's folder (shared by the targets of a
 // run) and the composed values as a ConfigMap <release>-values, one key per leaf path.
-func (a *App) renderKustomize(values *Values, vars Vars, target string) ([]Object, error) {
-	docs, err := a.kustomize.build(a, vars)
+func (a *App) renderKustomize(ctx context.Context, values *Values, vars Vars, target string, sb *Sandbox) ([]Object, error) {
+	docs, err := a.kustomize.build(ctx, a, vars, sb)
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", target, err)
 	}
@@ -126,40 +145,63 @@ func (a *App) renderKustomize(values *Values, vars Vars, target string) ([]Objec
 	return nameObjects(append(slices.Clip(docs), cm), "")
 }
 
-// buildKustomize builds the app's folder with the kustomize API on an in-memory copy of
-// the repository (its root is "/"): no plugins, no exec, no network. The kustomizations
-// the build reaches get the variables substituted (images: newTag: $IMAGE_TAG), are
-// refused when they name anything remote, and have their helmCharts inflated with the
-// Helm SDK (see prepareKustomize).
-func (a *App) buildKustomize(vars Vars) ([]doc, error) {
+// buildKustomize builds the app's folder for vars, in sb when it is set.
+func (a *App) buildKustomize(ctx context.Context, vars Vars, sb *Sandbox) ([]doc, []string, error) {
+	req := workerRequest{Kustomize: &kustomizeRequest{Dir: a.KustomizeDir, Files: a.files,
+		LoadRestrictor: a.Settings.LoadRestrictor, EnableHelm: a.Settings.EnableHelm == nil || *a.Settings.EnableHelm,
+		Values: vars.values, Defined: vars.defined}}
+	if sb != nil {
+		return sb.render(ctx, req)
+	}
+	return req.render()
+}
+
+// kustomizeRequest is one kustomize build: the source repository's files, the folder built,
+// the settings the build reads and the variables.
+type kustomizeRequest struct {
+	Dir            string
+	Files          map[string][]byte
+	LoadRestrictor string
+	EnableHelm     bool // kustomizations may inflate helmCharts (enableHelm:, default true)
+	Values         map[string]string
+	Defined        map[string]bool
+}
+
+// build builds the folder with the kustomize API on an in-memory copy of the repository
+// (its root is "/"): no plugins, no exec, no network. The kustomizations the build reaches
+// get the variables substituted (images: newTag: $IMAGE_TAG), are refused when they name
+// anything remote, and have their helmCharts inflated with the Helm SDK (see
+// prepareKustomize). The warnings are their deprecated fields, with their files.
+func (req *kustomizeRequest) build() ([]doc, []string, error) {
 	fs := filesys.MakeFsInMemory()
-	for _, name := range slices.Sorted(maps.Keys(a.files)) {
-		if err := writeFS(fs, "/"+name, a.files[name]); err != nil {
-			return nil, err
+	for _, name := range slices.Sorted(maps.Keys(req.Files)) {
+		if err := writeFS(fs, "/"+name, req.Files[name]); err != nil {
+			return nil, nil, err
 		}
 	}
-	if err := a.prepareKustomize(fs, vars); err != nil {
-		return nil, err
-	}
-	lr, err := a.loadRestrictions()
+	warnings, err := prepareKustomize(req, fs)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	lr, err := loadRestrictions(req.LoadRestrictor)
+	if err != nil {
+		return nil, nil, err
 	}
 	opts := krusty.MakeDefaultOptions()
 	opts.LoadRestrictions = lr
-	m, err := krusty.MakeKustomizer(opts).Run(fs, path.Join("/", a.KustomizeDir))
+	m, err := krusty.MakeKustomizer(opts).Run(fs, path.Join("/", req.Dir))
 	if err != nil {
-		return nil, fmt.Errorf("kustomize %s: %w%s", a.KustomizeDir, err, restrictorHint(err, lr))
+		return nil, nil, fmt.Errorf("kustomize %s: %w%s", req.Dir, err, restrictorHint(err, lr))
 	}
 	docs := make([]doc, 0, m.Size())
 	for _, r := range m.Resources() {
 		y, err := r.AsYAML()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		docs = append(docs, doc{template: a.KustomizeDir, text: string(y)})
+		docs = append(docs, doc{template: req.Dir, text: string(y)})
 	}
-	return docs, nil
+	return docs, warnings, nil
 }
 
 // restrictorHint names the setting when kustomize refused a file outside a

@@ -29,7 +29,7 @@ func (w *kustomizeWalk) inflate(dir string, kf *kustFile, namespace string) erro
 	if len(kf.k.HelmCharts) == 0 {
 		return nil
 	}
-	if !w.a.helmEnabled() {
+	if !w.req.EnableHelm {
 		return fmt.Errorf("%s: helmCharts: enableHelm is false in %s (set enableHelm: true to inflate the charts, or remove helmCharts)",
 			kf.file, SettingsFile)
 	}
@@ -109,7 +109,7 @@ func (w *kustomizeWalk) inflateChart(dir string, kf *kustFile, c types.HelmChart
 	if err != nil {
 		return nil, err
 	}
-	ch, err := loadChartFiles(w.a.files, strings.TrimPrefix(chartDir, "/"))
+	ch, err := loadChartFiles(w.req.Files, strings.TrimPrefix(chartDir, "/"))
 	if err != nil {
 		return nil, fmt.Errorf("%s: helmCharts: chart %s: %w", kf.file, strings.TrimPrefix(chartDir, "/"), err)
 	}

@@ -56,7 +56,7 @@ func (w *kustomizeWalk) loadRestricted(dir, file, p string) ([]byte, error) {
 	if !path.IsAbs(p) {
 		full = path.Join(dir, p)
 	}
-	lr, err := w.a.loadRestrictions()
+	lr, err := loadRestrictions(w.req.LoadRestrictor)
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ import (
 // path: a remote base or component (kustomize would run git clone) or a remote file
 // (kustomize would fetch the URL). fleetform renders without network.
 func refuseRemote(file string, data []byte) error {
-	k, err := parseKustomization(file, data)
+	k, _, err := parseKustomization(file, data)
 	if err != nil {
 		return err
 	}
@@ -22,14 +22,19 @@ func refuseRemote(file string, data []byte) error {
 }
 
 // parseKustomization decodes a kustomization as kustomize does (unknown fields are errors;
-// deprecated fields moved to their successors: bases to resources…).
-func parseKustomization(file string, data []byte) (*types.Kustomization, error) {
+// deprecated fields moved to their successors: bases to resources…), with the deprecated
+// fields it uses, each a warning naming the file.
+func parseKustomization(file string, data []byte) (*types.Kustomization, []string, error) {
 	var k types.Kustomization
 	if err := k.Unmarshal(data); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return nil, nil, fmt.Errorf("%s: %w", file, err)
+	}
+	var deprecated []string
+	for _, msg := range *k.CheckDeprecatedFields() {
+		deprecated = append(deprecated, file+": "+strings.TrimPrefix(msg, "# Warning: "))
 	}
 	k.FixKustomization()
-	return &k, nil
+	return &k, deprecated, nil
 }
 
 // refuseRemoteIn refuses a parsed kustomization that names anything remote.

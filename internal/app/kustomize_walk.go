@@ -15,9 +15,11 @@ import (
 // for each one: substitutes the variables in its file, refuses anything remote it names
 // (kustomize would run git or fetch a URL), and inflates its helmCharts.
 type kustomizeWalk struct {
-	a    *App
+	req  *kustomizeRequest
 	fs   filesys.FileSystem
 	vars Vars
+	// warnings are the deprecated fields of the kustomizations read, with their files.
+	warnings []string
 	// seen are the walks made: folder, the namespace its helmCharts inherit and whether it
 	// is a plugin's (its resources are plugin configurations).
 	seen map[walkKey]bool
@@ -41,10 +43,13 @@ type kustFile struct {
 
 // prepareKustomize walks the kustomizations reached from the app's folder and writes the
 // ones the build will read (substituted, with their charts inflated) into fs.
-func (a *App) prepareKustomize(fs filesys.FileSystem, vars Vars) error {
-	w := &kustomizeWalk{a: a, fs: fs, vars: vars, seen: map[walkKey]bool{},
+// It returns the deprecated fields the kustomizations use, with their files (kustomize
+// would print them raw on the process's standard error).
+func prepareKustomize(req *kustomizeRequest, fs filesys.FileSystem) ([]string, error) {
+	w := &kustomizeWalk{req: req, fs: fs, vars: Vars{values: req.Values, defined: req.Defined}, seen: map[walkKey]bool{},
 		parsed: map[string]*kustFile{}, inflated: map[string]string{}}
-	return w.visit(path.Join("/", a.KustomizeDir), "", false)
+	err := w.visit(path.Join("/", req.Dir), "", false)
+	return w.warnings, err
 }
 
 // visit walks the kustomization in dir. namespace is the one its helmCharts inherit from
@@ -107,19 +112,20 @@ func (w *kustomizeWalk) load(dir string) (*kustFile, error) {
 	if kf, ok := w.parsed[dir]; ok {
 		return kf, nil
 	}
-	file := kustomizationFile(w.a.files, strings.TrimPrefix(dir, "/"))
+	file := kustomizationFile(w.req.Files, strings.TrimPrefix(dir, "/"))
 	if file == "" {
 		w.parsed[dir] = nil
 		return nil, nil
 	}
-	data, err := Subst(file, w.a.files[file], w.vars)
+	data, err := Subst(file, w.req.Files[file], w.vars)
 	if err != nil {
 		return nil, err
 	}
-	k, err := parseKustomization(file, data)
+	k, deprecated, err := parseKustomization(file, data)
 	if err != nil {
 		return nil, err
 	}
+	w.warnings = append(w.warnings, deprecated...)
 	if err := refuseRemoteIn(file, k); err != nil {
 		return nil, err
 	}

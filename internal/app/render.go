@@ -201,7 +201,7 @@ func (in *Inputs) renderFiles(ctx context.Context, t Target, v *Values) (map[str
 	var objs []Object
 	var err error
 	if in.App.KustomizeDir != "" {
-		objs, err = in.App.renderKustomize(v, in.Vars, t.Name)
+		objs, err = in.App.renderKustomize(ctx, v, in.Vars, t.Name, in.Sandbox)
 	} else {
 		objs, err = in.App.renderHelm(ctx, in.chartValues, v.helm, t, in.helmRender(t), in.Sandbox)
 	}

@@ -64,6 +64,9 @@ type Result struct {
 	Mismatches   []Mismatch     `json:"mismatches"`
 	Branches     []BranchResult `json:"branches,omitempty"`
 	NoChange     bool           `json:"noChange"`
+	// Warnings are what the renders found worth saying without failing: a kustomization's
+	// deprecated fields, with its file.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // newResult starts the result of a run.

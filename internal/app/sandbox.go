@@ -16,15 +16,17 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 )
 
-// RenderWorkerEnv set to 1 makes a fleetform process a chart render worker
-// (ServeRenderWorker) instead of a command line.
+// RenderWorkerEnv set to 1 makes a fleetform process a render worker (ServeRenderWorker)
+// instead of a command line.
 const RenderWorkerEnv = "FLEETFORM_RENDER_WORKER"
 
-// Sandbox renders charts in a worker process bounded in time and memory: a chart's
-// templates are the application team's code, and a template that loops for ever or builds
-// a huge string must fail its own target, not exhaust the machine. One worker serves the
-// renders one after the other; one that passes a bound is killed, and the next render
-// starts a new one.
+// Sandbox renders charts and kustomize builds in a worker process bounded in time and
+// memory: a chart's templates and a kustomization are the application team's code, and a
+// template that loops for ever or builds a huge string must fail its own target, not
+// exhaust the machine. One worker serves the renders one after the other; one that passes
+// a bound is killed, and the next render starts a new one. What a render prints (kustomize
+// prints its deprecation warnings) stays in the worker: warnings come back with the
+// answer, located.
 type Sandbox struct {
 	// Exe is the fleetform executable run as the worker (with RenderWorkerEnv=1).
 	Exe string
@@ -56,10 +58,34 @@ type chartRequest struct {
 	Render helmRender
 }
 
-// chartAnswer is a worker's answer: the documents, or why not.
-type chartAnswer struct {
-	Docs  []renderedDoc
-	Error string
+// workerRequest is one render a worker makes: a chart's or a kustomize build's.
+type workerRequest struct {
+	Chart     *chartRequest
+	Kustomize *kustomizeRequest
+}
+
+// what names the render in errors.
+func (req workerRequest) what() string {
+	if req.Kustomize != nil {
+		return "kustomize " + req.Kustomize.Dir
+	}
+	return "chart " + req.Chart.Dir
+}
+
+// render makes the render in this process.
+func (req workerRequest) render() ([]doc, []string, error) {
+	if req.Kustomize != nil {
+		return req.Kustomize.build()
+	}
+	docs, err := req.Chart.render()
+	return docs, nil, err
+}
+
+// workerAnswer is a worker's answer: the documents and the warnings, or why not.
+type workerAnswer struct {
+	Docs     []renderedDoc
+	Warnings []string
+	Error    string
 }
 
 // renderedDoc is a doc as a worker sends it.
@@ -143,20 +169,20 @@ func (s *Sandbox) Close() {
 
 // render runs req in the worker; a render that takes longer than the timeout, or makes the
 // worker hold more memory than the bound, is stopped (the worker killed) and fails.
-func (s *Sandbox) render(ctx context.Context, req chartRequest) ([]doc, error) {
+func (s *Sandbox) render(ctx context.Context, req workerRequest) ([]doc, []string, error) {
 	registerValues()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.worker == nil {
 		w, err := s.start()
 		if err != nil {
-			return nil, fmt.Errorf("chart %s: %w", req.Dir, err)
+			return nil, nil, fmt.Errorf("%s: %w", req.what(), err)
 		}
 		s.worker = w
 	}
 	w := s.worker
 	type result struct {
-		ans chartAnswer
+		ans workerAnswer
 		err error
 	}
 	done := make(chan result, 1)
@@ -175,11 +201,11 @@ func (s *Sandbox) render(ctx context.Context, req chartRequest) ([]doc, error) {
 		if r.err == nil {
 			return answerDocs(r.ans)
 		}
-		failure = fmt.Errorf("chart %s: the render worker failed (%w): %s", req.Dir, r.err, bytes.TrimSpace(tail(w.errOut.Bytes(), 512)))
+		failure = fmt.Errorf("%s: the render worker failed (%w): %s", req.what(), r.err, bytes.TrimSpace(tail(w.errOut.Bytes(), 512)))
 	case <-timer.C:
-		failure = fmt.Errorf("chart %s: rendering took longer than %s: a template loops too long (fleetform stopped it)", req.Dir, s.Timeout)
+		failure = fmt.Errorf("%s: rendering took longer than %s: a template loops too long (fleetform stopped it)", req.what(), s.Timeout)
 	case <-w.over:
-		failure = fmt.Errorf("chart %s: rendering used more than %d MiB: a template builds too much (fleetform stopped it)", req.Dir, s.Memory>>20)
+		failure = s.overMemory(req)
 	case <-ctx.Done():
 		failure = ctx.Err()
 	}
@@ -188,45 +214,52 @@ func (s *Sandbox) render(ctx context.Context, req chartRequest) ([]doc, error) {
 	s.worker = nil
 	select {
 	case <-w.over: // it passed the memory bound while it failed otherwise
-		return nil, fmt.Errorf("chart %s: rendering used more than %d MiB: a template builds too much (fleetform stopped it)", req.Dir, s.Memory>>20)
+		return nil, nil, s.overMemory(req)
 	default:
 	}
-	return nil, failure
+	return nil, nil, failure
 }
 
-// answerDocs are an answer's documents, or its error.
-func answerDocs(ans chartAnswer) ([]doc, error) {
+// overMemory is the error of a render stopped at the memory bound.
+func (s *Sandbox) overMemory(req workerRequest) error {
+	return fmt.Errorf("%s: rendering used more than %d MiB: a template builds too much (fleetform stopped it)", req.what(), s.Memory>>20)
+}
+
+// answerDocs are an answer's documents and warnings, or its error.
+func answerDocs(ans workerAnswer) ([]doc, []string, error) {
 	if ans.Error != "" {
-		return nil, errors.New(ans.Error)
+		return nil, nil, errors.New(ans.Error)
 	}
 	docs := make([]doc, len(ans.Docs))
 	for i, d := range ans.Docs {
 		docs[i] = doc{template: d.Template, text: d.Text}
 	}
-	return docs, nil
+	return docs, ans.Warnings, nil
 }
 
-// cappedBuffer is a buffer that keeps at most max bytes (a worker's error output).
+// cappedBuffer is a buffer that keeps the last max bytes at most (a worker's error output:
+// what it printed last says why it failed).
 type cappedBuffer struct {
-	mu sync.Mutex
-	bytes.Buffer
+	mu  sync.Mutex
+	buf []byte
 	max int
 }
 
 func (b *cappedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.Len()+len(p) > b.max {
-		return len(p), nil // the start is kept; the rest is dropped
+	b.buf = append(b.buf, p...)
+	if over := len(b.buf) - b.max; over > 0 {
+		b.buf = append(b.buf[:0], b.buf[over:]...)
 	}
-	return b.Buffer.Write(p)
+	return len(p), nil
 }
 
 // Bytes returns what was kept.
 func (b *cappedBuffer) Bytes() []byte {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return bytes.Clone(b.Buffer.Bytes())
+	return bytes.Clone(b.buf)
 }
 
 // memoryCheck is how often a worker's memory is looked at.
@@ -269,13 +302,14 @@ func tail(b []byte, n int) []byte {
 	return b
 }
 
-// ServeRenderWorker renders the chart requests it reads from r, one after the other, and
-// writes each answer to w, until r ends; it returns the process's exit code.
+// ServeRenderWorker makes the renders it reads from r (charts, kustomize builds), one
+// after the other, and writes each answer to w, until r ends; it returns the process's
+// exit code.
 func ServeRenderWorker(r io.Reader, w io.Writer) int {
 	registerValues()
 	dec, enc := gob.NewDecoder(r), gob.NewEncoder(w)
 	for {
-		var req chartRequest
+		var req workerRequest
 		if err := dec.Decode(&req); err != nil {
 			if errors.Is(err, io.EOF) {
 				return 0
@@ -283,8 +317,9 @@ func ServeRenderWorker(r io.Reader, w io.Writer) int {
 			fmt.Fprintln(os.Stderr, "render worker: read a request:", err)
 			return 2
 		}
-		var ans chartAnswer
-		docs, err := req.render()
+		var ans workerAnswer
+		docs, warnings, err := req.render()
+		ans.Warnings = warnings
 		if err != nil {
 			ans.Error = err.Error()
 		}

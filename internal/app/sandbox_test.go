@@ -1,8 +1,11 @@
 package app_test
 
 import (
+	"fmt"
+	"io"
 	"maps"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -105,4 +108,94 @@ func renderWebIn(t *testing.T, change map[string]string, values string, sandbox 
 		return nil, err
 	}
 	return f.Files, nil
+}
+
+// TestSandboxKustomize: a kustomize build runs in the sandbox too. It gives the same files
+// as in process; the deprecated fields its kustomizations use come back as warnings with
+// their files, and nothing is printed raw on this process's standard error; a chart its
+// kustomization inflates is bounded like any other.
+func TestSandboxKustomize(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := withFiles(kustomizeBase(), map[string]string{
+		"fleetform-app.yaml": "kustomize: deploy/overlays/staging\n",
+		"deploy/overlays/staging/kustomization.yaml": "bases: [../../base]\ncommonLabels: {tier: web}\n" +
+			"patchesStrategicMerge:\n  - |-\n    apiVersion: apps/v1\n    kind: Deployment\n    metadata: {name: web}\n    spec: {replicas: 3}\n",
+	})
+	sandbox := app.NewSandbox(exe)
+	defer sandbox.Close()
+	var inSandbox map[string][]byte
+	var warnings []string
+	printed := stderrOf(t, func() { inSandbox, warnings = renderKustomizeIn(t, files, sandbox) })
+	if printed != "" {
+		t.Errorf("the build printed on standard error:\n%s", printed)
+	}
+	direct, _ := renderKustomizeIn(t, files, nil)
+	if fmt.Sprint(inSandbox) != fmt.Sprint(direct) {
+		t.Errorf("the sandbox's files differ from the build in process:\n%s\nin process:\n%s", inSandbox, direct)
+	}
+	if d := string(inSandbox["deployment-web.yaml"]); !strings.Contains(d, "replicas: 3") || !strings.Contains(d, "tier: web") {
+		t.Errorf("deployment:\n%s", d)
+	}
+	for _, field := range []string{"bases", "commonLabels", "patchesStrategicMerge"} {
+		want := "deploy/overlays/staging/kustomization.yaml: '" + field + "' is deprecated."
+		if !slices.ContainsFunc(warnings, func(w string) bool { return strings.HasPrefix(w, want) }) {
+			t.Errorf("warnings %q lack %q", warnings, want)
+		}
+	}
+
+	looping := withFiles(helmChartSource("kustomize: deploy/base\n", "  - name: hello\n    releaseName: hi\n"), map[string]string{
+		"deploy/base/charts/hello/templates/loop.yaml": hostileTemplates["a loop without end"].template,
+	})
+	src, cfg := gittest.New(t), gittest.New(t)
+	src.Commit(t, "main", looping)
+	cfg.Commit(t, "main", map[string]string{"dev/edge/values.yaml": "a: b\n"})
+	repos := controlplane.NewRepos(nil, nil, nil)
+	run := newRun(t, loadApp(t, repos, src.Dir), openRepo(t, repos, cfg.Dir), "dev", "main", nil, "1.0.0")
+	run.In.Sandbox = &app.Sandbox{Exe: exe, Timeout: 2 * time.Second, Memory: 1 << 30}
+	defer run.In.Sandbox.Close()
+	if _, err := run.Render(t.Context(), run.Targets[0]); err == nil || !strings.Contains(err.Error(), "kustomize deploy/base: rendering took longer than 2s") {
+		t.Errorf("a kustomization inflating a looping chart: %v", err)
+	}
+}
+
+// renderKustomizeIn renders the edge target of the kustomize source files in the sandbox
+// (nil: in process); it returns the files and the app's warnings.
+func renderKustomizeIn(t *testing.T, files map[string]string, sandbox *app.Sandbox) (map[string][]byte, []string) {
+	t.Helper()
+	src, cfg := gittest.New(t), gittest.New(t)
+	src.Commit(t, "main", files)
+	cfg.Commit(t, "main", map[string]string{"dev/edge/values.yaml": "a: b\n"})
+	repos := controlplane.NewRepos(nil, nil, nil)
+	a := loadApp(t, repos, src.Dir)
+	run := newRun(t, a, openRepo(t, repos, cfg.Dir), "dev", "main", nil, "1.0.0")
+	run.In.Sandbox = sandbox
+	f, err := run.Render(t.Context(), run.Targets[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.Files, a.Warnings()
+}
+
+// stderrOf is what fn writes on this process's standard error.
+func stderrOf(t *testing.T, fn func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := os.Stderr
+	t.Cleanup(func() { os.Stderr = saved }) // also when fn fails the test
+	os.Stderr = w
+	out := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(r)
+		out <- string(b)
+	}()
+	fn()
+	os.Stderr = saved
+	_ = w.Close()
+	return <-out
 }

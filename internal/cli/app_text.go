@@ -57,6 +57,9 @@ func appText(w io.Writer, verb string, res *app.Result) error {
 			fmt.Fprintf(w, "pull request #%d into %s %s: %s\n", pr.Number, pr.Base, what, pr.URL)
 		}
 	}
+	for _, warning := range res.Warnings {
+		fmt.Fprintln(w, "warning:", warning)
+	}
 	if res.NoChange {
 		fmt.Fprintln(w, "no change")
 	}
