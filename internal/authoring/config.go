@@ -20,8 +20,9 @@ const (
 	labelDeploymentTarget = "deployment-target"
 )
 
-// levelLabels are the labels of the ConfigMap of a precedence level, and the name of a new one.
-func levelLabels(s *ConfigScope) (labels map[string]string, name string, err error) {
+// LevelLabels are the labels of the ConfigMap of a precedence level, and the name of a new
+// one.
+func LevelLabels(s *ConfigScope) (labels map[string]string, name string, err error) {
 	labels = map[string]string{v1alpha1.LabelPlatformConfig: "true"}
 	n := 0
 	for _, set := range []bool{s.ClusterType != "", s.Workload != "", s.DeploymentTarget != "", s.Selector != "", s.EnvironmentWide} {
@@ -117,7 +118,7 @@ func docLabels(d *yamlDoc) map[string]string {
 
 // config sets or unsets values in the ConfigMap of a precedence level.
 func (ws *workspace) config(op Operation) error {
-	labels, name, err := levelLabels(op.Scope)
+	labels, name, err := LevelLabels(op.Scope)
 	if err != nil {
 		return err
 	}

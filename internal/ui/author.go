@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -107,13 +108,78 @@ func (u *Handler) author(w http.ResponseWriter, r *http.Request, s session) {
 		u.fail(w, r, s, err)
 		return
 	}
-	if q := r.URL.Query(); q.Get("edit") == "labels" {
-		if err := u.prefillLabels(r.Context(), &data, q.Get("kind"), q.Get("env"), q.Get("name")); err != nil {
+	if q := r.URL.Query(); q.Get("edit") != "" {
+		if err := u.prefill(r.Context(), &data, q); err != nil {
 			u.fail(w, r, s, err)
 			return
 		}
 	}
 	u.render(w, r, s, "author", "Change the platform", "author", data)
+}
+
+// prefill fills the form q names (edit=FORM) to change an object: the fields that say
+// which object from q, the values to edit from the control plane (never from the link).
+func (u *Handler) prefill(ctx context.Context, d *authorForm, q url.Values) error {
+	pick := func(fields ...string) url.Values {
+		v := url.Values{}
+		for _, f := range fields {
+			if x := q.Get(f); x != "" {
+				v.Set(f, x)
+			}
+		}
+		return v
+	}
+	switch form := q.Get("edit"); form {
+	case "labels":
+		if err := u.prefillLabels(ctx, d, q.Get("kind"), q.Get("env"), q.Get("name")); err != nil {
+			return err
+		}
+	case "remove":
+		d.Values = pick("kind", "name", "env", "workload")
+	case "unset-config":
+		d.Values = pick("env", "level", "at", "key")
+	case "config":
+		d.Values = pick("env", "level", "at", "key")
+		value, err := u.currentConfig(ctx, q)
+		if err != nil {
+			return err
+		}
+		d.Values.Set("value", value)
+	default:
+		return hub.Errorf(hub.CodeInvalid, "edit=%s: no such form (labels, config, unset-config, remove)", form)
+	}
+	d.Form, d.Prefilled = q.Get("edit"), true
+	return nil
+}
+
+// levelLabelsOf are the labels of the ConfigMap of q's precedence level, when q names one.
+func levelLabelsOf(q url.Values) (map[string]string, bool) {
+	op, err := configOperation(q.Get)
+	if err != nil {
+		return nil, false
+	}
+	labels, _, err := authoring.LevelLabels(op.Scope)
+	return labels, err == nil
+}
+
+// currentConfig is the value of q's key set at q's precedence level in q's environment
+// ("" when it is set at no such level), read from the control plane (under serve).
+func (u *Handler) currentConfig(ctx context.Context, q url.Values) (string, error) {
+	labels, ok := levelLabelsOf(q)
+	if !ok || u.opts.Scheduler == nil {
+		return "", nil // a link to a level that cannot be read prefills no value; the preview says what is wrong
+	}
+	run, err := u.opts.Scheduler.Schedule(ctx, q.Get("env"))
+	if err != nil {
+		return "", err
+	}
+	var value, at string
+	for _, cm := range run.Snapshot.ConfigMaps {
+		if v, ok := cm.Data[q.Get("key")]; ok && maps.Equal(cm.Metadata.Labels, labels) && cm.Metadata.Name >= at {
+			value, at = v, cm.Metadata.Name // the last by name, as authoring edits it
+		}
+	}
+	return value, nil
 }
 
 // prefillLabels fills the labels form with the current labels of a cluster type of env or
@@ -149,7 +215,6 @@ func (u *Handler) prefillLabels(ctx context.Context, d *authorForm, kind, env, n
 	for _, k := range sortedKeys(labels) {
 		pairs = append(pairs, k+"="+labels[k])
 	}
-	d.Form, d.Prefilled = "labels", true
 	d.Values = url.Values{"kind": {kind}, "env": {env}, "name": {name}, "labels": {strings.Join(pairs, ", ")}}
 	return nil
 }

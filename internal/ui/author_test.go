@@ -321,3 +321,46 @@ func TestLabelsFormPrefilled(t *testing.T) {
 		t.Errorf("the cluster type page does not link to its labels form:\n%s", ct)
 	}
 }
+
+// TestEditFormsPrefilled: links to the config, unset-config and remove forms fill them with
+// the object they name, the config value read from the control plane (not from the link);
+// a form that does not exist is a clear error; the pages link to their objects' forms.
+func TestEditFormsPrefilled(t *testing.T) {
+	f := newFleet(t)
+	cp := newControlPlane(t)
+	f.web.SetChanges(cp)
+	f.web.SetScheduler(cp)
+	c := client(t)
+	f.signIn(t, c, adminToken)
+	_, page, _ := f.get(t, c, "/author", "")
+	csrf := csrfOf(t, page)
+	for _, form := range []url.Values{clusterTypeForm(csrf, "edge-east"), {"csrf": {csrf}, "form": {"config"}, "env": {"dev"},
+		"level": {"cluster-type"}, "at": {"edge-east"}, "key": {"LOG_LEVEL"}, "value": {"debug"}}} {
+		if status, body, _ := f.post(t, c, "/author/commit", form); status != http.StatusOK {
+			t.Fatalf("commit of %s: %d\n%s", form.Get("form"), status, body)
+		}
+	}
+	formOf := func(body, id string) string {
+		return regexp.MustCompile(`(?s)<form[^>]*id="form-` + id + `".*?</form>`).FindString(body)
+	}
+	_, body, _ := f.get(t, c, "/author?edit=config&env=dev&level=cluster-type&at=edge-east&key=LOG_LEVEL&value=typed-in-the-link", "")
+	if form := formOf(body, "config"); !strings.Contains(form, `<textarea name="value" rows="3">debug</textarea>`) ||
+		!strings.Contains(form, `name="at" value="edge-east"`) || !strings.Contains(form, `name="key" value="LOG_LEVEL"`) ||
+		!strings.Contains(form, `<option value="cluster-type" selected>`) || strings.Contains(form, `data-status="refused"`) {
+		t.Errorf("the config form is not filled with edge-east's LOG_LEVEL:\n%s", form)
+	}
+	_, body, _ = f.get(t, c, "/author?edit=unset-config&env=dev&level=cluster-type&at=edge-east&key=LOG_LEVEL", "")
+	if form := formOf(body, "unset-config"); !strings.Contains(form, `name="at" value="edge-east"`) || !strings.Contains(form, `name="key" value="LOG_LEVEL"`) {
+		t.Errorf("the unset-config form is not filled:\n%s", form)
+	}
+	_, body, _ = f.get(t, c, "/author?edit=remove&kind=workload&name=shop", "")
+	if form := formOf(body, "remove"); !strings.Contains(form, `<option selected>workload</option>`) || !strings.Contains(form, `name="name" value="shop"`) {
+		t.Errorf("the remove form is not filled:\n%s", form)
+	}
+	if status, body, _ := f.get(t, c, "/author?edit=workloads", ""); status != http.StatusBadRequest || !strings.Contains(body, "edit=workloads: no such form") {
+		t.Errorf("an unknown form to edit: %d\n%s", status, body)
+	}
+	if _, ct, _ := f.get(t, c, "/cluster-types/dev/large", ""); !strings.Contains(ct, `/author?edit=remove&amp;kind=cluster-type&amp;env=dev&amp;name=large#form-remove`) {
+		t.Errorf("the cluster type page does not link to its remove form:\n%s", ct)
+	}
+}
