@@ -232,3 +232,32 @@ func TestInitWritesTheDefaultGate(t *testing.T) {
 		t.Errorf("prod's Environment does not show its gate:\n%s", prod)
 	}
 }
+
+// TestClusterTypeInSeveralEnvironments: add cluster-type takes several environments (--env
+// repeated or dev,prod) in one change; a command that takes one refuses a second --env
+// instead of silently keeping the last.
+func TestClusterTypeInSeveralEnvironments(t *testing.T) {
+	cp := filepath.Join(t.TempDir(), "cp")
+	newControlPlane(t, cp)
+	if code, out, errOut := runFF(t, "add", "cluster-type", "edge", "--env", "dev", "--env", "prod", "--control-plane", cp, "--commit"); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, errOut := runFF(t, "add", "cluster-type", "core", "--env", "dev,prod", "--control-plane", cp, "--commit"); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	files := gittest.ReadDir(t, cp)
+	for _, f := range []string{"environments/dev/cluster-types/edge.yaml", "environments/prod/cluster-types/edge.yaml",
+		"environments/dev/cluster-types/core.yaml", "environments/prod/cluster-types/core.yaml"} {
+		if _, ok := files[f]; !ok {
+			t.Errorf("%s was not written", f)
+		}
+	}
+	before := gittest.ReadDir(t, cp)
+	code, _, errOut := runFF(t, "add", "policy", "p", "--env", "dev", "--env", "prod", "--targets", "a=b", "--cluster-types", "c=d", "--control-plane", cp)
+	if code != cli.ExitUsage || !strings.Contains(errOut, "this command takes one environment") {
+		t.Errorf("a second --env on add policy: exit %d\n%s", code, errOut)
+	}
+	if after := gittest.ReadDir(t, cp); !equalFiles(before, after) {
+		t.Error("a refused command touched the control plane")
+	}
+}

@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"net/mail"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -25,6 +27,9 @@ type controlPlaneOptions struct {
 	layout       string
 	repoMap      []string
 	configFile   string
+	// envs are the environments --env named, where the command takes several (severalEnvs).
+	envs        []string
+	severalEnvs bool
 	// trusted are the other repository or API URLs the command line names (see credentials).
 	trusted []string
 
@@ -40,9 +45,38 @@ func (o *controlPlaneOptions) bind(cmd *cobra.Command, e *env, envRequired bool)
 	if !envRequired {
 		usage = "environment (default: every environment)"
 	}
-	f.StringVar(&o.env, "env", "", usage)
+	f.Var(envValue{o}, "env", usage)
 	f.StringVar(&o.commonRef, "common-ref", "", "read common content at this ref instead of the BaseRepo pin (what-if)")
 	_ = cmd.RegisterFlagCompletionFunc("env", o.completeEnvironments(e)) // the flag exists
+}
+
+// envValue is --env: one environment. Another one is refused (never the last silently
+// winning), unless the command takes several: then --env dev --env prod and --env dev,prod
+// name the same two. Naming one twice is naming it once.
+type envValue struct{ o *controlPlaneOptions }
+
+func (v envValue) String() string { return v.o.env }
+func (v envValue) Type() string   { return "string" }
+
+func (v envValue) Set(s string) error {
+	var names []string
+	for n := range strings.SplitSeq(s, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			names = append(names, n)
+		}
+	}
+	for _, n := range names {
+		if !slices.Contains(v.o.envs, n) {
+			v.o.envs = append(v.o.envs, n)
+		}
+	}
+	if !v.o.severalEnvs && len(v.o.envs) > 1 {
+		return errors.New("this command takes one environment (run it once per environment)")
+	}
+	if len(v.o.envs) > 0 {
+		v.o.env = v.o.envs[0]
+	}
+	return nil
 }
 
 // bindRepo binds the flags that say how to read the control plane (not which environment).

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"github.com/fleetform/fleetform/internal/cli"
 	"github.com/fleetform/fleetform/internal/cli/command"
 	"github.com/fleetform/fleetform/internal/testutil/clitest"
@@ -132,5 +134,7 @@ func TestGenFleetErrors(t *testing.T) {
 
 // TestEveryCommandHasExamples: every command's --help shows examples that parse.
 func TestEveryCommandHasExamples(t *testing.T) {
-	clitest.CheckExamples(t, newRoot(&env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}))
+	clitest.CheckExamples(t, func() *cobra.Command {
+		return newRoot(&env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard})
+	})
 }

@@ -9,11 +9,12 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// CheckExamples checks that every command of the tree under root that is not hidden has
+// CheckExamples checks that every command of the tree newRoot makes that is not hidden has
 // examples, and that every example names a real command with flags it has (examples rot
-// silently otherwise).
-func CheckExamples(t *testing.T, root *cobra.Command) {
+// silently otherwise). Each example is parsed by a tree of its own, as a command line is.
+func CheckExamples(t *testing.T, newRoot func() *cobra.Command) {
 	t.Helper()
+	root := newRoot()
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		if c.Hidden {
@@ -23,7 +24,7 @@ func CheckExamples(t *testing.T, root *cobra.Command) {
 			t.Errorf("%s has no Example", c.CommandPath())
 		}
 		for _, line := range strings.Split(c.Example, "\n") {
-			checkExample(t, root, c.CommandPath(), line)
+			checkExample(t, newRoot(), c.CommandPath(), line)
 		}
 		for _, sub := range c.Commands() {
 			walk(sub)
