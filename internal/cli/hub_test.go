@@ -412,6 +412,30 @@ func TestHubLoadtest(t *testing.T) {
 			t.Fatalf("heartbeats only, yet %+v", tr)
 		}
 	}
+	// --wrk: the clusters registered and the desired state posted, a wrk script holds every
+	// cluster with a token the hub takes and the revision it expects; nothing is reported.
+	script := filepath.Join(t.TempDir(), "reports.lua")
+	fleetformDev(t, 0, "loadtest", "--hub", h.url, "--env", "wrk", "--clusters", "5", "--wrk", script)
+	lua, err := os.ReadFile(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := regexp.MustCompile(`\{"(wrk-\d+)", "([^"]+)"\}`).FindAllStringSubmatch(string(lua), -1)
+	revision := regexp.MustCompile(`local revision, targets, prefix = "([^"]+)", 3, "loadtest-target-"`).FindStringSubmatch(string(lua))
+	if len(entries) != 5 || revision == nil || !strings.Contains(string(lua), "function request()") {
+		t.Fatalf("the wrk script:\n%s", lua)
+	}
+	wrkAdmin, err := client.New(h.url, "admin-secret", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ro, err := wrkAdmin.Rollout(context.Background(), "wrk"); err != nil || ro.Revision != revision[1] {
+		t.Fatalf("rollout of the wrk clusters %+v (%v), want revision %s", ro, err, revision[1])
+	}
+	rep := hub.Report{Cluster: entries[0][1], Revision: revision[1], Status: hub.Compliant, ObservedAt: time.Now()}
+	if err := wrkAdmin.WithToken(entries[0][2]).Report(context.Background(), rep); err != nil {
+		t.Errorf("a report with the script's token for %s: %v", entries[0][1], err)
+	}
 	fleetformDev(t, 2, "loadtest", "--hub", h.url, "--change-every", "-1")
 
 	// In batches, with a relay token: 20 clusters over 2 workers, 4 reports per request

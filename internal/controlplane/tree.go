@@ -189,15 +189,35 @@ func ignorePatterns(t Tree, files []string) ([]gitignore.Pattern, error) {
 	return ps, nil
 }
 
+// ignoreFilter says which files the patterns exclude; a folder's answer is worked out once
+// and shared by the files under it (a large control plane has thousands per folder).
+type ignoreFilter struct {
+	m       gitignore.Matcher
+	folders map[string]bool
+}
+
+func newIgnoreFilter(m gitignore.Matcher) *ignoreFilter {
+	return &ignoreFilter{m: m, folders: map[string]bool{}}
+}
+
 // ignored reports whether a file, or any folder above it, is excluded.
-func ignored(m gitignore.Matcher, file string) bool {
-	parts := strings.Split(file, "/")
-	for i := 1; i < len(parts); i++ {
-		if m.Match(parts[:i], true) {
+func (f *ignoreFilter) ignored(file string) bool {
+	for i := range len(file) {
+		if file[i] == '/' && f.folderIgnored(file[:i]) {
 			return true
 		}
 	}
-	return m.Match(parts, false)
+	return f.m.Match(strings.Split(file, "/"), false)
+}
+
+// folderIgnored reports whether the patterns exclude the folder itself (not those above it).
+func (f *ignoreFilter) folderIgnored(dir string) bool {
+	out, ok := f.folders[dir]
+	if !ok {
+		out = f.m.Match(strings.Split(dir, "/"), true)
+		f.folders[dir] = out
+	}
+	return out
 }
 
 func isYAML(name string) bool {
@@ -262,10 +282,11 @@ func (s section) filesAndLinks() (files, links []string, err error) {
 		}
 		m = gitignore.NewMatcher(ps)
 	}
+	filter := newIgnoreFilter(m)
 	keep := func(list []string) []string {
 		out := list[:0]
 		for _, f := range list {
-			if s.includes(f) && isYAML(f) && !ignored(m, f) {
+			if s.includes(f) && isYAML(f) && !filter.ignored(f) {
 				out = append(out, f)
 			}
 		}

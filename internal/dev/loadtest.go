@@ -30,6 +30,8 @@ type loadtestOptions struct {
 	targets     int
 	changeEvery int
 	batch       int
+	// wrk names the wrk script to write instead of posting reports.
+	wrk string
 }
 
 // loadtestJSON is what `hub loadtest -o json` prints.
@@ -82,9 +84,10 @@ type loadSample struct {
 func newLoadtestCmd(e *env) *cobra.Command {
 	var o loadtestOptions
 	cmd := &cobra.Command{
-		Use:     "loadtest",
-		Example: "  FLEETFORM_HUB_TOKEN=... fleetform-dev loadtest --hub http://127.0.0.1:8080 --clusters 10000 --duration 30s --concurrency 64",
-		Short:   "Load a hub with cluster reports and check that every acknowledged one is counted",
+		Use: "loadtest",
+		Example: "  FLEETFORM_HUB_TOKEN=... fleetform-dev loadtest --hub http://127.0.0.1:8080 --clusters 10000 --duration 30s --concurrency 64\n" +
+			"  FLEETFORM_HUB_TOKEN=... fleetform-dev loadtest --hub http://127.0.0.1:8080 --clusters 10000 --wrk reports.lua",
+		Short: "Load a hub with cluster reports and check that every acknowledged one is counted",
 		Long: "loadtest registers --clusters clusters in --env (rotating the tokens of those already\n" +
 			"registered), posts a desired state, then posts reports from --concurrency workers as fast as\n" +
 			"the hub acknowledges them for --duration. A cluster's first report of the run moves it to the\n" +
@@ -105,6 +108,9 @@ func newLoadtestCmd(e *env) *cobra.Command {
 				MaxIdleConns: o.concurrency, MaxIdleConnsPerHost: o.concurrency, IdleConnTimeout: time.Minute}})
 			if err != nil {
 				return err
+			}
+			if o.wrk != "" {
+				return o.writeWrk(cmd.Context(), e, c)
 			}
 			doc, err := o.run(cmd.Context(), e, c)
 			if err != nil {
@@ -129,6 +135,7 @@ func newLoadtestCmd(e *env) *cobra.Command {
 	f.StringVar(&o.clusterType, "cluster-type", "loadtest", "cluster type of the load-test clusters")
 	f.IntVar(&o.targets, "targets", 3, "deployment targets scheduled on the cluster type")
 	f.IntVar(&o.batch, "batch", 1, fmt.Sprintf("reports per request (1 to %d; more than 1: POST /api/v1/reports/batch, as hub relay sends them)", hub.MaxReportsPerBatch))
+	f.StringVar(&o.wrk, "wrk", "", "register the clusters, post the desired state and write a wrk script to this file that posts their reports, one per request (MODE=heartbeat or change), instead of posting them")
 	f.IntVar(&o.changeEvery, "change-every", 10, "every Nth report of a cluster changes a deployment's status (1: all; 0: none after its first, heartbeats only)")
 	return cmd
 }
@@ -174,13 +181,8 @@ func (o *loadtestOptions) run(ctx context.Context, e *env, admin *client.Client)
 		return doc, err
 	}
 	doc.RegistrationSeconds = time.Since(registering).Seconds()
-	revision := fmt.Sprintf("loadtest-%d", time.Now().UnixNano())
-	d := hub.Desired{Environment: o.environment, Revision: revision, GitOpsRepo: "loadtest", Branch: o.environment}
-	for i := range o.targets {
-		d.Assignments = append(d.Assignments, hub.DesiredAssignment{Workload: "loadtest", DeploymentTarget: o.target(i),
-			ClusterType: o.clusterType, Namespace: "loadtest"})
-	}
-	if _, err := admin.PostDesired(ctx, d); err != nil {
+	revision, err := o.postDesired(ctx, admin)
+	if err != nil {
 		return doc, err
 	}
 	send, err := o.sender(ctx, admin, revision)

@@ -55,7 +55,12 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		_ = write.Close()
 		return nil, err
 	}
-	read.SetMaxOpenConns(max(4, runtime.GOMAXPROCS(0)))
+	// Every reader stays open between reads: a connection closed when more than the default
+	// two are idle would be opened again (its pragmas, its prepared statements) for the next
+	// read, and token lookups come in bursts.
+	readers := max(4, runtime.GOMAXPROCS(0))
+	read.SetMaxOpenConns(readers)
+	read.SetMaxIdleConns(readers)
 	s := &Store{path: path, write: write, read: read, writeStmts: newStmtCache(write), readStmts: newStmtCache(read)}
 	if _, err := migrate.Run(ctx, migrator{write}, migrations, "migrations"); err != nil {
 		_ = s.Close()
