@@ -15,33 +15,18 @@ cd "$(dirname "$0")/.."
 FF=${FF:-$PWD/bin/fleetform}
 FFDEV=${FFDEV:-$PWD/bin/fleetform-dev}
 DIR=$PWD/.bench/hub1m
-STORE=${STORE:-sqlite}
 SIZES=${SIZES:-100000 300000 1000000}
 CONCURRENCY=${CONCURRENCY:-64}
 BATCH=${BATCH:-1}
 CHANGE_EVERY=${CHANGE_EVERY:-0}
-PG=${PG:-postgres://postgres@127.0.0.1:5432}
 read -r -a hub_flags <<<"${HUB_FLAGS:-}"
 rm -rf "$DIR" && mkdir -p "$DIR"
-
-case $STORE in
-sqlite) DB="sqlite:$DIR/hub.db" ;;
-postgres)
-	psql "$PG/postgres" -qc 'DROP DATABASE IF EXISTS fleetform_bench' -c 'CREATE DATABASE fleetform_bench' -c CHECKPOINT
-	DB="$PG/fleetform_bench"
-	;;
-*) echo "STORE=sqlite or postgres" >&2 && exit 2 ;;
-esac
-export FLEETFORM_HUB_ADMIN_TOKEN=bench-admin FLEETFORM_HUB_TOKEN=bench-admin
+# shellcheck source=scripts/hub-bench-lib.sh
+. scripts/hub-bench-lib.sh
 # --stale-after 1h: the first round of a million clusters on two shared cores can take longer
 # than the default 10 minutes; clusters going stale meanwhile would turn heartbeats into state changes.
-"$FF" hub serve --addr 127.0.0.1:0 --db "$DB" --stale-after 1h "${hub_flags[@]}" >"$DIR/hub.log" 2>&1 &
-HUB_PID=$!
-trap 'kill $HUB_PID 2>/dev/null || true; wait $HUB_PID 2>/dev/null || true' EXIT
-for _ in $(seq 300); do grep -q serving "$DIR/hub.log" && break; sleep 0.1; done
-HUB=$(sed -n 's/.*serving \(http:[^ ]*\).*/\1/p' "$DIR/hub.log")
+start_hub "$DIR" --stale-after 1h "${hub_flags[@]}"
 
-hub_cpu() { awk -v tck="$(getconf CLK_TCK)" '{printf "%.1f", ($14+$15)/tck}' "/proc/$HUB_PID/stat"; }
 db_bytes() {
 	if [ "$STORE" = sqlite ]; then
 		du -cb "$DIR"/hub.db* | tail -1 | cut -f1

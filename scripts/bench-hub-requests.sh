@@ -13,31 +13,16 @@ cd "$(dirname "$0")/.."
 FF=${FF:-$PWD/bin/fleetform}
 FFDEV=${FFDEV:-$PWD/bin/fleetform-dev}
 DIR=$PWD/.bench/hubreq
-STORE=${STORE:-sqlite}
 CLUSTERS=${CLUSTERS:-10000}
 DURATION=${DURATION:-20s}
 THREADS=${THREADS:-2}
 CONNECTIONS=${CONNECTIONS:-64}
-PG=${PG:-postgres://postgres@127.0.0.1:5432}
 read -r -a hub_flags <<<"${HUB_FLAGS:-}"
 command -v wrk >/dev/null || { echo "needs wrk (apt-get install wrk)" >&2; exit 2; }
 rm -rf "$DIR" && mkdir -p "$DIR"
-
-case $STORE in
-sqlite) DB="sqlite:$DIR/hub.db" ;;
-postgres)
-	psql "$PG/postgres" -qc 'DROP DATABASE IF EXISTS fleetform_bench' -c 'CREATE DATABASE fleetform_bench' -c CHECKPOINT
-	DB="$PG/fleetform_bench"
-	;;
-*) echo "STORE=sqlite or postgres" >&2 && exit 2 ;;
-esac
-export FLEETFORM_HUB_ADMIN_TOKEN=bench-admin FLEETFORM_HUB_TOKEN=bench-admin
-"$FF" ${CPUPROFILE:+--cpuprofile "$CPUPROFILE"} hub serve --addr 127.0.0.1:0 --db "$DB" "${hub_flags[@]}" >"$DIR/hub.log" 2>&1 &
-HUB_PID=$!
-trap 'kill -INT $HUB_PID 2>/dev/null || true; wait $HUB_PID 2>/dev/null || true' EXIT
-for _ in $(seq 300); do grep -q serving "$DIR/hub.log" && break; sleep 0.1; done
-HUB=$(sed -n 's/.*serving \(http:[^ ]*\).*/\1/p' "$DIR/hub.log")
-hub_cpu() { awk -v tck="$(getconf CLK_TCK)" '{printf "%.1f", ($14+$15)/tck}' "/proc/$HUB_PID/stat"; }
+# shellcheck source=scripts/hub-bench-lib.sh
+. scripts/hub-bench-lib.sh
+start_hub "$DIR" "${hub_flags[@]}"
 
 "$FFDEV" loadtest --hub "$HUB" --clusters "$CLUSTERS" --wrk "$DIR/reports.lua" --log-level warn
 export THREADS

@@ -298,9 +298,11 @@ func TestAuthoringFormsChangeAndRemove(t *testing.T) {
 	}
 }
 
-// TestLabelsFormPrefilled: the cluster type page links to the labels form filled with the
-// cluster type's current labels (read from the control plane), not shown as a refusal.
-func TestLabelsFormPrefilled(t *testing.T) {
+// withEdgeEast is a fleet whose UI authors on a control plane, an admin signed in, and the
+// cluster type edge-east (region=east, size=large) added in dev; it returns the client and
+// its CSRF token.
+func withEdgeEast(t *testing.T) (*fleet, *http.Client, string) {
+	t.Helper()
 	f := newFleet(t)
 	cp := newControlPlane(t)
 	f.web.SetChanges(cp)
@@ -308,9 +310,17 @@ func TestLabelsFormPrefilled(t *testing.T) {
 	c := client(t)
 	f.signIn(t, c, adminToken)
 	_, page, _ := f.get(t, c, "/author", "")
-	if status, body, _ := f.post(t, c, "/author/commit", clusterTypeForm(csrfOf(t, page), "edge-east")); status != http.StatusOK {
+	csrf := csrfOf(t, page)
+	if status, body, _ := f.post(t, c, "/author/commit", clusterTypeForm(csrf, "edge-east")); status != http.StatusOK {
 		t.Fatalf("commit: %d\n%s", status, body)
 	}
+	return f, c, csrf
+}
+
+// TestLabelsFormPrefilled: the cluster type page links to the labels form filled with the
+// cluster type's current labels (read from the control plane), not shown as a refusal.
+func TestLabelsFormPrefilled(t *testing.T) {
+	f, c, _ := withEdgeEast(t)
 	status, body, _ := f.get(t, c, "/author?edit=labels&kind=cluster-type&env=dev&name=edge-east", "")
 	form := regexp.MustCompile(`(?s)<form[^>]*id="form-labels".*?</form>`).FindString(body)
 	if status != http.StatusOK || !strings.Contains(form, `name="labels" value="region=east, size=large"`) ||
@@ -326,19 +336,10 @@ func TestLabelsFormPrefilled(t *testing.T) {
 // the object they name, the config value read from the control plane (not from the link);
 // a form that does not exist is a clear error; the pages link to their objects' forms.
 func TestEditFormsPrefilled(t *testing.T) {
-	f := newFleet(t)
-	cp := newControlPlane(t)
-	f.web.SetChanges(cp)
-	f.web.SetScheduler(cp)
-	c := client(t)
-	f.signIn(t, c, adminToken)
-	_, page, _ := f.get(t, c, "/author", "")
-	csrf := csrfOf(t, page)
-	for _, form := range []url.Values{clusterTypeForm(csrf, "edge-east"), {"csrf": {csrf}, "form": {"config"}, "env": {"dev"},
-		"level": {"cluster-type"}, "at": {"edge-east"}, "key": {"LOG_LEVEL"}, "value": {"debug"}}} {
-		if status, body, _ := f.post(t, c, "/author/commit", form); status != http.StatusOK {
-			t.Fatalf("commit of %s: %d\n%s", form.Get("form"), status, body)
-		}
+	f, c, csrf := withEdgeEast(t)
+	if status, body, _ := f.post(t, c, "/author/commit", url.Values{"csrf": {csrf}, "form": {"config"}, "env": {"dev"},
+		"level": {"cluster-type"}, "at": {"edge-east"}, "key": {"LOG_LEVEL"}, "value": {"debug"}}); status != http.StatusOK {
+		t.Fatalf("commit of the config value: %d\n%s", status, body)
 	}
 	formOf := func(body, id string) string {
 		return regexp.MustCompile(`(?s)<form[^>]*id="form-` + id + `".*?</form>`).FindString(body)
