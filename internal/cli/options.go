@@ -135,7 +135,7 @@ func (o *controlPlaneOptions) config(e *env) (fleet.Config, error) {
 	}
 	var sandbox *app.Sandbox
 	if exe, err := os.Executable(); err == nil {
-		sandbox = app.NewSandbox(exe) // charts render in a bounded worker: this executable, run as one
+		sandbox = app.NewSandbox(exe) // charts and kustomize builds render in a bounded worker: this executable, run as one
 	}
 	return fleet.Config{ControlPlane: o.controlPlane, ControlPlaneImplicit: o.implicit, RenderSandbox: sandbox, Read: read, Credentials: creds, CacheDir: os.Getenv(cacheDirEnv),
 		Logger: e.Logger}, nil
