@@ -32,8 +32,8 @@ type Config struct {
 	// ControlPlane is the control plane's location: a directory, a git repository (path)
 	// or a git URL.
 	ControlPlane string
-	// RenderSandbox, when set, renders applications' charts and kustomize builds in worker processes bounded in
-	// time and memory (nil: in this process).
+	// RenderSandbox, when set, renders applications' charts and kustomize builds in worker
+	// processes bounded in time and memory (nil: in this process).
 	RenderSandbox *app.Sandbox
 	// ControlPlaneImplicit is set when nobody named the control plane (the working
 	// directory): it is opened only if it is one.
