@@ -16,7 +16,7 @@ LDFLAGS   := -s -w -X github.com/fleetform/fleetform/internal/cli.version=$(VERS
 FUZZTIME  ?= 10s
 FUZZMINIMIZETIME ?= 2s
 
-.PHONY: all build build-dev quickstart demo demo-check screenshots test unit fuzz-smoke fuzz-long lint vulncheck bench bench-e2e bench-sim bench-million bench-million-apply bench-million-hub fmt verify clean
+.PHONY: all build build-dev quickstart demo demo-check screenshots test unit fuzz-smoke fuzz-long lint vulncheck bench bench-e2e bench-sim bench-million bench-million-apply bench-million-hub bench-hub-requests fmt verify clean
 
 all: build
 
@@ -88,6 +88,12 @@ bench-e2e: build build-dev
 	/usr/bin/time -f 'render: wall %e s, user %U s, sys %S s, max RSS %M KiB' \
 		$(BIN) render --control-plane .bench/fleet --env dev --out .bench/fleet-out
 	rm -rf .bench/old
+
+## bench-hub-requests: the hub's per-request ingest with wrk (10,000 clusters, one report per request;
+## heartbeats, then state changes) on SQLite, then on PostgreSQL (127.0.0.1:5432). Needs wrk.
+bench-hub-requests: build build-dev
+	scripts/bench-hub-requests.sh
+	STORE=postgres scripts/bench-hub-requests.sh
 
 ## bench-million: every figure of the million scale, not in make test (an hour or more): apply (cold,
 ## no-op, one cluster type) and plan of 1,000, 3,000 and 10,000 x 100 fleets (100,000, 300,000 and
