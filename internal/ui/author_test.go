@@ -57,16 +57,24 @@ func (c *controlPlane) git(ctx context.Context, t *testing.T, args ...string) st
 	return string(out)
 }
 
-func clusterTypeForm(csrf, name string) url.Values {
-	return url.Values{"csrf": {csrf}, "form": {"cluster-type"}, "name": {name}, "env": {"dev"}, "labels": {"region=east, size=large"}}
-}
-
-func TestAuthoringFormsPreviewThenCommit(t *testing.T) {
+// authoringAsAdmin is a fleet whose UI authors on a new control plane, with the admin signed
+// in on the client returned.
+func authoringAsAdmin(t *testing.T) (*fleet, *controlPlane, *http.Client) {
+	t.Helper()
 	f := newFleet(t)
 	cp := newControlPlane(t)
 	f.web.SetChanges(cp)
 	c := client(t)
 	f.signIn(t, c, adminToken)
+	return f, cp, c
+}
+
+func clusterTypeForm(csrf, name string) url.Values {
+	return url.Values{"csrf": {csrf}, "form": {"cluster-type"}, "name": {name}, "env": {"dev"}, "labels": {"region=east, size=large"}}
+}
+
+func TestAuthoringFormsPreviewThenCommit(t *testing.T) {
+	f, cp, c := authoringAsAdmin(t)
 	status, page, _ := f.get(t, c, "/author", "")
 	if status != http.StatusOK || !strings.Contains(page, `id="form-policy"`) {
 		t.Fatalf("GET /author: %d", status)
@@ -106,11 +114,7 @@ func TestAuthoringFormsPreviewThenCommit(t *testing.T) {
 }
 
 func TestAuthoringRefusesInvalidChangesAndReaders(t *testing.T) {
-	f := newFleet(t)
-	cp := newControlPlane(t)
-	f.web.SetChanges(cp)
-	c := client(t)
-	f.signIn(t, c, adminToken)
+	f, cp, c := authoringAsAdmin(t)
 	_, page, _ := f.get(t, c, "/author", "")
 	csrf := csrfOf(t, page)
 	head := cp.git(t.Context(), t, "rev-parse", "HEAD")
@@ -212,11 +216,7 @@ func TestReadersProposeAsPullRequests(t *testing.T) {
 // as it was filled in (text, selects, textareas) and why it was refused next to it; the
 // other forms stay empty, and nothing is written.
 func TestRefusedFormKeepsItsInput(t *testing.T) {
-	f := newFleet(t)
-	cp := newControlPlane(t)
-	f.web.SetChanges(cp)
-	c := client(t)
-	f.signIn(t, c, adminToken)
+	f, _, c := authoringAsAdmin(t)
 	_, page, _ := f.get(t, c, "/author", "")
 	csrf := csrfOf(t, page)
 	policy := url.Values{"csrf": {csrf}, "form": {"policy"}, "name": {"east-tests"}, "env": {"stage"}, "workspace": {"retail"},
@@ -254,11 +254,7 @@ func TestRefusedFormKeepsItsInput(t *testing.T) {
 // object's labels, a config value unset, a workload repository registered, a cluster type
 // removed; each previewed, then committed.
 func TestAuthoringFormsChangeAndRemove(t *testing.T) {
-	f := newFleet(t)
-	cp := newControlPlane(t)
-	f.web.SetChanges(cp)
-	c := client(t)
-	f.signIn(t, c, adminToken)
+	f, cp, c := authoringAsAdmin(t)
 	_, page, _ := f.get(t, c, "/author", "")
 	for _, id := range []string{"form-unset-config", "form-registration", "form-labels", "form-remove"} {
 		if !strings.Contains(page, `id="`+id+`"`) {
@@ -303,12 +299,8 @@ func TestAuthoringFormsChangeAndRemove(t *testing.T) {
 // its CSRF token.
 func withEdgeEast(t *testing.T) (*fleet, *http.Client, string) {
 	t.Helper()
-	f := newFleet(t)
-	cp := newControlPlane(t)
-	f.web.SetChanges(cp)
+	f, cp, c := authoringAsAdmin(t)
 	f.web.SetScheduler(cp)
-	c := client(t)
-	f.signIn(t, c, adminToken)
 	_, page, _ := f.get(t, c, "/author", "")
 	csrf := csrfOf(t, page)
 	if status, body, _ := f.post(t, c, "/author/commit", clusterTypeForm(csrf, "edge-east")); status != http.StatusOK {
