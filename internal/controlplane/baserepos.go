@@ -20,9 +20,9 @@ func (cp *ControlPlane) loadBaseRepos(ctx context.Context, b *builder) {
 		if err := ctx.Err(); err != nil {
 			return
 		}
-		spec := br.Spec
+		spec, shown := br.Spec, repourl.Redact(br.Spec.Repo)
 		fail := func(field string, err error) {
-			b.diag(br.Source.Diag(field, fmt.Sprintf("cannot read the content of BaseRepo %q from %s: %v", br.Metadata.Name, repourl.Redact(spec.Repo), err),
+			b.diag(br.Source.Diag(field, fmt.Sprintf("cannot read the content of BaseRepo %q from %s: %v", br.Metadata.Name, shown, err),
 				"check the URL, the commit and the credentials, or map the repository with --repo-map URL=PATH"))
 			b.snap.Broken = append(b.snap.Broken, Broken{Kind: "", Name: br.Metadata.Name, Source: br.Source})
 		}
@@ -44,7 +44,7 @@ func (cp *ControlPlane) loadBaseRepos(ctx context.Context, b *builder) {
 			b.snap.BaseRevisions = map[string]string{}
 		}
 		b.snap.BaseRevisions[br.Metadata.Name] = tree.Revision()
-		docs, diags, err := section{tree: tree, root: spec.Path, repo: repourl.Redact(spec.Repo)}.read(ctx)
+		docs, diags, err := section{tree: tree, root: spec.Path, repo: shown}.read(ctx)
 		if err != nil {
 			fail("spec.repo", err)
 			continue

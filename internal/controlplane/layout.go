@@ -92,6 +92,17 @@ func Open(ctx context.Context, location string, opts Options) (*ControlPlane, er
 var ErrNoEnvironment = errors.New("the control plane declares no environment: start one with `fleetform init DIR` " +
 	"(dev → stage → prod), or add one with `fleetform add environment NAME`")
 
+// SeveralEnvironmentsError is a Load of no environment in particular ("") where the
+// control plane declares several: which one must be said.
+type SeveralEnvironmentsError struct {
+	// Declared names them, sorted.
+	Declared []string
+}
+
+func (e *SeveralEnvironmentsError) Error() string {
+	return "the control plane declares " + strings.Join(e.Declared, ", ") + ": name the environment"
+}
+
 // EveryEnvironment is the key of Options.GitOps that names the GitOps repository of every
 // environment the map does not name.
 const EveryEnvironment = "*"
@@ -303,7 +314,9 @@ func (cp *ControlPlane) declare(d document, byName map[string]*EnvironmentInfo) 
 	return &diag
 }
 
-// Load reads everything environment env is rendered from.
+// Load reads everything environment env is rendered from; env "" is the only environment
+// the control plane declares (ErrNoEnvironment when it declares none, a
+// SeveralEnvironmentsError when it declares several).
 func (cp *ControlPlane) Load(ctx context.Context, env string) (*Snapshot, error) {
 	rd := &reads{}
 	envs, decodeDiags, checkDiags, err := cp.environments(ctx, rd)
@@ -317,6 +330,15 @@ func (cp *ControlPlane) Load(ctx context.Context, env string) (*Snapshot, error)
 		if envs[i].Name == env {
 			info = &envs[i]
 		}
+	}
+	switch {
+	case env != "":
+	case len(envs) == 0:
+		return nil, ErrNoEnvironment
+	case len(envs) > 1:
+		return nil, &SeveralEnvironmentsError{Declared: names}
+	default:
+		env, info = envs[0].Name, &envs[0]
 	}
 	if info == nil {
 		err := fmt.Errorf("environment %q is not declared; declared: %s%s", env, strings.Join(names, ", "), DidYouMean(env, names))

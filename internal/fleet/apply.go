@@ -14,7 +14,6 @@ import (
 	"github.com/fleetform/fleetform/internal/forge"
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/pipeline"
-	"github.com/fleetform/fleetform/internal/render"
 )
 
 // ApplyRequest is an apply of one environment.
@@ -71,13 +70,9 @@ func (f *Fleet) Apply(ctx context.Context, req ApplyRequest) (*ApplyResult, erro
 			return &ApplyResult{Environment: noop.Environment, Attempts: 1, NoChange: true, Plan: *noop}, nil
 		}
 	}
-	envs, err := f.Environments(ctx, cp, req.Env, false)
+	r, err := pipeline.Scheduled(ctx, cp, req.Env)
 	if err != nil {
-		return nil, err
-	}
-	r, err := pipeline.Load(ctx, cp, envs[0], pipeline.UpToSchedule, render.Options{})
-	if err != nil {
-		return nil, err
+		return nil, environmentChoice(err)
 	}
 	t, err := f.Target(r, gitops.Target{Repo: req.GitOps, Branch: req.Branch, Path: req.Path})
 	if err != nil {
@@ -99,7 +94,7 @@ func (f *Fleet) ApplyRun(ctx context.Context, r *pipeline.Run, t gitops.Target, 
 // ApplyEnvironment loads env from cp and applies it to where it is written (after a
 // promotion moved its pin).
 func (f *Fleet) ApplyEnvironment(ctx context.Context, cp *controlplane.ControlPlane, env string) (*ApplyResult, error) {
-	r, err := pipeline.Load(ctx, cp, env, pipeline.UpToSchedule, render.Options{})
+	r, err := pipeline.Scheduled(ctx, cp, env)
 	if err != nil {
 		return nil, err
 	}
@@ -130,8 +125,7 @@ func (f *Fleet) applyRun(ctx context.Context, r *pipeline.Run, t gitops.Target, 
 	}
 	res := applied.Result
 	doc := &ApplyResult{Environment: res.Plan.Environment, Branch: res.Branch, Attempts: res.Attempts, NoChange: res.Plan.NoChange(),
-		PullRequest: applied.PullRequest, Superseded: applied.Superseded, Plan: pipeline.Report(res.Plan, r, false),
-		Diagnostics: r.DiagnosticsWith(res.Plan.Output)}
+		PullRequest: applied.PullRequest, Superseded: applied.Superseded, Plan: applied.Report, Diagnostics: applied.Diagnostics}
 	if !res.Commit.IsZero() {
 		doc.Commit = res.Commit.String()
 	}

@@ -10,6 +10,7 @@ package fleet
 import (
 	"cmp"
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -148,7 +149,17 @@ func (f *Fleet) Environments(ctx context.Context, cp *controlplane.ControlPlane,
 	case all || len(names) == 1:
 		return names, nil
 	}
-	return nil, Usagef("--env is required: the control plane declares %s", strings.Join(names, ", "))
+	return nil, environmentChoice(&controlplane.SeveralEnvironmentsError{Declared: names})
+}
+
+// environmentChoice makes a load's SeveralEnvironmentsError (no environment named where
+// several are declared) a UsageError; any other error stays as it is.
+func environmentChoice(err error) error {
+	var several *controlplane.SeveralEnvironmentsError
+	if errors.As(err, &several) {
+		return Usagef("--env is required: the control plane declares %s", strings.Join(several.Declared, ", "))
+	}
+	return err
 }
 
 // Load opens the control plane and runs the pipeline up to upTo for env (or the only
@@ -158,11 +169,8 @@ func (f *Fleet) Load(ctx context.Context, env string, upTo pipeline.Stage) (*pip
 	if err != nil {
 		return nil, err
 	}
-	envs, err := f.Environments(ctx, cp, env, false)
-	if err != nil {
-		return nil, err
-	}
-	return pipeline.Load(ctx, cp, envs[0], upTo, render.Options{})
+	r, err := pipeline.Load(ctx, cp, env, upTo, render.Options{})
+	return r, environmentChoice(err)
 }
 
 // Target is where a run's environment is written: what override sets (a command line's

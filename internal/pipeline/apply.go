@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/forge"
 	"github.com/fleetform/fleetform/internal/gitops"
 )
@@ -27,6 +28,10 @@ type Applied struct {
 	Superseded []int
 	// HubErr is the hub's refusal of the desired state: the commit is written regardless.
 	HubErr error
+	// Report describes the plan written (the pull request's body); Diagnostics are every
+	// stage's, the render's included. Both are set when Result has a plan.
+	Report      PlanReport
+	Diagnostics []controlplane.Diagnostic
 }
 
 // Input is what the GitOps writer is given for a run and a target.
@@ -45,15 +50,19 @@ func Write(ctx context.Context, w *gitops.Writer, r *Run, o ApplyOptions) (*Appl
 	}
 	res, err := w.Apply(ctx, Input(r, o.Target), co)
 	a := &Applied{Result: res}
+	if res != nil && res.Plan != nil {
+		a.Diagnostics = r.DiagnosticsWith(res.Plan.Output)
+		a.Report = Report(res.Plan, r, false)
+	}
 	if err != nil {
 		return a, err
 	}
 	switch {
-	case o.PullRequests != nil && !res.Commit.IsZero():
-		a.PullRequest, a.Superseded, err = o.PullRequests.OpenApply(ctx, r, res)
-		return a, err
 	case o.PullRequests == nil && o.Hub != nil:
 		a.HubErr = PostDesired(ctx, o.Hub, r, res)
+	case o.PullRequests != nil && !res.Commit.IsZero():
+		a.PullRequest, a.Superseded, err = o.PullRequests.OpenApply(ctx, r, res, &a.Report)
+		return a, err
 	}
 	return a, nil
 }

@@ -77,11 +77,10 @@ func (p *PullRequests) Head(what string) string {
 	return name
 }
 
-// OpenApply opens the pull request of an applied plan (its Markdown as the body).
-func (p *PullRequests) OpenApply(ctx context.Context, r *Run, res *gitops.Result) (*forge.PullRequest, []int, error) {
-	plan := Report(res.Plan, r, false)
+// OpenApply opens the pull request of an applied plan, with its report's Markdown as the body.
+func (p *PullRequests) OpenApply(ctx context.Context, r *Run, res *gitops.Result, plan *PlanReport) (*forge.PullRequest, []int, error) {
 	var body bytes.Buffer
-	if err := WriteMarkdown(&body, &plan, false); err != nil {
+	if err := WriteMarkdown(&body, plan, false); err != nil {
 		return nil, nil, err
 	}
 	body.WriteString("\n" + forge.Marker(p.env) + "\n")

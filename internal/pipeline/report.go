@@ -70,12 +70,12 @@ type ChangeReport struct {
 
 // Report describes a plan of run.
 func Report(p *gitops.Plan, r *Run, withDiff bool) PlanReport {
+	diagnostics := r.DiagnosticsWith(p.Output)
 	doc := PlanReport{
-		Environment: p.Environment, Target: TargetReport{Repo: repourl.Redact(p.Target.Repo), Branch: p.Target.Branch, Path: p.Target.Path},
+		Environment: p.Environment, Target: TargetReport{Branch: p.Target.Branch, Path: p.Target.Path},
 		Changes: make([]ChangeReport, 0, len(p.Changes)), AssignmentsAdded: nonNil(p.AssignmentsAdded), AssignmentsRemoved: nonNil(p.AssignmentsRemoved),
 		ClusterTypesAffected: nonNil(p.ClusterTypesAffected), Deferred: nonNil(p.Deferred), Failed: nonNil(p.Failed),
 		Rendered: p.Rendered, Skipped: p.Skipped, MassDelete: p.MassDelete,
-		DiagnosticReport: controlplane.SplitDiagnostics(r.DiagnosticsWith(p.Output)),
 	}
 	if !p.Base.IsZero() {
 		doc.Base = p.Base.String()
@@ -102,6 +102,8 @@ func Report(p *gitops.Plan, r *Run, withDiff bool) PlanReport {
 		}
 		doc.Changes = append(doc.Changes, cj)
 	}
+	doc.DiagnosticReport = controlplane.SplitDiagnostics(diagnostics)
+	doc.Target.Repo = repourl.Redact(p.Target.Repo)
 	return doc
 }
 

@@ -65,20 +65,35 @@ func ErrorEnvironment(err error) string {
 // Load loads env and runs the pipeline up to the given stage. Rendering stops when ctx
 // ends (the run is then an error: its output would be incomplete).
 func Load(ctx context.Context, cp *controlplane.ControlPlane, env string, upTo Stage, opts render.Options) (*Run, error) {
-	snap, err := cp.Load(ctx, env)
-	if err != nil {
-		return nil, &EnvError{Env: env, Err: err}
+	r, err := Scheduled(ctx, cp, env)
+	if err != nil || upTo < UpToRender {
+		return r, err
 	}
-	r := &Run{ControlPlane: cp, Snapshot: snap, Schedule: schedule.Schedule(snap)}
-	if upTo >= UpToRender {
-		opts.Stop = ctx.Done()
-		cp.Logger().DebugContext(ctx, "rendering", "environment", env, "assignments", len(r.Schedule.Assignments))
-		r.Output = render.Render(snap, r.Schedule, opts)
-		if r.Output.Stopped {
-			return nil, &EnvError{Env: env, Err: ctx.Err()}
-		}
+	opts.Stop = ctx.Done()
+	env = r.Snapshot.Environment
+	cp.Logger().DebugContext(ctx, "rendering", "environment", env, "assignments", len(r.Schedule.Assignments))
+	r.Output = render.Render(r.Snapshot, r.Schedule, opts)
+	if r.Output.Stopped {
+		return nil, &EnvError{Env: env, Err: ctx.Err()}
 	}
 	return r, nil
+}
+
+// Scheduled loads env and schedules it: Load up to UpToSchedule, what every writer of the
+// environment starts from (the GitOps writer renders what it needs itself). Env "" is the
+// only environment declared: controlplane.ErrNoEnvironment or a
+// controlplane.SeveralEnvironmentsError when there is not exactly one.
+func Scheduled(ctx context.Context, cp *controlplane.ControlPlane, env string) (*Run, error) {
+	snap, err := cp.Load(ctx, env)
+	var several *controlplane.SeveralEnvironmentsError
+	switch {
+	case err == nil:
+	case env == "" && (errors.Is(err, controlplane.ErrNoEnvironment) || errors.As(err, &several)):
+		return nil, err // no environment was chosen: the error is the choice's
+	default:
+		return nil, &EnvError{Env: env, Err: err}
+	}
+	return &Run{ControlPlane: cp, Snapshot: snap, Schedule: schedule.Schedule(snap)}, nil
 }
 
 // LoadKnowing is Load up to UpToRender for checking env, rendering only what is not known
@@ -90,7 +105,7 @@ func LoadKnowing(ctx context.Context, cp *controlplane.ControlPlane, env string,
 	if known == nil {
 		return Load(ctx, cp, env, UpToRender, opts)
 	}
-	r, err := Load(ctx, cp, env, UpToSchedule, opts)
+	r, err := Scheduled(ctx, cp, env)
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/pipeline"
-	"github.com/fleetform/fleetform/internal/render"
 )
 
 // syncAll syncs the affected environments one after the other (one failing never stops the
@@ -43,7 +42,7 @@ func (s *Service) sync(ctx context.Context, cp *controlplane.ControlPlane, env, 
 			s.record(ctx, rec)
 		}
 	}()
-	r, err := pipeline.Load(ctx, cp, env, pipeline.UpToSchedule, render.Options{})
+	r, err := pipeline.Scheduled(ctx, cp, env)
 	if err != nil {
 		rec.Error = err.Error()
 		return
