@@ -100,6 +100,79 @@ func checkWritesAfterLocks(ctx context.Context, t *testing.T, tx hub.Tx, at time
 	}
 }
 
+// testTouches: heartbeat times (TouchCluster) of several clusters in one transaction are
+// committed, read back within it by every read, and never overwrite a full update of the
+// same cluster that came after them; the latest touch of a cluster wins.
+func (s suite) testTouches(t *testing.T) {
+	store, _ := s.open(t)
+	ctx := context.Background()
+	at := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	err := store.Update(ctx, func(tx hub.Tx) error {
+		for _, name := range []string{"a", "b", "c"} {
+			c := hub.Cluster{Name: name, Environment: "dev", ClusterType: "x"}
+			if err := tx.InsertClusters(ctx, hub.ClusterRecord{Cluster: c, Reported: true, Fresh: true, Revision: "r1", Status: hub.Compliant, ObservedAt: at}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := at.Add(time.Minute)
+	err = store.Update(ctx, func(tx hub.Tx) error {
+		for _, touch := range []struct {
+			name string
+			at   time.Time
+		}{{"a", at.Add(time.Second)}, {"b", later}, {"c", later}, {"a", later}} {
+			if err := tx.TouchCluster(ctx, touch.name, touch.at, touch.at.Add(time.Second)); err != nil {
+				return err
+			}
+		}
+		c, err := tx.LockCluster(ctx, "c")
+		if err != nil {
+			return err
+		}
+		c.Status, c.ObservedAt, c.ReceivedAt = hub.NonCompliant, later.Add(time.Hour), later.Add(time.Hour)
+		if err := tx.UpdateCluster(ctx, c); err != nil {
+			return err
+		}
+		checkClusterTimes(ctx, t, tx, "within the transaction", map[string]time.Time{"a": later, "b": later, "c": later.Add(time.Hour)})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A transaction of touches alone: they are written at its commit.
+	last := later.Add(time.Minute)
+	if err := store.Update(ctx, func(tx hub.Tx) error { return tx.TouchCluster(ctx, "b", last, last) }); err != nil {
+		t.Fatal(err)
+	}
+	err = store.View(ctx, func(r hub.Reader) error {
+		checkClusterTimes(ctx, t, r, "after the commits", map[string]time.Time{"a": later, "b": last, "c": later.Add(time.Hour)})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkClusterTimes checks each named cluster's observedAt as Clusters reads it.
+func checkClusterTimes(ctx context.Context, t *testing.T, r hub.Reader, when string, want map[string]time.Time) {
+	t.Helper()
+	cs, err := r.Clusters(ctx, "dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]time.Time{}
+	for _, c := range cs {
+		got[c.Name] = c.ObservedAt.UTC()
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("observedAt %s (-want +got):\n%s", when, diff)
+	}
+}
+
 // testEnvironments: the environments are those of the clusters and of the desired states,
 // each once, sorted.
 func (s suite) testEnvironments(t *testing.T) {
