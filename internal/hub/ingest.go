@@ -506,14 +506,29 @@ func clusterStateText(c ClusterRecord) string {
 	return fmt.Sprintf("%s@%s", c.Status, c.Revision)
 }
 
-// reportDigest identifies a report's content, everything but its times.
+// reportDigest identifies a report's content, everything but its times: the SHA-256 of its
+// fields, each ended by a NUL byte, the deployments sorted by target (stored with the
+// cluster: the bytes hashed never change).
 func reportDigest(r Report) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00", r.Revision, r.Status, r.Message, r.GitOpsPath)
-	deps := slices.Clone(r.Deployments)
-	slices.SortFunc(deps, func(a, b DeploymentReport) int { return strings.Compare(a.DeploymentTarget, b.DeploymentTarget) })
-	for _, d := range deps {
-		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00", d.DeploymentTarget, d.Namespace, d.Status, d.Revision)
+	buf := make([]byte, 0, 256)
+	buf = appendFields(buf, r.Revision, string(r.Status), r.Message, r.GitOpsPath)
+	deps := r.Deployments
+	byTarget := func(a, b DeploymentReport) int { return strings.Compare(a.DeploymentTarget, b.DeploymentTarget) }
+	if !slices.IsSortedFunc(deps, byTarget) {
+		deps = slices.Clone(deps)
+		slices.SortFunc(deps, byTarget)
 	}
-	return hex.EncodeToString(h.Sum(nil)[:16])
+	for _, d := range deps {
+		buf = appendFields(buf, d.DeploymentTarget, d.Namespace, string(d.Status), d.Revision)
+	}
+	sum := sha256.Sum256(buf)
+	return hex.EncodeToString(sum[:16])
+}
+
+// appendFields appends each field and a NUL byte after it.
+func appendFields(buf []byte, fields ...string) []byte {
+	for _, f := range fields {
+		buf = append(append(buf, f...), 0)
+	}
+	return buf
 }
