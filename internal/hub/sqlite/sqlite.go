@@ -83,12 +83,7 @@ func (s *Store) Update(ctx context.Context, fn func(hub.Tx) error) error {
 	if err != nil {
 		return err
 	}
-	q := &cachedTx{tx: sqlTx, cache: s.writeStmts, stmts: map[string]*sql.Stmt{}}
-	t := newWriteTx(q)
-	if err := fn(t); err != nil {
-		return errors.Join(err, ignoreDone(sqlTx.Rollback()))
-	}
-	if err := t.finish(ctx, q); err != nil {
+	if err := fn(&tx{q: &cachedTx{tx: sqlTx, cache: s.writeStmts, stmts: map[string]*sql.Stmt{}}}); err != nil {
 		return errors.Join(err, ignoreDone(sqlTx.Rollback()))
 	}
 	return sqlTx.Commit()

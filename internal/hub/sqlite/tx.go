@@ -24,92 +24,6 @@ type querier interface {
 type tx struct {
 	q      querier
 	locked map[string]hub.ClusterRecord
-	// touches are the heartbeat times waiting for the transaction's next statement.
-	touches touchBatch
-	// err is a failure to write the touches before a statement that cannot return it: the
-	// transaction is then rolled back.
-	err error
-}
-
-// touchBatch collects TouchCluster calls, the latest per cluster, as rows of one statement:
-// a batch of heartbeats costs one UPDATE, not one each.
-type touchBatch struct {
-	index map[string]int
-	rows  []touchRow
-}
-
-// touchRow is one cluster's heartbeat times, as a JSON array [name, observed, received].
-type touchRow [3]any
-
-func (b *touchBatch) add(name string, observed, received int64) {
-	if i, ok := b.index[name]; ok {
-		b.rows[i] = touchRow{name, observed, received}
-		return
-	}
-	if b.index == nil {
-		b.index = map[string]int{}
-	}
-	b.index[name] = len(b.rows)
-	b.rows = append(b.rows, touchRow{name, observed, received})
-}
-
-// flushTouches writes the pending heartbeat times in one statement, through q.
-func (t *tx) flushTouches(ctx context.Context, q querier) error {
-	if len(t.touches.rows) == 0 {
-		return nil
-	}
-	rows, err := json.Marshal(t.touches.rows)
-	t.touches = touchBatch{}
-	if err != nil {
-		return err
-	}
-	_, err = q.ExecContext(ctx, `UPDATE clusters SET observed_at = v.value->>1, received_at = v.value->>2
-		FROM json_each(?) AS v WHERE clusters.name = v.value->>0`, string(rows))
-	return err
-}
-
-// writeQuerier runs a write transaction's statements after its pending heartbeat times, so
-// that every statement sees them and none is overwritten by them.
-type writeQuerier struct {
-	q querier
-	t *tx
-}
-
-func (w writeQuerier) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if err := w.t.flushTouches(ctx, w.q); err != nil {
-		return nil, err
-	}
-	return w.q.ExecContext(ctx, query, args...)
-}
-
-func (w writeQuerier) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	if err := w.t.flushTouches(ctx, w.q); err != nil {
-		return nil, err
-	}
-	return w.q.QueryContext(ctx, query, args...)
-}
-
-func (w writeQuerier) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	if err := w.t.flushTouches(ctx, w.q); err != nil && w.t.err == nil {
-		w.t.err = err // the row may miss the times; the transaction is rolled back
-	}
-	return w.q.QueryRowContext(ctx, query, args...)
-}
-
-// newWriteTx is a write transaction over q.
-func newWriteTx(q querier) *tx {
-	t := &tx{}
-	t.q = writeQuerier{q: q, t: t}
-	return t
-}
-
-// finish writes what the transaction still holds (the pending heartbeat times) before its
-// commit, through q (the transaction's own querier).
-func (t *tx) finish(ctx context.Context, q querier) error {
-	if t.err != nil {
-		return t.err
-	}
-	return t.flushTouches(ctx, q)
 }
 
 var _ hub.Tx = (*tx)(nil)
@@ -378,15 +292,10 @@ func nonNilLabels(l map[string]string) map[string]string {
 	return l
 }
 
-// TouchCluster records a heartbeat's times with the transaction's next statement (or its
-// commit); a cluster read in the transaction keeps them, as stored.
-func (t *tx) TouchCluster(_ context.Context, name string, observedAt, receivedAt time.Time) error {
-	t.touches.add(name, ms(observedAt), ms(receivedAt))
-	if c, ok := t.locked[name]; ok {
-		c.ObservedAt, c.ReceivedAt = fromMS(ms(observedAt)), fromMS(ms(receivedAt))
-		t.locked[name] = c
-	}
-	return nil
+func (t *tx) TouchCluster(ctx context.Context, name string, observedAt, receivedAt time.Time) error {
+	delete(t.locked, name)
+	_, err := t.q.ExecContext(ctx, `UPDATE clusters SET observed_at = ?, received_at = ? WHERE name = ?`, ms(observedAt), ms(receivedAt), name)
+	return err
 }
 
 func (t *tx) Deployments(ctx context.Context, cluster string) ([]hub.DeploymentState, error) {
