@@ -314,9 +314,26 @@ func (cp *ControlPlane) declare(d document, byName map[string]*EnvironmentInfo) 
 	return &diag
 }
 
-// Load reads everything environment env is rendered from; env "" is the only environment
-// the control plane declares (ErrNoEnvironment when it declares none, a
-// SeveralEnvironmentsError when it declares several).
+// OnlyEnvironment names the environment the control plane declares: ErrNoEnvironment when it
+// declares none, a SeveralEnvironmentsError when it declares several.
+func (cp *ControlPlane) OnlyEnvironment(ctx context.Context) (string, error) {
+	envs, _, err := cp.Environments(ctx)
+	switch {
+	case err != nil:
+		return "", err
+	case len(envs) == 0:
+		return "", ErrNoEnvironment
+	case len(envs) > 1:
+		names := make([]string, 0, len(envs))
+		for _, e := range envs {
+			names = append(names, e.Name)
+		}
+		return "", &SeveralEnvironmentsError{Declared: names}
+	}
+	return envs[0].Name, nil
+}
+
+// Load reads everything environment env is rendered from.
 func (cp *ControlPlane) Load(ctx context.Context, env string) (*Snapshot, error) {
 	rd := &reads{}
 	envs, decodeDiags, checkDiags, err := cp.environments(ctx, rd)
@@ -330,15 +347,6 @@ func (cp *ControlPlane) Load(ctx context.Context, env string) (*Snapshot, error)
 		if envs[i].Name == env {
 			info = &envs[i]
 		}
-	}
-	switch {
-	case env != "":
-	case len(envs) == 0:
-		return nil, ErrNoEnvironment
-	case len(envs) > 1:
-		return nil, &SeveralEnvironmentsError{Declared: names}
-	default:
-		env, info = envs[0].Name, &envs[0]
 	}
 	if info == nil {
 		err := fmt.Errorf("environment %q is not declared; declared: %s%s", env, strings.Join(names, ", "), DidYouMean(env, names))

@@ -130,8 +130,8 @@ func looksLikeControlPlane(dir string) error {
 }
 
 // Environments returns the environments to work on: env, else every one the control plane
-// declares (all), else the only one it declares (a UsageError when it declares several).
-func (f *Fleet) Environments(ctx context.Context, cp *controlplane.ControlPlane, env string, all bool) ([]string, error) {
+// declares (ErrNoEnvironment when it declares none).
+func (f *Fleet) Environments(ctx context.Context, cp *controlplane.ControlPlane, env string) ([]string, error) {
 	if env != "" {
 		return []string{env}, nil
 	}
@@ -139,17 +139,14 @@ func (f *Fleet) Environments(ctx context.Context, cp *controlplane.ControlPlane,
 	if err != nil {
 		return nil, err
 	}
+	if len(envs) == 0 {
+		return nil, controlplane.ErrNoEnvironment
+	}
 	names := make([]string, 0, len(envs))
 	for _, e := range envs {
 		names = append(names, e.Name)
 	}
-	switch {
-	case len(names) == 0:
-		return nil, controlplane.ErrNoEnvironment
-	case all || len(names) == 1:
-		return names, nil
-	}
-	return nil, environmentChoice(&controlplane.SeveralEnvironmentsError{Declared: names})
+	return names, nil
 }
 
 // environmentChoice makes a load's SeveralEnvironmentsError (no environment named where

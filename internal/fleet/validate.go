@@ -48,7 +48,7 @@ func (f *Fleet) Validate(ctx context.Context, env string) (*Validation, error) {
 	if err != nil {
 		return nil, err
 	}
-	envs, err := f.Environments(ctx, cp, env, true)
+	envs, err := f.Environments(ctx, cp, env)
 	if err != nil {
 		return nil, err
 	}

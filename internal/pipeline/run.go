@@ -84,13 +84,15 @@ func Load(ctx context.Context, cp *controlplane.ControlPlane, env string, upTo S
 // only environment declared: controlplane.ErrNoEnvironment or a
 // controlplane.SeveralEnvironmentsError when there is not exactly one.
 func Scheduled(ctx context.Context, cp *controlplane.ControlPlane, env string) (*Run, error) {
+	if env == "" {
+		only, err := cp.OnlyEnvironment(ctx)
+		if err != nil {
+			return nil, err // no environment was chosen: the error is the choice's
+		}
+		env = only
+	}
 	snap, err := cp.Load(ctx, env)
-	var several *controlplane.SeveralEnvironmentsError
-	switch {
-	case err == nil:
-	case env == "" && (errors.Is(err, controlplane.ErrNoEnvironment) || errors.As(err, &several)):
-		return nil, err // no environment was chosen: the error is the choice's
-	default:
+	if err != nil {
 		return nil, &EnvError{Env: env, Err: err}
 	}
 	return &Run{ControlPlane: cp, Snapshot: snap, Schedule: schedule.Schedule(snap)}, nil
