@@ -61,7 +61,7 @@ func (r *Result) warnTarget(dt *controlplane.DeploymentTarget, field, msg, hint 
 			path = "spec" + field
 		}
 	}
-	r.Diagnostics = append(r.Diagnostics, dt.Source.Warn(path, msg, hint))
+	r.find(dt.Source, true, path, msg, hint)
 }
 
 func plural(n int, many, one string) string {

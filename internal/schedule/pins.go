@@ -57,23 +57,21 @@ func (r *Result) parsePins(s *controlplane.Snapshot) []pin {
 	for i, p := range env.Spec.Pins {
 		path := fmt.Sprintf("spec.pins[%d]", i)
 		if p.ClusterTypes == nil {
-			r.Diagnostics = append(r.Diagnostics, env.Source.Diag(path+".clusterTypes", "clusterTypes is required",
-				"write clusterTypes: {} to pin it on every cluster type"))
+			r.find(env.Source, false, path+".clusterTypes", "clusterTypes is required", "write clusterTypes: {} to pin it on every cluster type")
 			continue
 		}
 		sel, err := selector.Parse(p.ClusterTypes)
 		if err != nil {
-			r.Diagnostics = append(r.Diagnostics, env.Source.Diag(path+".clusterTypes", "invalid selector: "+err.Error(), ""))
+			r.find(env.Source, false, path+".clusterTypes", "invalid selector: "+err.Error(), "")
 			continue
 		}
 		if len(p.Manifests) == 0 {
-			r.Diagnostics = append(r.Diagnostics, env.Source.Diag(path+".manifests", "a pin needs manifests to hold",
-				"for example manifests: {commit: <sha>} or {tag: v1.2.3}"))
+			r.find(env.Source, false, path+".manifests", "a pin needs manifests to hold", "for example manifests: {commit: <sha>} or {tag: v1.2.3}")
 			continue
 		}
 		if !known[p.DeploymentTarget] {
-			r.Diagnostics = append(r.Diagnostics, env.Source.Warn(path+".deploymentTarget",
-				fmt.Sprintf("deployment target %q has no target in environment %s: the pin does nothing", p.DeploymentTarget, s.Environment), ""))
+			r.find(env.Source, true, path+".deploymentTarget",
+				fmt.Sprintf("deployment target %q has no target in environment %s: the pin does nothing", p.DeploymentTarget, s.Environment), "")
 		}
 		out = append(out, pin{spec: p, sel: sel, index: i})
 	}

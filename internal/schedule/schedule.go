@@ -52,6 +52,33 @@ type Result struct {
 
 	// elsewhere maps the deployment targets of other environments to their environment.
 	elsewhere map[string]string
+	// findings are the problems found, in order, located in their documents when Schedule
+	// ends (Diagnostics).
+	findings []finding
+}
+
+// finding is a problem of a document that scheduling found, at path in it.
+type finding struct {
+	src             controlplane.Source
+	path, msg, hint string
+	warning         bool
+}
+
+// find records a problem at path in src's document (an error, or a warning).
+func (r *Result) find(src controlplane.Source, warning bool, path, msg, hint string) {
+	r.findings = append(r.findings, finding{src: src, path: path, msg: msg, hint: hint, warning: warning})
+}
+
+// locate turns the findings into diagnostics, each with its file and line.
+func (r *Result) locate() {
+	for _, f := range r.findings {
+		if f.warning {
+			r.Diagnostics = append(r.Diagnostics, f.src.Warn(f.path, f.msg, f.hint))
+		} else {
+			r.Diagnostics = append(r.Diagnostics, f.src.Diag(f.path, f.msg, f.hint))
+		}
+	}
+	r.findings = nil
 }
 
 // PolicyResult is how one policy matched.
@@ -87,6 +114,7 @@ func Schedule(s *controlplane.Snapshot) *Result {
 	r.assign()
 	r.applyPins(s)
 	r.warnLandsNowhere(s)
+	r.locate()
 	return r
 }
 
@@ -118,8 +146,7 @@ func (r *Result) evaluate(p *controlplane.SchedulingPolicy) *PolicyResult {
 // parse converts one of a policy's selectors, reporting a missing or invalid one at path.
 func (r *Result) parse(p *controlplane.SchedulingPolicy, path string, s *v1alpha1.LabelSelector) (labels.Selector, bool) {
 	if s == nil {
-		r.Diagnostics = append(r.Diagnostics, p.Source.Diag(path, "labelSelector is required",
-			"write labelSelector: {} to select everything"))
+		r.find(p.Source, false, path, "labelSelector is required", "write labelSelector: {} to select everything")
 		return labels.Nothing(), false
 	}
 	parsed, err := selector.Parse(s)
@@ -129,7 +156,7 @@ func (r *Result) parse(p *controlplane.SchedulingPolicy, path string, s *v1alpha
 			path += "." + se.Path
 			err = se.Err
 		}
-		r.Diagnostics = append(r.Diagnostics, p.Source.Diag(path, fmt.Sprintf("invalid selector: %v", err), ""))
+		r.find(p.Source, false, path, fmt.Sprintf("invalid selector: %v", err), "")
 		return labels.Nothing(), false
 	}
 	return parsed, true
