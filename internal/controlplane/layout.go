@@ -92,8 +92,8 @@ func Open(ctx context.Context, location string, opts Options) (*ControlPlane, er
 var ErrNoEnvironment = errors.New("the control plane declares no environment: start one with `fleetform init DIR` " +
 	"(dev → stage → prod), or add one with `fleetform add environment NAME`")
 
-// SeveralEnvironmentsError is a Load of no environment in particular ("") where the
-// control plane declares several: which one must be said.
+// SeveralEnvironmentsError is OnlyEnvironment's answer when the control plane declares
+// several environments: which one must be said.
 type SeveralEnvironmentsError struct {
 	// Declared names them, sorted.
 	Declared []string

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/forge"
@@ -28,8 +29,9 @@ type Applied struct {
 	Superseded []int
 	// HubErr is the hub's refusal of the desired state: the commit is written regardless.
 	HubErr error
-	// Report describes the plan written (the pull request's body); Diagnostics are every
-	// stage's, the render's included. Both are set when Result has a plan.
+	// Report describes the plan written, or refused by a safety rule (the pull request's
+	// body); Diagnostics are every stage's, the render's included. Both are set when Result
+	// has such a plan.
 	Report      PlanReport
 	Diagnostics []controlplane.Diagnostic
 }
@@ -50,7 +52,7 @@ func Write(ctx context.Context, w *gitops.Writer, r *Run, o ApplyOptions) (*Appl
 	}
 	res, err := w.Apply(ctx, Input(r, o.Target), co)
 	a := &Applied{Result: res}
-	if res != nil && res.Plan != nil {
+	if res != nil && res.Plan != nil && (err == nil || errors.Is(err, gitops.ErrRefused)) {
 		a.Diagnostics = r.DiagnosticsWith(res.Plan.Output)
 		a.Report = Report(res.Plan, r, false)
 	}
