@@ -90,3 +90,28 @@ func TestConfigDefaults(t *testing.T) {
 		t.Errorf("author %+v, want %+v", got, a)
 	}
 }
+
+// TestEnvironmentChoice: with no environment named, apply works on the only one declared; a
+// control plane that declares none says how to start one; one that declares several asks
+// for one (a UsageError). Each error comes before anything is written.
+func TestEnvironmentChoice(t *testing.T) {
+	ctx := t.Context()
+	none := gittest.NewBare(t)
+	none.Commit(t, "main", map[string]string{"README.md": "nothing declared\n"})
+	_, err := fleet.New(fleet.Config{ControlPlane: none.Dir, CacheDir: t.TempDir()}).Apply(ctx, fleet.ApplyRequest{})
+	if !errors.Is(err, controlplane.ErrNoEnvironment) || fleet.IsUsage(err) {
+		t.Errorf("apply with no environment declared: %v, want ErrNoEnvironment", err)
+	}
+
+	_, err = twoEnvironments(t).Apply(ctx, fleet.ApplyRequest{})
+	if !fleet.IsUsage(err) || err.Error() != "--env is required: the control plane declares dev, stage" {
+		t.Errorf("apply of one of two environments, none named: %v, want a UsageError naming both", err)
+	}
+
+	one := gittest.NewBare(t)
+	one.Commit(t, "main", map[string]string{"environments/dev/env.yaml": environment("dev", "")})
+	_, err = fleet.New(fleet.Config{ControlPlane: one.Dir, CacheDir: t.TempDir()}).Apply(ctx, fleet.ApplyRequest{})
+	if !fleet.IsUsage(err) || !strings.Contains(err.Error(), "environment dev has no GitOpsRepo") {
+		t.Errorf("apply of the only environment, unnamed: %v, want it chosen (and refused for want of a GitOps repository)", err)
+	}
+}
