@@ -142,6 +142,7 @@ func FuzzSubst(f *testing.F) {
 	f.Add("image: $IMAGE_NAME:${IMAGE_TAG}\n# $X\nv: $$V $1 ${\n")
 	f.Add("cmd: $$ $$A $$$A $${DECL} $svcName $patch\n")
 	f.Add("a: [$A, {b: '$B_2'}]\n---\n- &x $VERSION\n- *x\n")
+	f.Add("--- \n--- $A") // an empty first document stays one
 	f.Fuzz(func(t *testing.T, text string) {
 		vars := testVars(t)
 		out, err := Subst("f", []byte(text), vars)
