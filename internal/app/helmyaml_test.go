@@ -1,6 +1,7 @@
 package app
 
 import (
+	"fmt"
 	"reflect"
 	"regexp"
 	"strings"
@@ -77,20 +78,30 @@ var nonSpecificTag = regexp.MustCompile(`!([\s,\]}]|$)`)
 
 // ambiguousKeys reports whether a mapping below n has two keys that are different for
 // yaml.v2 and the same string for Helm (0 and 0.0, or 0 and !!str 0, whose text is the
-// same): which one Helm keeps is random. (Two keys yaml.v2 reads as the same are an error
-// of its own, which the fuzz target never reaches.)
+// same), among its own keys or those a merge key (<<) brings in: which one Helm keeps is
+// random. Keys are told apart by how they are written (tag, quoting, text), which takes a
+// few keys yaml.v2 reads as the same (1 and 0x1) for different ones: such inputs are only
+// left unchecked. (Two keys of one mapping that yaml.v2 reads as the same are an error of
+// its own, which the fuzz target never reaches.)
 func ambiguousKeys(n *yaml.Node) bool {
 	if n == nil {
 		return false
 	}
 	if n.Kind == yaml.MappingNode {
-		seen := map[string]bool{}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, ok := helmKey(n.Content[i])
-			if ok && seen[k] {
+		seen := map[string]string{} // Helm's key -> how it is written
+		for _, k := range effectiveKeys(n, 0) {
+			name, ok := helmKey(k)
+			if !ok {
+				continue
+			}
+			written := k.Value
+			if k.Style != 0 {
+				written = fmt.Sprintf("%s %d %s", k.Tag, k.Style, k.Value)
+			}
+			if w, dup := seen[name]; dup && w != written {
 				return true
 			}
-			seen[k] = true
+			seen[name] = written
 		}
 	}
 	for _, c := range n.Content {
@@ -99,6 +110,31 @@ func ambiguousKeys(n *yaml.Node) bool {
 		}
 	}
 	return false
+}
+
+// effectiveKeys lists the key nodes of a mapping with those its merge keys bring in.
+func effectiveKeys(n *yaml.Node, depth int) []*yaml.Node {
+	if n == nil || depth > maxMergeDepth {
+		return nil
+	}
+	if n = resolve(n); n.Kind != yaml.MappingNode {
+		return nil
+	}
+	var out []*yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], resolve(n.Content[i+1])
+		switch {
+		case !isMergeKey(k):
+			out = append(out, k)
+		case v.Kind == yaml.SequenceNode:
+			for _, m := range v.Content {
+				out = append(out, effectiveKeys(m, depth+1)...)
+			}
+		default:
+			out = append(out, effectiveKeys(v, depth+1)...)
+		}
+	}
+	return out
 }
 
 // withoutNulls drops the null values of mappings (and of the mappings in them), as Merge does.
