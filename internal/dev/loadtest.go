@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -245,8 +246,11 @@ func (o *loadtestOptions) run(ctx context.Context, e *env, admin *client.Client)
 }
 
 func (o *loadtestOptions) target(i int) string {
-	return fmt.Sprintf("%s-target-%d", o.clusterType, i)
+	return o.targetPrefix() + strconv.Itoa(i)
 }
+
+// targetPrefix is what the names of the run's deployment targets start with.
+func (o *loadtestOptions) targetPrefix() string { return o.clusterType + "-target-" }
 
 // sender returns the function that sends the next report of each of a batch's clusters and
 // records each acknowledged one: one request per report, or batches with a relay token.

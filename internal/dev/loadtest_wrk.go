@@ -50,7 +50,7 @@ func (o *loadtestOptions) wrkScript(w io.Writer, clusters []*loadCluster, revisi
 		fmt.Fprintf(&b, "  {%q, %q},\n", c.name, c.token)
 	}
 	b.WriteString("}\n")
-	fmt.Fprintf(&b, "local revision, targets, prefix = %q, %d, %q\n", revision, o.targets, o.target(0)[:len(o.target(0))-1])
+	fmt.Fprintf(&b, "local revision, targets, prefix = %q, %d, %q\n", revision, o.targets, o.targetPrefix())
 	b.WriteString(`local mode = os.getenv("MODE") or "heartbeat"
 local per_second = os.getenv("STAMP") == "second"
 local threads = tonumber(os.getenv("THREADS") or "2")
