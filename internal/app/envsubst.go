@@ -151,21 +151,25 @@ func Subst(file string, text []byte, vars Vars) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	out := b.Bytes()
-	if len(docs) > 1 && emptyDocument(docs[0]) && bytes.HasPrefix(out, []byte("\n")) {
-		// The encoder writes an empty first document as nothing but a line break: without
-		// its "---" the next document would become the first, and the file one document short.
+	if len(docs) > 1 && emptyDocument(docs[0]) && !bytes.HasPrefix(out, []byte("---")) {
+		// The encoder writes an empty first document as nothing but a line break (and its
+		// comments): without its "---" the next document would become the first, and the
+		// file one document short.
+		if !bytes.HasPrefix(out, []byte("\n")) {
+			out = append([]byte("\n"), out...)
+		}
 		out = append([]byte("---"), out...)
 	}
 	return out, nil
 }
 
-// emptyDocument reports whether doc holds nothing: an empty null scalar, without comments.
+// emptyDocument reports whether doc holds nothing but comments: an empty null scalar.
 func emptyDocument(doc *yaml.Node) bool {
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.HeadComment+doc.LineComment+doc.FootComment != "" {
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
 		return false
 	}
 	n := doc.Content[0]
-	return n.Kind == yaml.ScalarNode && n.Tag == "!!null" && n.Value == "" && n.HeadComment+n.LineComment+n.FootComment == ""
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!null" && n.Value == ""
 }
 
 // SubstNode substitutes the variables vars defines in every scalar below n, keys included
