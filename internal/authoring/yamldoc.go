@@ -27,9 +27,15 @@ type yamlDoc struct {
 	removed bool
 }
 
-var separator = regexp.MustCompile(`(?m)^---[ \t]*(#.*)?$`)
+// separator finds the lines that start a document ("---", with a comment or the
+// document's first content after it) or end one ("..."); bareSeparator one with nothing after.
+var (
+	separator     = regexp.MustCompile(`(?m)^(---|\.\.\.)([ \t].*)?$`)
+	bareSeparator = regexp.MustCompile(`^---[ \t]*\n`)
+)
 
-// parseYAMLFile splits data into documents at the "---" lines and parses each.
+// parseYAMLFile splits data into documents at the lines that start or end one, and parses
+// each.
 func parseYAMLFile(data []byte) (*yamlFile, error) {
 	f := &yamlFile{}
 	starts := []int{0}
@@ -87,9 +93,11 @@ func (f *yamlFile) bytes() ([]byte, error) {
 		out.Write(b)
 	}
 	b := out.Bytes()
-	// A file whose first document was removed must not start with a separator.
-	if loc := separator.FindIndex(b); loc != nil && loc[0] == 0 {
-		b = bytes.TrimLeft(b[loc[1]:], "\n")
+	// A file whose first document was removed does not start with the next one's bare "---".
+	if len(f.docs) > 0 && f.docs[0].removed {
+		if loc := bareSeparator.FindIndex(b); loc != nil {
+			b = bytes.TrimLeft(b[loc[1]:], "\n")
+		}
 	}
 	return b, nil
 }
@@ -117,6 +125,7 @@ func (f *yamlFile) appendDoc(n *yaml.Node) {
 }
 
 func encodeNode(n *yaml.Node) ([]byte, error) {
+	spellNulls(n, false)
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
@@ -127,6 +136,19 @@ func encodeNode(n *yaml.Node) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// spellNulls writes out the empty nulls that the encoder would write as a quoted empty
+// string: those inside flow collections ({a} is {a: null}) and empty keys (: 1 is null: 1).
+func spellNulls(n *yaml.Node, inFlow bool) {
+	inFlow = inFlow || n.Style&yaml.FlowStyle != 0
+	for i, c := range n.Content {
+		key := n.Kind == yaml.MappingNode && i%2 == 0
+		if c.Kind == yaml.ScalarNode && c.Tag == "!!null" && c.Value == "" && (inFlow || key) {
+			c.Value = "null"
+		}
+		spellNulls(c, inFlow)
+	}
 }
 
 // root is the document's top mapping.

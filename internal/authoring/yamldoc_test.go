@@ -1,6 +1,15 @@
 package authoring
 
-import "testing"
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+
+	yaml "go.yaml.in/yaml/v3"
+)
 
 // TestYAMLFileKeepsOtherDocuments: editing one document re-encodes only it; the others keep
 // their bytes, and removing the first leaves no leading separator.
@@ -38,6 +47,72 @@ func TestValueNode(t *testing.T) {
 		n, err := valueNode(in)
 		if err != nil || n.Value != want {
 			t.Errorf("valueNode(%q) = %q, %v; want %q", in, n.Value, err, want)
+		}
+	}
+}
+
+// FuzzYAMLFile: a file read into documents and written back holds the same documents,
+// whether none is edited, every one is re-encoded, or one is removed. Empty documents hold
+// nothing to lose: a leading "---" before a comment may go.
+func FuzzYAMLFile(f *testing.F) {
+	f.Add("# first\na: 1   # one\n---\nb: {x: 1}\n---\n# third\nc: [1, 2]\n")
+	f.Add("---\n# only a comment\n---\nkind: A\nmetadata: {name: a}\n--- # end\n")
+	f.Add("a: |\n  text\n  ---\n  more\nb: &x {c: 1}\nd: *x\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		want, ok := documents(text)
+		if !ok {
+			return
+		}
+		file, err := parseYAMLFile([]byte(text))
+		if err != nil {
+			return
+		}
+		check := func(what string, want []string) {
+			t.Helper()
+			b, err := file.bytes()
+			if err != nil {
+				return // an edited document that cannot be encoded is an error, not a loss
+			}
+			if got, ok := documents(string(b)); !ok || !slices.Equal(got, want) {
+				t.Fatalf("%s: %q\nbecame %q\nwant %q\ngot  %q", what, text, b, want, got)
+			}
+		}
+		check("unedited", want)
+		removed, at := -1, 0 // the last document with a node, and its place among want's
+		for i, d := range file.docs {
+			if d.node != nil {
+				d.edited, removed = true, i
+			}
+		}
+		check("re-encoded", want)
+		if removed < 0 {
+			return
+		}
+		for _, d := range file.docs[:removed] {
+			ds, _ := documents(string(d.raw))
+			at += len(ds)
+		}
+		file.docs[removed].removed = true
+		check("one removed", slices.Delete(slices.Clone(want), at, at+1))
+	})
+}
+
+// documents decodes the documents of a YAML stream that are not empty, each shown as Go
+// syntax; ok is false when the stream does not decode.
+func documents(text string) ([]string, bool) {
+	dec := yaml.NewDecoder(strings.NewReader(text))
+	var out []string
+	for {
+		var v any
+		err := dec.Decode(&v)
+		if errors.Is(err, io.EOF) {
+			return out, true
+		}
+		if err != nil {
+			return nil, false
+		}
+		if v != nil {
+			out = append(out, fmt.Sprintf("%#v", v))
 		}
 	}
 }
