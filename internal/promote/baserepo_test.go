@@ -47,4 +47,11 @@ spec:
 	if _, err := baseRepoYAML([]byte("- a list\n"), c); err == nil {
 		t.Error("a list was taken for a BaseRepo")
 	}
+	// A second document is not dropped: the pin is refused; empty ones are no loss.
+	if _, err := baseRepoYAML([]byte(old+"---\nkind: ConfigMap\n"), c); err == nil || !strings.Contains(err.Error(), "line 11: a second document") {
+		t.Errorf("a file of two documents: %v", err)
+	}
+	if got, err := baseRepoYAML([]byte(old+"---\n"), c); err != nil || !strings.Contains(string(got), "  commit: "+c+"\n") {
+		t.Errorf("a file ending with an empty document: %s, %v", got, err)
+	}
 }

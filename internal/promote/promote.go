@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"time"
@@ -273,12 +274,26 @@ spec:
   commit: %s
 `, v1alpha1.APIVersion, v1alpha1.KindBaseRepo, v1alpha1.BaseRepoName, commit), nil
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(old, &doc); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(old))
+	var doc, next yaml.Node
+	if err := dec.Decode(&doc); err != nil {
 		return nil, err
 	}
 	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, errors.New("not a BaseRepo document")
+	}
+	for {
+		err := dec.Decode(&next)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n := next.Content; len(n) > 0 && (n[0].Kind != yaml.ScalarNode || n[0].Tag != "!!null") {
+			return nil, fmt.Errorf("line %d: a second document: the pin is written as the file's one BaseRepo document; "+
+				"move the other documents to a file of their own", next.Line)
+		}
 	}
 	spec := mappingValue(doc.Content[0], "spec")
 	if spec == nil {
