@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/fleetform/fleetform/internal/yamlnode"
 )
 
 // The variables every run defines, Kalypso's conventions: --version and --image-tag give
@@ -140,8 +142,7 @@ func Subst(file string, text []byte, vars Vars) ([]byte, error) {
 		return text, nil
 	}
 	var b bytes.Buffer
-	enc := yaml.NewEncoder(&b)
-	enc.SetIndent(2)
+	enc := yamlnode.NewEncoder(&b)
 	for _, doc := range docs {
 		if err := enc.Encode(doc); err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)

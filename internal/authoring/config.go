@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
+	"github.com/fleetform/fleetform/internal/yamlnode"
 )
 
 // Labels of the precedence levels (what compose matches a ConfigMap's labels against).
@@ -194,7 +195,7 @@ func valueNode(v any) (*yaml.Node, error) {
 		return nil, err
 	}
 	clearStyles(&n)
-	text, err := encodeNode(&n)
+	text, err := yamlnode.Encode(&n)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/fleetform/fleetform/internal/yamlnode"
 )
 
 // yamlFile is a YAML file as its documents. Documents that are not edited keep their bytes
@@ -80,7 +82,7 @@ func (f *yamlFile) bytes() ([]byte, error) {
 			out.Write(d.raw)
 			continue
 		}
-		b, err := encodeNode(d.node)
+		b, err := yamlnode.Encode(d.node)
 		if err != nil {
 			return nil, err
 		}
@@ -122,33 +124,6 @@ func firstLine(b []byte) []byte {
 // appendDoc adds a new document at the end.
 func (f *yamlFile) appendDoc(n *yaml.Node) {
 	f.docs = append(f.docs, &yamlDoc{node: n, edited: true})
-}
-
-func encodeNode(n *yaml.Node) ([]byte, error) {
-	spellNulls(n, false)
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(n); err != nil {
-		return nil, err
-	}
-	if err := enc.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-// spellNulls writes out the empty nulls that the encoder would write as a quoted empty
-// string: those inside flow collections ({a} is {a: null}) and empty keys (: 1 is null: 1).
-func spellNulls(n *yaml.Node, inFlow bool) {
-	inFlow = inFlow || n.Style&yaml.FlowStyle != 0
-	for i, c := range n.Content {
-		key := n.Kind == yaml.MappingNode && i%2 == 0
-		if c.Kind == yaml.ScalarNode && c.Tag == "!!null" && c.Value == "" && (inFlow || key) {
-			c.Value = "null"
-		}
-		spellNulls(c, inFlow)
-	}
 }
 
 // root is the document's top mapping.

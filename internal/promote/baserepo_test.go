@@ -2,6 +2,7 @@ package promote
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -54,4 +55,37 @@ spec:
 	if got, err := baseRepoYAML([]byte(old+"---\n"), c); err != nil || !strings.Contains(string(got), "  commit: "+c+"\n") {
 		t.Errorf("a file ending with an empty document: %s, %v", got, err)
 	}
+}
+
+// FuzzBaseRepoYAML: a pin written into an existing file changes spec.commit alone.
+func FuzzBaseRepoYAML(f *testing.F) {
+	f.Add("# dev follows main\nkind: BaseRepo\nspec:\n  repo: r\n  commit: old # pinned\n")
+	f.Add("kind: BaseRepo\nspec: {branch: main, path: .}\nlabels: {a}\n")
+	f.Add("spec:\n  commit: &c old\nseen: *c\n---\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		const commit = "0123456789abcdef0123456789abcdef01234567"
+		var before map[string]any
+		if strings.TrimSpace(text) == "" || yaml.Unmarshal([]byte(text), &before) != nil {
+			return
+		}
+		got, err := baseRepoYAML([]byte(text), commit)
+		if err != nil {
+			return
+		}
+		var after map[string]any
+		if err := yaml.Unmarshal(got, &after); err != nil {
+			t.Fatalf("%q became %q, which does not decode: %v", text, got, err)
+		}
+		switch spec := before["spec"].(type) {
+		case map[string]any:
+			spec["commit"] = commit
+		case map[any]any:
+			spec["commit"] = commit
+		default:
+			before["spec"] = map[string]any{"commit": commit}
+		}
+		if a, b := fmt.Sprintf("%#v", after), fmt.Sprintf("%#v", before); a != b {
+			t.Fatalf("%q became %q:\n got %s\nwant %s", text, got, a, b)
+		}
+	})
 }

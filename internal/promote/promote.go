@@ -18,6 +18,7 @@ import (
 	"github.com/fleetform/fleetform/internal/gitops"
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/render"
+	"github.com/fleetform/fleetform/internal/yamlnode"
 )
 
 // Hub is what a promotion asks of the observability hub.
@@ -304,18 +305,17 @@ spec:
 		return nil, errors.New("spec is not a mapping")
 	}
 	value := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: commit}
-	if c := mappingValue(spec, "commit"); c != nil {
+	c := mappingValue(spec, "commit")
+	if spec.Anchor != "" || (c != nil && c.Anchor != "") {
+		return nil, errors.New("spec or spec.commit is an anchor (&name) that other places may use, and the pin would " +
+			"change them too: write it without the anchor")
+	}
+	if c != nil {
 		*c = *value
 	} else {
 		spec.Content = append(spec.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "commit"}, value)
 	}
-	var out bytes.Buffer
-	enc := yaml.NewEncoder(&out)
-	enc.SetIndent(2)
-	if err := enc.Encode(&doc); err != nil {
-		return nil, err
-	}
-	return out.Bytes(), enc.Close()
+	return yamlnode.Encode(&doc)
 }
 
 // mappingValue returns the value of key in a mapping node, or nil.
