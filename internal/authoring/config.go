@@ -1,7 +1,9 @@
 package authoring
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"regexp"
 	"slices"
@@ -187,9 +189,8 @@ func valueNode(v any) (*yaml.Node, error) {
 	s, isString := v.(string)
 	var n yaml.Node
 	if isString {
-		if err := yaml.Unmarshal([]byte(s), &n); err != nil || len(n.Content) == 0 ||
-			(n.Content[0].Kind != yaml.MappingNode && n.Content[0].Kind != yaml.SequenceNode) {
-			return str(s), nil //nolint:nilerr // not YAML: a plain string
+		if !structured(s, &n) {
+			return str(s), nil
 		}
 	} else if err := n.Encode(v); err != nil {
 		return nil, err
@@ -203,6 +204,18 @@ func valueNode(v any) (*yaml.Node, error) {
 		return str(strings.TrimSpace(string(text))), nil
 	}
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: string(text), Style: yaml.LiteralStyle}, nil
+}
+
+// structured reports whether s is YAML text of one list or map, whole, and decodes it into
+// n. Anything else ([INFO] started: a list, then more text) is a plain string.
+func structured(s string, n *yaml.Node) bool {
+	dec := yaml.NewDecoder(strings.NewReader(s))
+	if err := dec.Decode(n); err != nil || len(n.Content) == 0 ||
+		(n.Content[0].Kind != yaml.MappingNode && n.Content[0].Kind != yaml.SequenceNode) {
+		return false
+	}
+	var more yaml.Node
+	return errors.Is(dec.Decode(&more), io.EOF)
 }
 
 // clearStyles turns flow (JSON) style into block style.

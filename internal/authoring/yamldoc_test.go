@@ -40,9 +40,11 @@ func TestYAMLFileKeepsOtherDocuments(t *testing.T) {
 func TestValueNode(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
-		"plain":        "plain",
-		"[EUR, USD]":   "- EUR\n- USD\n",
-		`{"a": [1,2]}`: "a:\n  - 1\n  - 2\n",
+		"plain":          "plain",
+		"[INFO] started": "[INFO] started",
+		"{name}-suffix":  "{name}-suffix",
+		"[EUR, USD]":     "- EUR\n- USD\n",
+		`{"a": [1,2]}`:   "a:\n  - 1\n  - 2\n",
 	} {
 		n, err := valueNode(in)
 		if err != nil || n.Value != want {
@@ -115,4 +117,37 @@ func documents(text string) ([]string, bool) {
 			out = append(out, fmt.Sprintf("%#v", v))
 		}
 	}
+}
+
+// FuzzValueNode: a config value given as text is kept as that text, or, when it is one
+// structured YAML value, as YAML text that decodes to the same value.
+func FuzzValueNode(f *testing.F) {
+	f.Add("plain")
+	f.Add("[EUR, USD]")
+	f.Add(`{"a": [1, "2", "on"], "b": null}`)
+	f.Add("a: {b}\nc: '007'\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		n, err := valueNode(text)
+		if err != nil {
+			t.Fatalf("%q: %v", text, err)
+		}
+		if n.Style != yaml.LiteralStyle {
+			if n.Value != text {
+				t.Fatalf("%q kept as %q", text, n.Value)
+			}
+			return
+		}
+		dec := yaml.NewDecoder(strings.NewReader(text))
+		var first, second yaml.Node
+		if dec.Decode(&first) != nil || !errors.Is(dec.Decode(&second), io.EOF) {
+			t.Fatalf("%q is not one YAML document, but was written as structured: %q", text, n.Value)
+		}
+		want, ok := documents(text)
+		if !ok {
+			return // structured, but no value compose can read ({[0]}): validation says so
+		}
+		if got, gok := documents(n.Value); !gok || !slices.Equal(got, want) {
+			t.Fatalf("%q written as %q: %q, want %q", text, n.Value, got, want)
+		}
+	})
 }
