@@ -203,15 +203,18 @@ func unset(m *yaml.Node, key string) bool {
 func str(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }
 
 // keyRank orders the keys of new documents as people write them; others sort after, by name.
-var keyRank = map[string]int{}
+var keyRank = ranks("apiVersion", "kind", "metadata", "name", "namespace", "labels", "annotations", "spec", "data",
+	"controlPlane", "promotion", "from", "reconciler", "namespaceService", "configType",
+	"deploymentTargetSelector", "clusterTypeSelector", "workspace", "labelSelector", "matchLabels", "matchExpressions",
+	"key", "operator", "values", "workload", "deploymentTargets", "environment", "manifests", "repo", "branch", "path", "commit")
 
-func init() { //nolint:gochecknoinits // a constant table
-	for i, k := range []string{"apiVersion", "kind", "metadata", "name", "namespace", "labels", "annotations", "spec", "data",
-		"controlPlane", "promotion", "from", "reconciler", "namespaceService", "configType",
-		"deploymentTargetSelector", "clusterTypeSelector", "workspace", "labelSelector", "matchLabels", "matchExpressions",
-		"key", "operator", "values", "workload", "deploymentTargets", "environment", "manifests", "repo", "branch", "path", "commit"} {
-		keyRank[k] = i + 1
+// ranks maps each key to its place in keys, from 1.
+func ranks(keys ...string) map[string]int {
+	out := make(map[string]int, len(keys))
+	for i, k := range keys {
+		out[k] = i + 1
 	}
+	return out
 }
 
 // toNode turns a value decoded from JSON or built in Go into a node, with mapping keys in
