@@ -275,26 +275,12 @@ spec:
   commit: %s
 `, v1alpha1.APIVersion, v1alpha1.KindBaseRepo, v1alpha1.BaseRepoName, commit), nil
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(old))
-	var doc, next yaml.Node
-	if err := dec.Decode(&doc); err != nil {
+	doc, err := oneDocument(old)
+	if err != nil {
 		return nil, err
 	}
 	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, errors.New("not a BaseRepo document")
-	}
-	for {
-		err := dec.Decode(&next)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if n := next.Content; len(n) > 0 && (n[0].Kind != yaml.ScalarNode || n[0].Tag != "!!null") {
-			return nil, fmt.Errorf("line %d: a second document: the pin is written as the file's one BaseRepo document; "+
-				"move the other documents to a file of their own", next.Line)
-		}
 	}
 	spec := mappingValue(doc.Content[0], "spec")
 	if spec == nil {
@@ -315,7 +301,31 @@ spec:
 	} else {
 		spec.Content = append(spec.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "commit"}, value)
 	}
-	return yamlnode.Encode(&doc)
+	return yamlnode.Encode(doc)
+}
+
+// oneDocument decodes the first document of data, which must be its only one (empty
+// documents after it hold nothing to lose).
+func oneDocument(data []byte) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		return nil, err
+	}
+	for {
+		var next yaml.Node
+		err := dec.Decode(&next)
+		if errors.Is(err, io.EOF) {
+			return &doc, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n := next.Content; len(n) > 0 && (n[0].Kind != yaml.ScalarNode || n[0].Tag != "!!null") {
+			return nil, fmt.Errorf("line %d: a second document: the pin is written as the file's one BaseRepo document; "+
+				"move the other documents to a file of their own", next.Line)
+		}
+	}
 }
 
 // mappingValue returns the value of key in a mapping node, or nil.
