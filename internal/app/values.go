@@ -10,6 +10,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/fleetform/fleetform/internal/compose"
+	"github.com/fleetform/fleetform/internal/yamlnode"
 )
 
 // Source says which file and line set a value: compose's provenance, with Repo the
@@ -43,7 +44,7 @@ func ParseLayer(src Source, data []byte, vars Vars) (Layer, error) {
 		return Layer{}, err
 	}
 	if changed {
-		if data, err = yaml.Marshal(&doc); err != nil {
+		if data, err = yamlnode.Encode(&doc); err != nil {
 			return Layer{}, fmt.Errorf("%s: %w", src.File, err)
 		}
 	}

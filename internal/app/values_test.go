@@ -115,3 +115,17 @@ func FuzzMerge(f *testing.F) {
 		}
 	})
 }
+
+// TestSubstitutedLayerKeepsNulls: a layer whose variables are substituted keeps its nulls
+// ({b} deletes b, as in Helm), also in flow style.
+func TestSubstitutedLayerKeepsNulls(t *testing.T) {
+	chart := layer(t, "source", "values.yaml", "defaults: {a: 1, b: 2}\n", nil)
+	env := layer(t, "config", "values.yaml", "defaults: {b}\ntag: $IMAGE_TAG\n", map[string]string{"IMAGE_TAG": "1.4.2"})
+	v, err := Merge([]Layer{chart, env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]any{"defaults": map[string]any{"a": float64(1)}, "tag": "1.4.2"}; !reflect.DeepEqual(v.Data, want) {
+		t.Errorf("data %#v\nwant %#v", v.Data, want)
+	}
+}
