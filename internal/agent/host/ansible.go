@@ -13,6 +13,8 @@ import (
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/fleetform/fleetform/internal/yamlnode"
 )
 
 // ansible runs playbooks with ansible-playbook on this host.
@@ -113,7 +115,7 @@ func cleanupPlaybook(data []byte) ([]byte, bool, error) {
 		return nil, false, nil
 	}
 	slices.Reverse(plays)
-	out, err := yaml.Marshal(&yaml.Node{Kind: yaml.SequenceNode, Content: plays})
+	out, err := yamlnode.Encode(&yaml.Node{Kind: yaml.SequenceNode, Content: plays})
 	return out, true, err
 }
 
