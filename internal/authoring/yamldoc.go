@@ -30,10 +30,11 @@ type yamlDoc struct {
 }
 
 // separator finds the lines that start a document ("---", with a comment or the
-// document's first content after it) or end one ("..."); bareSeparator one with nothing after.
+// document's first content after it) or end one ("..."), their line breaks LF or CRLF;
+// bareSeparator one with nothing after.
 var (
-	separator     = regexp.MustCompile(`(?m)^(---|\.\.\.)([ \t].*)?$`)
-	bareSeparator = regexp.MustCompile(`^---[ \t]*\n`)
+	separator     = regexp.MustCompile(`(?m)^(---|\.\.\.)([ \t][^\n]*)?\r?$`)
+	bareSeparator = regexp.MustCompile(`^---[ \t]*\r?\n`)
 )
 
 // parseYAMLFile splits data into documents at the lines that start or end one, and parses

@@ -60,6 +60,7 @@ func FuzzYAMLFile(f *testing.F) {
 	f.Add("# first\na: 1   # one\n---\nb: {x: 1}\n---\n# third\nc: [1, 2]\n")
 	f.Add("---\n# only a comment\n---\nkind: A\nmetadata: {name: a}\n--- # end\n")
 	f.Add("a: |\n  text\n  ---\n  more\nb: &x {c: 1}\nd: *x\n")
+	f.Add("kind: A\r\n---\r\nkind: B\r\n--- # c\r\nkind: C\r\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		want, ok := documents(text)
 		if !ok {
