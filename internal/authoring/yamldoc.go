@@ -31,20 +31,30 @@ type yamlDoc struct {
 
 // separator finds the lines that start a document ("---", with a comment or the
 // document's first content after it) or end one ("..."), their line breaks LF or CRLF;
-// bareSeparator one with nothing after.
+// bareSeparator one with nothing after; endsDocument text whose last line is a "...";
+// loneCR a CR without LF, which YAML takes for a line break and these patterns do not.
 var (
 	separator     = regexp.MustCompile(`(?m)^(---|\.\.\.)([ \t][^\n]*)?\r?$`)
 	bareSeparator = regexp.MustCompile(`^---[ \t]*\r?\n`)
+	endsDocument  = regexp.MustCompile(`(?m)^\.\.\.([ \t][^\n]*)?\r?\n?\z`)
+	loneCR        = regexp.MustCompile(`\r([^\n]|\z)`)
 )
 
-// parseYAMLFile splits data into documents at the lines that start or end one, and parses
-// each.
+// parseYAMLFile splits data into documents (at the lines that start one, and after those
+// that end one), and parses each.
 func parseYAMLFile(data []byte) (*yamlFile, error) {
+	if loneCR.Match(data) {
+		return nil, errors.New("a line ends in a lone CR (classic Mac OS line breaks): only files whose lines end in LF or CRLF are edited")
+	}
 	f := &yamlFile{}
 	starts := []int{0}
 	for _, loc := range separator.FindAllIndex(data, -1) {
-		if loc[0] > 0 {
-			starts = append(starts, loc[0])
+		at := loc[0]
+		if data[at] == '.' { // "..." ends its document: the next one starts on the next line
+			at = min(loc[1]+1, len(data))
+		}
+		if at > starts[len(starts)-1] && at < len(data) {
+			starts = append(starts, at)
 		}
 	}
 	for i, s := range starts {
@@ -77,7 +87,7 @@ func (f *yamlFile) bytes() ([]byte, error) {
 			if out.Len() > 0 && !bytes.HasSuffix(out.Bytes(), []byte("\n")) {
 				out.WriteByte('\n')
 			}
-			if out.Len() > 0 && !separator.Match(firstLine(d.raw)) {
+			if out.Len() > 0 && !separator.Match(firstLine(d.raw)) && !endsDocument.Match(out.Bytes()) {
 				out.WriteString("---\n")
 			}
 			out.Write(d.raw)
@@ -99,10 +109,23 @@ func (f *yamlFile) bytes() ([]byte, error) {
 	// A file whose first document was removed does not start with the next one's bare "---".
 	if len(f.docs) > 0 && f.docs[0].removed {
 		if loc := bareSeparator.FindIndex(b); loc != nil {
-			b = bytes.TrimLeft(b[loc[1]:], "\n")
+			if rest := bytes.TrimLeft(b[loc[1]:], "\n"); wellFormed(rest) {
+				b = rest // (a "..." after it, say, needs it)
+			}
 		}
 	}
 	return b, nil
+}
+
+// wellFormed reports whether data is a YAML stream that decodes.
+func wellFormed(data []byte) bool {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var n yaml.Node
+		if err := dec.Decode(&n); err != nil {
+			return errors.Is(err, io.EOF)
+		}
+	}
 }
 
 // empty reports whether no document with content is left.
