@@ -151,26 +151,7 @@ func Subst(file string, text []byte, vars Vars) ([]byte, error) {
 	if err := enc.Close(); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	out := b.Bytes()
-	if len(docs) > 1 && emptyDocument(docs[0]) && !bytes.HasPrefix(out, []byte("---")) {
-		// The encoder writes an empty first document as nothing but a line break (and its
-		// comments): without its "---" the next document would become the first, and the
-		// file one document short.
-		if !bytes.HasPrefix(out, []byte("\n")) {
-			out = append([]byte("\n"), out...)
-		}
-		out = append([]byte("---"), out...)
-	}
-	return out, nil
-}
-
-// emptyDocument reports whether doc holds nothing but comments: an empty null scalar.
-func emptyDocument(doc *yaml.Node) bool {
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
-		return false
-	}
-	n := doc.Content[0]
-	return n.Kind == yaml.ScalarNode && n.Tag == "!!null" && n.Value == ""
+	return b.Bytes(), nil
 }
 
 // SubstNode substitutes the variables vars defines in every scalar below n, keys included

@@ -8,27 +8,51 @@ import (
 )
 
 // Encoder writes node trees as YAML documents, indented by two spaces, holding the values
-// the trees hold: yaml.v3 writes an empty null inside a flow collection ({a}) or as a key
-// as a quoted empty string, so Encode spells those null first (in the tree it is given).
+// and the documents the trees hold. yaml.v3 writes an empty null inside a flow collection
+// ({a}) or as a key as a quoted empty string, so Encode spells those null first (in the
+// tree it is given); and it writes an empty first document without its "---", which would
+// make the next document the first, so Close writes that "---".
 type Encoder struct {
-	enc *yaml.Encoder
+	w          io.Writer
+	buf        bytes.Buffer
+	enc        *yaml.Encoder
+	docs       int
+	firstEmpty bool
 }
 
-// NewEncoder returns an Encoder writing to w; Close ends its last document.
+// NewEncoder returns an Encoder writing to w when it is closed.
 func NewEncoder(w io.Writer) *Encoder {
-	enc := yaml.NewEncoder(w)
-	enc.SetIndent(2)
-	return &Encoder{enc: enc}
+	e := &Encoder{w: w}
+	e.enc = yaml.NewEncoder(&e.buf)
+	e.enc.SetIndent(2)
+	return e
 }
 
-// Encode writes n as the next document.
+// Encode adds n as the next document.
 func (e *Encoder) Encode(n *yaml.Node) error {
 	spellNulls(n, false)
+	if e.docs == 0 {
+		e.firstEmpty = emptyDocument(n)
+	}
+	e.docs++
 	return e.enc.Encode(n)
 }
 
-// Close flushes what is left to write.
-func (e *Encoder) Close() error { return e.enc.Close() }
+// Close writes the documents.
+func (e *Encoder) Close() error {
+	if err := e.enc.Close(); err != nil {
+		return err
+	}
+	out := e.buf.Bytes()
+	if e.docs > 1 && e.firstEmpty && !bytes.HasPrefix(out, []byte("---")) {
+		if !bytes.HasPrefix(out, []byte("\n")) {
+			out = append([]byte("\n"), out...)
+		}
+		out = append([]byte("---"), out...)
+	}
+	_, err := e.w.Write(out)
+	return err
+}
 
 // Encode writes one node tree as a YAML document (see Encoder).
 func Encode(n *yaml.Node) ([]byte, error) {
@@ -41,6 +65,15 @@ func Encode(n *yaml.Node) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// emptyDocument reports whether doc holds nothing but comments: an empty null scalar.
+func emptyDocument(doc *yaml.Node) bool {
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		return false
+	}
+	n := doc.Content[0]
+	return n.Kind == yaml.ScalarNode && n.Tag == nullTag && n.Value == ""
 }
 
 // spellNulls writes out the empty nulls below n that the encoder would quote: those inside
