@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
@@ -32,6 +33,28 @@ func httpAuth(ctx context.Context, creds Credentials, url string) (transport.Aut
 		return nil, nil
 	}
 	return &scopedAuth{c: c}, nil
+}
+
+// remoteAuth returns what go-git is given to fetch raw: the URL, without the user
+// information of an http(s) URL, and its authentication: the credential creds choose, or
+// else the user and password written in the URL, sent as go-git would send them. go-git and
+// net/http print a request's URL in their errors with its user name, where a token is often
+// written, so the URL they are given carries none.
+func remoteAuth(ctx context.Context, creds Credentials, raw string) (string, transport.AuthMethod, error) {
+	auth, err := httpAuth(ctx, creds, raw)
+	if err != nil {
+		return "", nil, err
+	}
+	u, perr := url.Parse(raw)
+	if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.User == nil {
+		return raw, auth, nil
+	}
+	if auth == nil {
+		password, _ := u.User.Password()
+		auth = &githttp.BasicAuth{Username: u.User.Username(), Password: password}
+	}
+	u.User = nil
+	return u.String(), auth, nil
 }
 
 // scopedAuth is HTTP Basic authentication that go-git applies to each request, and that

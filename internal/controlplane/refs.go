@@ -69,11 +69,11 @@ func localRefs(g *git.Repository) (map[string]string, error) {
 }
 
 func (rs *Repos) remoteRefs(ctx context.Context, url string) (map[string]string, error) {
-	auth, err := httpAuth(ctx, rs.creds, url)
+	clean, auth, err := remoteAuth(ctx, rs.creds, url)
 	if err != nil {
 		return nil, err
 	}
-	remote := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{url}})
+	remote := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{clean}})
 	refs, err := remote.ListContext(ctx, &git.ListOptions{Auth: auth})
 	if err != nil {
 		return nil, fmt.Errorf("list the branches of %s: %w", repourl.Redact(url), err)

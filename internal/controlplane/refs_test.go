@@ -3,6 +3,7 @@ package controlplane_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,3 +56,38 @@ func TestRefs(t *testing.T) {
 		t.Error("the fingerprint did not change with the file")
 	}
 }
+
+// TestTokenInURLStaysOutOfErrors: a token written as a repository URL's user name (or
+// password) still authenticates, and no error of a failed fetch or listing carries it
+// (go-git and net/http print a request's URL with its user name).
+func TestTokenInURLStaysOutOfErrors(t *testing.T) {
+	t.Parallel()
+	r := gittest.NewBare(t)
+	main := r.Commit(t, "main", map[string]string{"a.yaml": "a: 1\n"})
+	served := gittest.ServeGitAuth(t, filepath.Dir(r.Dir), "ghp_s3cret", "") + "/" + filepath.Base(r.Dir)
+	withToken := strings.Replace(served, "http://", "http://ghp_s3cret@", 1)
+	rs := controlplane.NewRepos(nil, nil, nil)
+	if got, err := rs.Refs(t.Context(), withToken); err != nil || got["main"] != main.String() {
+		t.Fatalf("Refs with the token in the URL: %v, %v; want main %s", got, err, main)
+	}
+	if _, err := rs.Open(t.Context(), withToken); err != nil {
+		t.Fatalf("Open with the token in the URL: %v", err)
+	}
+
+	closed := gittest.ClosedURL(t)
+	for _, url := range []string{
+		strings.Replace(closed, "http://", "http://ghp_s3cret@", 1) + "/org/repo",
+		strings.Replace(closed, "http://", "http://x-access-token:ghp_s3cret@", 1) + "/org/repo",
+	} {
+		_, refsErr := rs.Refs(t.Context(), url)
+		_, openErr := rs.Open(t.Context(), url)
+		for what, err := range map[string]error{"Refs": refsErr, "Open": openErr} {
+			if err == nil || strings.Contains(err.Error(), "s3cret") {
+				t.Errorf("%s(%s): error %v; want one without the token", what, repourlRedacted(url), err)
+			}
+		}
+	}
+}
+
+// repourlRedacted names a test URL without its token, for a failure message.
+func repourlRedacted(url string) string { return strings.ReplaceAll(url, "s3cret", "***") }

@@ -211,11 +211,11 @@ func (rs *Repos) open(ctx context.Context, loc string) (*Repo, error) {
 		return openLocal(p)
 	}
 	rs.logger.InfoContext(ctx, "fetching repository", "url", repourl.Redact(loc))
-	auth, err := httpAuth(ctx, rs.creds, loc)
+	remote, auth, err := remoteAuth(ctx, rs.creds, loc)
 	if err != nil {
 		return nil, err
 	}
-	return fetchRemote(ctx, loc, auth)
+	return fetchRemote(ctx, remote, auth)
 }
 
 func openLocal(p string) (*Repo, error) {
