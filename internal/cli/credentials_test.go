@@ -322,3 +322,23 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 		}
 	}
 }
+
+// TestAppSendsNoTokenToTheRepositoryItsFilesName: without --gitops, `app plan` writes to the
+// manifests.repo the application's own workload.yaml names; that host is not one the command
+// line names, so FLEETFORM_GIT_TOKEN is not sent there (a change to the application's files
+// must not redirect the token).
+func TestAppSendsNoTokenToTheRepositoryItsFilesName(t *testing.T) {
+	clearCredentialEnv(t)
+	t.Setenv("FLEETFORM_GIT_TOKEN", "legacy-secret")
+	r := newAppRepos(t, t.TempDir())
+	r.sourceFiles["workload.yaml"] = strings.ReplaceAll(r.sourceFiles["workload.yaml"], "https://github.com/example/hello-world-gitops", "https://evil.invalid/x")
+	r.source.Commit(t, "main", r.sourceFiles)
+	code, stderr := run(t, r.args("plan", "--env", "dev", "--version", "1.4.2", "--image-tag", "1.4.2", "--log-level", "debug")...)
+	if code == cli.ExitOK {
+		t.Fatalf("app plan against an unreachable repository: exit 0\n%s", stderr)
+	}
+	if !strings.Contains(stderr, "FLEETFORM_GIT_TOKEN not sent") || !strings.Contains(stderr, "https://evil.invalid/x") ||
+		strings.Contains(stderr, "credential used") {
+		t.Errorf("want FLEETFORM_GIT_TOKEN kept from https://evil.invalid/x:\n%s", stderr)
+	}
+}

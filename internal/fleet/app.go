@@ -199,11 +199,9 @@ func (f *Fleet) appGitOps(ctx context.Context, r *app.Run, gitops string) (*gitr
 			location = p
 		}
 	}
-	creds, err := f.cfg.Credentials.Trusting(location) // the repository the application names, as the command line's
-	if err != nil {
-		return nil, Usage(fmt.Errorf("credentials: %w", err))
-	}
-	return gitrepo.Open(ctx, location, f.gitopsCache(), creds, f.cfg.Logger)
+	// The credentials of the command line's hosts only: a manifests.repo written in the
+	// application's files does not make its host trusted with FLEETFORM_GIT_TOKEN.
+	return gitrepo.Open(ctx, location, f.gitopsCache(), f.cfg.Credentials, f.cfg.Logger)
 }
 
 // postVersions posts the version of every target that did not fail to the hub.

@@ -82,17 +82,6 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Trusting returns the Store that also trusts urls, as if the command line had named them
-// (a nil Store stays nil).
-func (s *Store) Trusting(urls ...string) (*Store, error) {
-	if s == nil {
-		return nil, nil
-	}
-	cfg := s.cfg
-	cfg.Trusted = append(slices.Clone(cfg.Trusted), urls...)
-	return New(cfg)
-}
-
 // scoped is an entry with its normalised scope.
 type scoped struct {
 	Entry
