@@ -186,3 +186,42 @@ func TestConcurrentWriters(t *testing.T) {
 		})
 	}
 }
+
+// TestEditFileKeepsAChangeMadeInBetween: someone changes the file after EditFile read it and
+// before it published; EditFile reads it again and edits the new version, so both changes
+// are kept; an error of the edit writes nothing.
+func TestEditFileKeepsAChangeMadeInBetween(t *testing.T) {
+	for _, transport := range []string{"file", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			repo := gittest.NewBare(t).Checked(t)
+			repo.Commit(t, "dev", map[string]string{"base-repo.yaml": "path: .\ncommit: old\n"})
+			w := newWriter(t, gitops.Options{})
+			loc := location(t, repo, transport)
+			var seen []string
+			edit := func(old []byte) ([]byte, error) {
+				seen = append(seen, string(old))
+				if len(seen) == 1 { // alice commits her change in between
+					repo.Commit(t, "dev", map[string]string{"base-repo.yaml": "path: ./platform\ncommit: old\n"})
+				}
+				return []byte(strings.Replace(string(old), "commit: old", "commit: new", 1)), nil
+			}
+			commit, err := w.EditFile(t.Context(), loc, "dev", "base-repo.yaml", edit, "pin", gitops.CommitOptions{})
+			if err != nil || commit.IsZero() {
+				t.Fatalf("EditFile = %s, %v", commit, err)
+			}
+			if got, want := repo.Files(t, "dev")["base-repo.yaml"], "path: ./platform\ncommit: new\n"; got != want {
+				t.Errorf("base-repo.yaml = %q, want %q (alice's change and the pin); the edit saw %q", got, want, seen)
+			}
+
+			tip := repo.Tip(t, "dev")
+			refused := errors.New("refused")
+			if _, err := w.EditFile(t.Context(), loc, "dev", "base-repo.yaml", func([]byte) ([]byte, error) { return nil, refused }, "x",
+				gitops.CommitOptions{}); !errors.Is(err, refused) {
+				t.Errorf("an edit's error: got %v", err)
+			}
+			if repo.Tip(t, "dev") != tip {
+				t.Error("a refused edit moved the branch")
+			}
+		})
+	}
+}

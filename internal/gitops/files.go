@@ -52,6 +52,39 @@ func (w *Writer) WriteFiles(ctx context.Context, location, branch string, files 
 	return commit, err
 }
 
+// EditFile changes one file on branch, as one commit with message published like
+// WriteFiles: edit gets the file's content at the branch's tip (nil when the branch or the
+// file does not exist) and returns its new content. When the branch moved in between, the
+// file is read again and edited again on the new tip (up to co.MaxAttempts times), so that
+// a change someone else made to the file meanwhile is kept, never overwritten with content
+// made from the version before it. An error of edit ends the edit, and nothing is written.
+func (w *Writer) EditFile(ctx context.Context, location, branch, path string, edit func(old []byte) ([]byte, error), message string,
+	co CommitOptions) (plumbing.Hash, error) {
+	attempts := co.MaxAttempts
+	if attempts <= 0 {
+		attempts = DefaultMaxAttempts
+	}
+	var commit plumbing.Hash
+	err := gitrepo.Retry(ctx, attempts, branch, w.opts.Logger, func(int) error {
+		old, tip, _, err := w.ReadFile(ctx, location, branch, path)
+		if err != nil {
+			return err
+		}
+		content, err := edit(old)
+		if err != nil {
+			return err
+		}
+		once := co
+		once.Base = &tip
+		commit, err = w.WriteFiles(ctx, location, branch, map[string][]byte{path: content}, message, once)
+		return err
+	})
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return commit, nil
+}
+
 // ReadFile reads a file at the tip of a branch; ok is false when the branch or the file
 // does not exist.
 func (w *Writer) ReadFile(ctx context.Context, location, branch, path string) (content []byte, commit plumbing.Hash, ok bool, err error) {

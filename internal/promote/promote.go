@@ -234,14 +234,6 @@ func (p *Promoter) pin(ctx context.Context, cp *controlplane.ControlPlane, envs 
 	if err != nil {
 		return "", err
 	}
-	old, _, _, err := p.Git.ReadFile(ctx, loc.Repo, loc.Branch, loc.File)
-	if err != nil {
-		return "", err
-	}
-	content, err := baseRepoYAML(old, commit)
-	if err != nil {
-		return "", fmt.Errorf("%s on %s: %w", loc.File, loc.Branch, err)
-	}
 	msg := fmt.Sprintf("Promote %s to %s\n\n", short(commit), req.To)
 	if req.Override {
 		msg += fmt.Sprintf("Overridden gates (%s): %s\n\n", req.Reason, strings.Join(skipped, "; "))
@@ -250,7 +242,18 @@ func (p *Promoter) pin(ctx context.Context, cp *controlplane.ControlPlane, envs 
 	if req.Actor != "" {
 		msg += "Promoted-By: " + req.Actor + "\n"
 	}
-	h, err := p.Git.WriteFiles(ctx, loc.Repo, loc.Branch, map[string][]byte{loc.File: content}, msg, p.Commit)
+	var refused error // the file cannot take the pin
+	edit := func(old []byte) ([]byte, error) {
+		content, err := baseRepoYAML(old, commit)
+		if err != nil {
+			refused = fmt.Errorf("%s on %s: %w", loc.File, loc.Branch, err)
+		}
+		return content, refused
+	}
+	h, err := p.Git.EditFile(ctx, loc.Repo, loc.Branch, loc.File, edit, msg, p.Commit)
+	if refused != nil {
+		return "", refused
+	}
 	if err != nil {
 		return "", fmt.Errorf("write the pin: %w", err)
 	}
