@@ -17,6 +17,7 @@ import (
 
 	"github.com/fleetform/fleetform/internal/forge"
 	"github.com/fleetform/fleetform/internal/gitops/gitrepo"
+	"github.com/fleetform/fleetform/internal/repourl"
 )
 
 // gitCredentials choose the credential for a push (gitauth.Store).
@@ -250,11 +251,37 @@ func (ws *workspace) prTarget(ctx context.Context, req Request, base string) (pr
 	if t.repo, err = gitrepo.Open(ctx, remote, cache, req.Credentials, req.Logger); err == nil {
 		t.tip, err = t.repo.Tip(ctx, base)
 	}
+	if err == nil {
+		err = ws.level(base, remote, t.tip)
+	}
 	if err != nil {
 		t.cleanup()
 		return prTarget{}, err
 	}
 	return t, nil
+}
+
+// level checks that the local branch base, which the change was made and checked on, is
+// where the remote's is (remoteTip): the pull request's files are whole files made from
+// the local branch, and on another tip they would undo what is only there, or carry what
+// is only here.
+func (ws *workspace) level(base, remote string, remoteTip plumbing.Hash) error {
+	if _, err := ws.tree(base); err != nil {
+		return err
+	}
+	if local := ws.tips[base]; local != remoteTip {
+		return fmt.Errorf("--pr: the change was made on %s at %s, but %s has %s at %s: "+
+			"bring them level (git pull, or push your commits) and run again", base, shortHash(local), repourl.Redact(remote), base, shortHash(remoteTip))
+	}
+	return nil
+}
+
+// shortHash is a commit's hash as git abbreviates it (none: "no commit").
+func shortHash(h plumbing.Hash) string {
+	if h.IsZero() {
+		return "no commit"
+	}
+	return h.String()[:12]
 }
 
 // markdown is the body of a pull request: the operations and the fleet plan.

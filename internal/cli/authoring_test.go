@@ -113,27 +113,13 @@ func equalFiles(a, b map[string]string) bool {
 // branch of origin to a new branch, opens a pull request on the (fake) forge with the
 // fleet plan, and leaves the control plane's files and branches as they were.
 func TestAuthoringPullRequest(t *testing.T) {
-	root := t.TempDir()
-	cp := filepath.Join(root, "work", "cp")
-	newControlPlane(t, cp)
-	remote := filepath.Join(root, "org", "gitops.git") // the fake forge serves org/gitops
-	git(t, root, "clone", "-q", "--bare", cp, remote)
+	cp, remote, gh, prFlags := newPullRequestControlPlane(t)
 	base := gitOut(t, remote, "rev-parse", "main")
-
-	gh := &fakeGitHub{t: t}
-	mux := http.NewServeMux()
-	mux.Handle("/org/", gittest.GitHandler(t, root))
-	mux.Handle("/api/v3/", gh)
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	git(t, cp, "remote", "add", "origin", srv.URL+"/org/gitops.git")
-	t.Setenv("FLEETFORM_GITHUB_TOKEN", "test-token")
-	config := writeConfig(t, "credentials:\n- url: "+srv.URL+"/api/v3/\n  tokenEnv: FLEETFORM_GITHUB_TOKEN\n  allowInsecureHTTP: true\n")
 	before := gittest.ReadDir(t, cp)
 	localTip := git(t, cp, "rev-parse", "main")
 
-	code, stdout, stderr := runFF(t, "add", "cluster-type", "edge", "--env", "dev", "--label", "region=west",
-		"--control-plane", cp, "--config", config, "--pr", "--forge-url", srv.URL+"/api/v3/", "-o", "json")
+	code, stdout, stderr := runFF(t, append([]string{"add", "cluster-type", "edge", "--env", "dev", "--label", "region=west",
+		"--control-plane", cp, "-o", "json"}, prFlags...)...)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -170,6 +156,56 @@ func TestAuthoringPullRequest(t *testing.T) {
 	// The local control plane is untouched: the change is in the pull request only.
 	if after := gittest.ReadDir(t, cp); !equalFiles(before, after) || git(t, cp, "rev-parse", "main") != localTip {
 		t.Error("--pr changed the local control plane")
+	}
+}
+
+// newPullRequestControlPlane makes a control plane (a local clone) whose origin is a bare
+// repository served with a fake GitHub API that records the pull requests asked for; it
+// returns the clone, the bare repository and the flags of a --pr run.
+func newPullRequestControlPlane(t *testing.T) (cp, remote string, gh *fakeGitHub, prFlags []string) {
+	t.Helper()
+	root := t.TempDir()
+	cp = filepath.Join(root, "work", "cp")
+	newControlPlane(t, cp)
+	remote = filepath.Join(root, "org", "gitops.git") // the fake forge serves org/gitops
+	git(t, root, "clone", "-q", "--bare", cp, remote)
+	gh = &fakeGitHub{t: t}
+	mux := http.NewServeMux()
+	mux.Handle("/org/", gittest.GitHandler(t, root))
+	mux.Handle("/api/v3/", gh)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	git(t, cp, "remote", "add", "origin", srv.URL+"/org/gitops.git")
+	t.Setenv("FLEETFORM_GITHUB_TOKEN", "test-token")
+	config := writeConfig(t, "credentials:\n- url: "+srv.URL+"/api/v3/\n  tokenEnv: FLEETFORM_GITHUB_TOKEN\n  allowInsecureHTTP: true\n")
+	return cp, remote, gh, []string{"--config", config, "--pr", "--forge-url", srv.URL + "/api/v3/"}
+}
+
+// TestAuthoringPullRequestFromABehindClone: the local clone's main is behind origin's (someone
+// else pushed a change); --pr is refused, saying to bring them level, instead of opening a
+// pull request whose files, made from the older version, would undo that change.
+func TestAuthoringPullRequestFromABehindClone(t *testing.T) {
+	cp, remote, gh, prFlags := newPullRequestControlPlane(t)
+	other := filepath.Join(t.TempDir(), "other")
+	git(t, filepath.Dir(other), "clone", "-q", remote, other)
+	if err := os.WriteFile(filepath.Join(other, "NOTES.md"), []byte("alice was here\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, other, "add", "-A")
+	git(t, other, "-c", "user.name=alice", "-c", "user.email=alice@example.com", "commit", "-qm", "canary")
+	git(t, other, "push", "-q", "origin", "main")
+	before := gitOut(t, remote, "for-each-ref", "--format=%(refname) %(objectname)")
+
+	code, stdout, stderr := runFF(t, append([]string{"add", "cluster-type", "edge", "--env", "dev", "--label", "region=west",
+		"--control-plane", cp}, prFlags...)...)
+	if code == 0 || !strings.Contains(stderr, "git pull") {
+		t.Errorf("exit %d, want a refusal that says to pull\n%s\n%s", code, stdout, stderr)
+	}
+	if after := gitOut(t, remote, "for-each-ref", "--format=%(refname) %(objectname)"); after != before {
+		t.Errorf("the remote changed:\n%s\nwant\n%s", after, before)
+	}
+	if len(gh.calls) != 0 {
+		t.Errorf("the forge was asked %v", gh.calls)
 	}
 }
 
