@@ -71,5 +71,17 @@ func TestWritesByTheAccessPolicies(t *testing.T) {
 		}
 	}
 	s.mustError(http.StatusForbidden, "forbidden", "POST", "/api/v1/tokens", bot, api.TokenRequest{Name: "root", Kind: hub.TokenAdmin})
+	// A cluster's token: revoked by the role, rotated (a secret to report as the cluster) by admins only.
+	clusterToken := func(name string) string {
+		secret, err := s.hub.RegisterCluster(t.Context(), hub.Cluster{Name: name, Environment: "dev", ClusterType: "x"}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hub.TokenID(hub.HashToken(secret))
+	}
+	if e := s.mustError(http.StatusForbidden, "forbidden", "POST", "/api/v1/tokens/"+clusterToken("c1")+"/rotate", bot, nil); !strings.Contains(e.Error, "only the admin token rotates") {
+		t.Errorf("rotating a cluster's token: %s", e.Error)
+	}
+	s.must(http.StatusOK, "DELETE", "/api/v1/tokens/"+clusterToken("c2"), bot, nil, nil)
 	s.mustError(http.StatusForbidden, "forbidden", "GET", "/api/v1/tokens", viewer, nil)
 }

@@ -53,7 +53,7 @@ func (a *Handler) listTokens(w http.ResponseWriter, r *http.Request, p hub.Princ
 }
 
 func (a *Handler) revokeToken(w http.ResponseWriter, r *http.Request, p hub.Principal) error {
-	actor, err := a.permitOn(r, p, r.PathValue("id"))
+	actor, err := a.permitOn(r, p, r.PathValue("id"), false)
 	if err != nil {
 		return err
 	}
@@ -66,7 +66,7 @@ func (a *Handler) revokeToken(w http.ResponseWriter, r *http.Request, p hub.Prin
 }
 
 func (a *Handler) rotateToken(w http.ResponseWriter, r *http.Request, p hub.Principal) error {
-	actor, err := a.permitOn(r, p, r.PathValue("id"))
+	actor, err := a.permitOn(r, p, r.PathValue("id"), true)
 	if err != nil {
 		return err
 	}
@@ -101,9 +101,11 @@ func timeOrZero(t *time.Time) time.Time {
 }
 
 // permitOn decides token administration on the token with this ID: the access policies
-// must allow it, and only the admin token administers admin tokens (a token's kind never
-// changes, so it is read once, before the change). It returns the actor to record.
-func (a *Handler) permitOn(r *http.Request, p hub.Principal, id string) (*hub.Actor, error) {
+// must allow it, only the admin token administers admin tokens, and only the admin token
+// rotates a cluster's token, as only it registers clusters (the new secret would let its
+// holder report as the cluster); revoking one is allowed. A token's kind never changes, so
+// it is read once, before the change. It returns the actor to record.
+func (a *Handler) permitOn(r *http.Request, p hub.Principal, id string, rotate bool) (*hub.Actor, error) {
 	actor, err := a.decide(p, access.Request{Action: v1alpha1.ActionTokens})
 	if err != nil || p.Kind == hub.TokenAdmin {
 		return actor, err
@@ -111,6 +113,10 @@ func (a *Handler) permitOn(r *http.Request, p hub.Principal, id string) (*hub.Ac
 	t, err := a.hub.TokenByID(r.Context(), id)
 	if err != nil {
 		return nil, err
+	}
+	if rotate && t.Kind == hub.TokenCluster {
+		return nil, hub.Errorf(hub.CodeForbidden, "only the admin token rotates a cluster's token (as only it registers clusters); "+
+			"revoke the token, and have an admin rotate it or register the cluster again")
 	}
 	return actor, onlyAdminsOfAdmins(p, t.Kind)
 }
