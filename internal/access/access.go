@@ -27,6 +27,9 @@ type Identity struct {
 	Groups []string `json:"groups,omitempty"`
 	// Claims are a trusted issuer's claims (repository, ref, environment, ...), as strings.
 	Claims map[string]string `json:"claims,omitempty"`
+	// Job marks an identity that a further trusted issuer (a CI platform's) vouches for: a
+	// job, not a person of the company, so that user and group subjects never match it.
+	Job bool `json:"job,omitempty"`
 	// Token is the name of the hub token used, when one was.
 	Token string `json:"token,omitempty"`
 	// Admin is set for an admin token: it may do everything.
@@ -175,7 +178,7 @@ func (p *Policy) held(id Identity) []int {
 		out = append(out, p.byGroup[g]...)
 	}
 	for _, u := range []string{id.Email, id.Subject} {
-		if u != "" {
+		if u != "" && !id.Job {
 			out = append(out, p.byUser[u]...)
 		}
 	}

@@ -66,6 +66,7 @@ var (
 	paymentsCI       = access.Identity{Issuer: "https://token.actions.githubusercontent.com", Subject: "repo:contoso/payments:ref:refs/heads/main",
 		Claims: map[string]string{"repository": "contoso/payments", "ref": "refs/heads/main"}}
 	otherCI      = access.Identity{Issuer: "https://token.actions.githubusercontent.com", Subject: "repo:contoso/other", Claims: map[string]string{"repository": "contoso/other"}}
+	jobNamedAda  = access.Identity{Issuer: "https://ci.example", Subject: "ada@contoso.com", Job: true}
 	paymentsTok  = access.Identity{Token: "payments-ci"}
 	readOnlyTok  = access.Identity{Token: "dashboard"}
 	adminToken   = access.Identity{Token: "root", Admin: true}
@@ -127,6 +128,8 @@ func TestDecisionTable(t *testing.T) {
 		{platformEngineer, tokens, true},
 		// prod approvers: approve prod, nothing else.
 		{approver, envAction(v1alpha1.ActionApprove, "prod"), true},
+		// a CI job whose subject (or email claim) reads like ada's is not ada.
+		{jobNamedAda, envAction(v1alpha1.ActionApprove, "prod"), false},
 		{approver, envAction(v1alpha1.ActionApprove, "dev"), false},
 		{approver, envAction(v1alpha1.ActionPromote, "prod"), false},
 		{approver, author("payments"), false},

@@ -68,9 +68,10 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (access.Identity, err
 		return id, err
 	}
 	// A further trusted issuer (a CI platform's, shared by all its users) vouches for a job,
-	// not for a person of the company: its token's name, email and groups stay claims, so
-	// that group and user subjects match only people of the sign-in provider.
-	id.Name, id.Email, id.Groups = "", "", nil
+	// not for a person of the company: its token's name, email and groups stay claims, and
+	// the identity is a job's, so that group and user subjects match only people of the
+	// sign-in provider.
+	id.Name, id.Email, id.Groups, id.Job = "", "", nil, true
 	return id, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/coreos/go-oidc/v3/oidc"
 
@@ -33,13 +34,27 @@ func fromToken(tok *oidc.IDToken, groupsClaim string) (access.Identity, error) {
 	}
 	id := access.Identity{Issuer: tok.Issuer, Subject: tok.Subject}
 	id.Name = firstString(claims, "name", "preferred_username")
-	id.Email = firstString(claims, "email")
+	if !unverified(claims["email_verified"]) {
+		id.Email = firstString(claims, "email") // else a claim only: user subjects name verified emails
+	}
 	id.Groups = groups(claims[groupsClaim])
 	id.Claims = stringClaims(claims, groupsClaim)
 	if id.Subject == "" {
 		return access.Identity{}, fmt.Errorf("the token from %s has no subject", tok.Issuer)
 	}
 	return id, nil
+}
+
+// unverified reports whether an email_verified claim says no (false, or "false" as some
+// providers send it); a provider that sends none vouches for its emails.
+func unverified(v any) bool {
+	switch x := v.(type) {
+	case bool:
+		return !x
+	case string:
+		return strings.EqualFold(x, "false")
+	}
+	return false
 }
 
 func firstString(claims map[string]any, names ...string) string {

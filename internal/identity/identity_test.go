@@ -143,12 +143,17 @@ func TestBearerTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	if id.Issuer != ci.Issuer() || id.Claims["repository"] != "contoso/payments" || id.Claims["environment"] != "stage" || id.Claims["run_attempt"] != "2" ||
-		id.Groups != nil || id.Email != "" || id.Claims["email"] != "ci@contoso.com" {
+		id.Groups != nil || id.Email != "" || id.Claims["email"] != "ci@contoso.com" || !id.Job {
 		t.Fatalf("identity %+v", id)
 	}
 	person := sign(p, p.ClientID(), time.Minute, map[string]any{"groups": []string{"platform-engineers"}, "email": "ada@contoso.com"})
-	if id, err := v.Verify(ctx, person); err != nil || id.Email != "ada@contoso.com" || !slices.Equal(id.Groups, []string{"platform-engineers"}) {
+	if id, err := v.Verify(ctx, person); err != nil || id.Email != "ada@contoso.com" || !slices.Equal(id.Groups, []string{"platform-engineers"}) || id.Job {
 		t.Fatalf("the sign-in provider's token: %+v, %v", id, err)
+	}
+	// An email the provider says it has not verified stays a claim: user subjects do not match it.
+	unverified := sign(p, p.ClientID(), time.Minute, map[string]any{"email": "ada@contoso.com", "email_verified": false})
+	if id, err := v.Verify(ctx, unverified); err != nil || id.Email != "" || id.Claims["email"] != "ada@contoso.com" {
+		t.Fatalf("a token with an unverified email: %+v, %v", id, err)
 	}
 	refused := map[string]string{
 		"another audience": sign(ci, "someone-else", time.Minute, nil),
