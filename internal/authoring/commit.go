@@ -56,6 +56,8 @@ func (ws *workspace) signatures(req Request) (author, committer object.Signature
 }
 
 // commit commits the change on each branch it touches, with a compare-and-swap on each.
+// When a branch fails, the branches the change already moved are moved back, so that a
+// failed change leaves no part of itself behind.
 func (ws *workspace) commit(ctx context.Context, req Request, msg string) ([]CommitRef, error) {
 	groups := ws.byBranch()
 	var out []CommitRef
@@ -68,13 +70,36 @@ func (ws *workspace) commit(ctx context.Context, req Request, msg string) ([]Com
 			h, err = ws.commitBranch(ctx, req, branch, groups[branch], msg)
 		}
 		if err != nil {
-			return out, err
+			return nil, ws.undo(ctx, req, out, err)
 		}
 		if !h.IsZero() {
 			out = append(out, CommitRef{Branch: branch, Commit: h.String()})
 		}
 	}
 	return out, nil
+}
+
+// undo moves back the branches a failed change moved (made), newest first, each only from
+// the commit the change made to the tip it was made on, and returns err; when one cannot be
+// moved back (it is the work tree's, or someone wrote on it since), err says which commits
+// stay.
+func (ws *workspace) undo(ctx context.Context, req Request, made []CommitRef, err error) error {
+	if len(made) == 0 {
+		return err
+	}
+	repo, openErr := gitrepo.Open(ctx, ws.location, "", nil, req.Logger)
+	var stay []string
+	for i := len(made) - 1; i >= 0; i-- {
+		m := made[i]
+		if openErr != nil || (ws.workTree != "" && m.Branch == ws.head) ||
+			repo.Unpublish(context.WithoutCancel(ctx), m.Branch, plumbing.NewHash(m.Commit), ws.tips[m.Branch]) != nil {
+			stay = append(stay, m.Commit[:12]+" on "+m.Branch)
+		}
+	}
+	if len(stay) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w (and the commits it made before stay: %s; revert them by hand)", err, strings.Join(stay, ", "))
 }
 
 // commitBranch commits the files on a branch that is not checked out, moving it only from

@@ -142,14 +142,16 @@ func (o *authoringOptions) report(e *env, res *authoring.Result, err error) erro
 	if opErr := (*authoring.OperationError)(nil); !errors.As(err, &opErr) {
 		printDiagnostics(e.Stderr, res.Errors) // an operation's error is the error printed last
 	}
-	werr := o.out.Write(e.Stdout, res, func(w io.Writer) error { return authoringText(w, res, o.dryRun) })
+	werr := o.out.Write(e.Stdout, res, func(w io.Writer) error { return authoringText(w, res, o.dryRun, err != nil) })
 	if err != nil {
 		return err
 	}
 	return werr
 }
 
-func authoringText(w io.Writer, res *authoring.Result, withDiff bool) error {
+// authoringText prints a change's result; after a failed write (failed), the error printed
+// after it says what happened, and no line says what was written.
+func authoringText(w io.Writer, res *authoring.Result, withDiff, failed bool) error {
 	for _, op := range res.Operations {
 		fmt.Fprintln(w, op)
 	}
@@ -195,7 +197,7 @@ func authoringText(w io.Writer, res *authoring.Result, withDiff bool) error {
 		}
 	case res.Written:
 		fmt.Fprintln(w, "written")
-	default:
+	case !failed:
 		fmt.Fprintln(w, "dry run: nothing written")
 	}
 	return nil

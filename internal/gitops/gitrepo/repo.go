@@ -181,6 +181,19 @@ func (r *Repo) updateRef(ctx context.Context, branch string, commit, old plumbin
 	return err
 }
 
+// Unpublish moves a local branch back from commit to old, where Publish moved it from (zero
+// old: the branch is deleted), only while the branch is still at commit.
+func (r *Repo) Unpublish(ctx context.Context, branch string, commit, old plumbing.Hash) error {
+	if r.remote != "" {
+		return fmt.Errorf("%s: only a local repository's branch is moved back", r.location)
+	}
+	if !old.IsZero() {
+		return r.updateRef(ctx, branch, old, commit)
+	}
+	_, err := r.git(ctx, "update-ref", "-m", "fleetform", "-d", "refs/heads/"+branch, commit.String())
+	return err
+}
+
 // PublishFiles is Publish for a commit that changes only files (by path; nil content: the
 // file is removed). When branch is the one the repository's work tree has checked out, the
 // work tree and its index follow the branch for those files, so that they stay in step with
