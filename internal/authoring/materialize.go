@@ -2,11 +2,17 @@ package authoring
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -59,23 +65,119 @@ func writeFile(p string, data []byte) error {
 	return os.WriteFile(p, data, 0o644) //nolint:gosec // control-plane files are not secret
 }
 
-// applyToDir writes the changes into dir, removing the folders a removal leaves empty.
+// applyToDir writes the changes into dir (a control plane's folder, or a work tree), through
+// an os.Root of it: nothing is written outside it, and a path through a symbolic link is
+// refused (the loader does not follow links, so a file written there would not be read).
+// Every new content is written in full to a temporary file beside its file first, then each
+// is renamed over its file: a failure before the renames (a full disk) leaves every file as
+// it was, and no file is ever half written. Then the removals, and the folders they leave
+// empty.
 func applyToDir(dir string, changes map[fileKey][]byte) error {
-	for k, c := range changes {
-		p := filepath.Join(dir, filepath.FromSlash(k.path))
-		if c != nil {
-			if err := writeFile(p, c); err != nil {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = root.Close() }()
+	keys := slices.SortedFunc(maps.Keys(changes), func(a, b fileKey) int { return strings.Compare(a.path, b.path) })
+	for _, k := range keys {
+		if err := checkPlace(root, k.path); err != nil {
+			return fmt.Errorf("write %s: %w (nothing was changed)", k.path, err)
+		}
+	}
+	staged := map[string]string{} // file -> its temporary file
+	defer func() {
+		for _, tmp := range staged {
+			_ = root.Remove(tmp)
+		}
+	}()
+	for _, k := range keys {
+		if c := changes[k]; c != nil {
+			tmp, err := stageFile(root, k.path, c)
+			if err != nil {
+				return fmt.Errorf("write %s: %w (nothing was changed)", k.path, err)
+			}
+			staged[k.path] = tmp
+		}
+	}
+	for _, k := range keys {
+		if tmp, ok := staged[k.path]; ok {
+			if err := root.Rename(tmp, k.path); err != nil {
+				return fmt.Errorf("write %s: %w", k.path, err)
+			}
+			delete(staged, k.path)
+		}
+	}
+	for _, k := range keys {
+		if changes[k] == nil {
+			if err := removeFile(root, k.path); err != nil {
 				return err
 			}
-			continue
 		}
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	}
+	return nil
+}
+
+// checkPlace refuses a file's slash path inside root that is, or goes through, a symbolic
+// link, that goes through a file, or that is a folder.
+func checkPlace(root *os.Root, p string) error {
+	parts := strings.Split(p, "/")
+	for i := range parts {
+		sub := strings.Join(parts[:i+1], "/")
+		fi, err := root.Lstat(sub)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil
+		case err != nil:
 			return err
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return fmt.Errorf("%s is a symbolic link: fleetform does not write through links in the control plane "+
+				"(it does not read through them either); replace the link with the folder or file itself", sub)
+		case i < len(parts)-1 && !fi.IsDir():
+			return fmt.Errorf("%s is a file, where a folder would go: rename or remove it", sub)
+		case i == len(parts)-1 && fi.IsDir():
+			return fmt.Errorf("%s is a folder, where a file would go: rename or remove it", sub)
 		}
-		for d := filepath.Dir(p); d != filepath.Clean(dir) && len(d) > len(filepath.Clean(dir)); d = filepath.Dir(d) {
-			if os.Remove(d) != nil {
-				break // not empty
-			}
+	}
+	return nil
+}
+
+// stageFile writes data, synced to disk, to a new temporary file beside p (its folders made)
+// and returns its path.
+func stageFile(root *os.Root, p string, data []byte) (string, error) {
+	if err := root.MkdirAll(path.Dir(p), 0o755); err != nil { //nolint:gosec // folders of a repository's work tree
+		return "", err
+	}
+	var suffix [6]byte
+	if _, err := rand.Read(suffix[:]); err != nil {
+		return "", err
+	}
+	tmp := path.Join(path.Dir(p), "."+path.Base(p)+"."+hex.EncodeToString(suffix[:])+".fleetform-tmp")
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644) //nolint:gosec // control-plane files are not secret
+	if err != nil {
+		return "", err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = root.Remove(tmp)
+		return "", err
+	}
+	return tmp, nil
+}
+
+// removeFile removes p inside root (absent is fine) and the folders that leaves empty.
+func removeFile(root *os.Root, p string) error {
+	if err := root.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	for d := path.Dir(p); d != "." && d != "/"; d = path.Dir(d) {
+		if root.Remove(d) != nil {
+			break // not empty
 		}
 	}
 	return nil
