@@ -47,6 +47,9 @@ func (p *PullRequests) publish(ctx context.Context, w *Writer, r *Run, br *Branc
 	}
 	parent := baseTip
 	if !headTip.IsZero() {
+		if err := w.ownTip(head, headTip); err != nil {
+			return err
+		}
 		parent = headTip
 		same, err := sameTree(w.Repo, tree, headTip)
 		if err != nil {
@@ -73,6 +76,22 @@ func (p *PullRequests) publish(ctx context.Context, w *Writer, r *Run, br *Branc
 		return err
 	}
 	br.PullRequest = pr
+	return nil
+}
+
+// ownTip refuses to go on from the tip of a pull request's head branch that fleetform did
+// not commit (a reviewer's fix-up): the next commit holds the whole rendered tree, which
+// would undo it.
+func (w *Writer) ownTip(head string, tip plumbing.Hash) error {
+	by, err := w.Repo.Committer(tip)
+	if err != nil {
+		return err
+	}
+	if by.Name != w.Author.Name || by.Email != w.Author.Email {
+		return fmt.Errorf("the pull request's branch %s has a commit by %s <%s> (%s) that fleetform did not make, and the next commit "+
+			"would undo it: make that change in the application's source or config repository instead, then close the pull request "+
+			"or delete its branch, and run again", head, by.Name, by.Email, tip.String()[:12])
+	}
 	return nil
 }
 

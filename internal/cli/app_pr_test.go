@@ -138,4 +138,18 @@ func TestAppPullRequestIdempotent(t *testing.T) {
 		!strings.Contains(c["body"].(string), "<!-- fleetform:environment=dev/app/hello-world -->") {
 		t.Errorf("create request %v", c)
 	}
+
+	// A reviewer pushes a fix-up to the pull request's branch: the next run stops rather than
+	// commit the whole render on top of it, which would undo it.
+	files := remote.Files(t, head)
+	files["performance-test/NOTE.md"] = "reviewed\n"
+	fixup := remote.Commit(t, head, files)
+	r.dev["performance-test/values.yaml"] = strings.Replace(r.dev["performance-test/values.yaml"], "Info", "Warning", 1)
+	r.config.Commit(t, "dev", r.dev)
+	if code, stderr := run(t, args...); code == 0 || !strings.Contains(stderr, "that fleetform did not make") {
+		t.Errorf("a run after a reviewer's commit: exit %d\n%s", code, stderr)
+	}
+	if got := gitOut(t, remote.Dir, "rev-parse", head); got != fixup.String() {
+		t.Errorf("the head branch moved from the reviewer's commit %s to %s", fixup, got)
+	}
 }

@@ -127,6 +127,19 @@ func (r *Repo) openAt(tip plumbing.Hash) (*git.Repository, plumbing.Hash, error)
 	return nil, plumbing.ZeroHash, fmt.Errorf("read commit %s in %s: %w", tip, r.location, err)
 }
 
+// Committer returns who committed commit.
+func (r *Repo) Committer(commit plumbing.Hash) (object.Signature, error) {
+	g, _, err := r.openAt(commit)
+	if err != nil {
+		return object.Signature{}, err
+	}
+	c, err := g.CommitObject(commit)
+	if err != nil {
+		return object.Signature{}, fmt.Errorf("read commit %s in %s: %w", commit, r.location, err)
+	}
+	return c.Committer, nil
+}
+
 // Tip returns the branch's commit (fetching it first for a remote), or zero when the
 // branch does not exist yet.
 func (r *Repo) Tip(ctx context.Context, branch string) (plumbing.Hash, error) {
