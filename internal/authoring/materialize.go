@@ -175,12 +175,18 @@ func removeFile(root *os.Root, p string) error {
 	if err := root.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	for d := path.Dir(p); d != "." && d != "/"; d = path.Dir(d) {
+	removeEmptyFolders(root, path.Dir(p))
+	return nil
+}
+
+// removeEmptyFolders removes folder d inside root and the folders above it, up to the first
+// that is not empty.
+func removeEmptyFolders(root *os.Root, d string) {
+	for ; d != "." && d != "/"; d = path.Dir(d) {
 		if root.Remove(d) != nil {
-			break // not empty
+			return // not empty
 		}
 	}
-	return nil
 }
 
 // open loads the control plane as it is (withChanges false) or with the changes.

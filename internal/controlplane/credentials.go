@@ -45,8 +45,8 @@ func remoteAuth(ctx context.Context, creds Credentials, raw string) (string, tra
 	if err != nil {
 		return "", nil, err
 	}
-	u, perr := url.Parse(raw)
-	if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.User == nil {
+	u := httpUserinfo(raw)
+	if u == nil {
 		return raw, auth, nil
 	}
 	if auth == nil {
@@ -55,6 +55,15 @@ func remoteAuth(ctx context.Context, creds Credentials, raw string) (string, tra
 	}
 	u.User = nil
 	return u.String(), auth, nil
+}
+
+// httpUserinfo returns raw parsed when it is an http(s) URL with user information, else nil.
+func httpUserinfo(raw string) *url.URL {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.User == nil {
+		return nil
+	}
+	return u
 }
 
 // scopedAuth is HTTP Basic authentication that go-git applies to each request, and that
