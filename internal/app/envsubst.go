@@ -110,9 +110,10 @@ func (e *SubstError) Error() string {
 // any other "$$" is kept. The file is parsed first and values are substituted into its
 // scalars, never into its text: a value cannot add keys, end a quoted string or be cut by
 // a "#", comments are left as they are, and a substituted scalar is a string (quoted when
-// it would read as another type) unless it carries an explicit tag (replicas: !!int
-// $REPLICAS), which it must then satisfy. A file that uses no defined name is returned as
-// it is; one that does is returned re-encoded.
+// it would read as another type, or as a boolean to the YAML 1.1 Helm reads: NO, off, y)
+// unless it carries an explicit tag (replicas: !!int $REPLICAS), which it must then
+// satisfy. A file that uses no defined name is returned as it is; one that does is returned
+// re-encoded.
 func Subst(file string, text []byte, vars Vars) ([]byte, error) {
 	if !usesDefined(text, vars) {
 		return text, nil
@@ -180,8 +181,8 @@ func SubstNode(file string, n *yaml.Node, vars Vars) (bool, error) {
 	return changed, errors.Join(errs...)
 }
 
-// substScalar substitutes in one scalar. A changed scalar becomes a string, unless it has
-// an explicit tag: then the new value must be one of that tag.
+// substScalar substitutes in one scalar. A changed scalar becomes a string (quoted as Subst
+// says), unless it has an explicit tag: then the new value must be one of that tag.
 func substScalar(file string, n *yaml.Node, vars Vars) (bool, error) {
 	if !strings.Contains(n.Value, "$") {
 		return false, nil
@@ -199,6 +200,7 @@ func substScalar(file string, n *yaml.Node, vars Vars) (bool, error) {
 	n.Value = b.String()
 	if n.Style&yaml.TaggedStyle == 0 {
 		n.Tag = "!!str"
+		yamlnode.QuoteString(n) // quoted where YAML 1.1 (Helm) would read a boolean: NO, off, y
 		return true, nil
 	}
 	var v any

@@ -182,15 +182,16 @@ func (l *located) rootOrNil() *yaml.Node {
 
 func sortedKeys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }
 
-// valueNode is a config value as a ConfigMap's data holds it: a string, or, for a
-// structured value (a list or a map, given as YAML or JSON text or as data), its YAML text
-// in a literal block, which compose reads back as structured.
+// valueNode is a config value as a ConfigMap's data holds it: a string (quoted where YAML
+// 1.1 would read a boolean), or, for a structured value (a list or a map, given as YAML or
+// JSON text or as data), its YAML text in a literal block, which compose reads back as
+// structured.
 func valueNode(v any) (*yaml.Node, error) {
 	s, isString := v.(string)
 	var n yaml.Node
 	if isString {
 		if !structured(s, &n) {
-			return str(s), nil
+			return strValue(s), nil
 		}
 	} else if err := n.Encode(v); err != nil {
 		return nil, err
@@ -201,9 +202,17 @@ func valueNode(v any) (*yaml.Node, error) {
 		return nil, err
 	}
 	if !isString && n.Kind == yaml.ScalarNode {
-		return str(strings.TrimSpace(string(text))), nil
+		return strValue(strings.TrimSpace(string(text))), nil
 	}
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: string(text), Style: yaml.LiteralStyle}, nil
+}
+
+// strValue is the node of a string value, quoted where a YAML 1.1 reader (kubectl, Kalypso)
+// would read a boolean (NO, on, y).
+func strValue(s string) *yaml.Node {
+	n := str(s)
+	yamlnode.QuoteString(n)
+	return n
 }
 
 // structured reports whether s is YAML text of one list or map, whole, and decodes it into
@@ -218,11 +227,14 @@ func structured(s string, n *yaml.Node) bool {
 	return errors.Is(dec.Decode(&more), io.EOF)
 }
 
-// clearStyles turns flow (JSON) style into block style.
+// clearStyles turns flow (JSON) style into block style, and quotes strings only where a
+// reader needs it: where YAML 1.2 would read another type (yaml.v3 does that), or YAML 1.1
+// a boolean.
 func clearStyles(n *yaml.Node) {
 	if n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode || n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
 		n.Style = 0
 	}
+	yamlnode.QuoteString(n)
 	for _, c := range n.Content {
 		clearStyles(c)
 	}

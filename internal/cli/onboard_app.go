@@ -31,7 +31,8 @@ func newOnboardAppCmd(e *env) *cobra.Command {
 			"(validated and planned like add: written, committed or proposed as a pull request) and writes\n" +
 			"a starting workload/workload.yaml with the given deployment targets into --app-dir, the\n" +
 			"application repository's work tree. The new workload is validated from there (--repo is read\n" +
-			"from --app-dir), so the plan shows where its targets land.",
+			"from --app-dir), so the plan shows where its targets land. A workload/workload.yaml already\n" +
+			"there is never replaced: it is kept as it is and is the workload validated and planned.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.a.check(); err != nil {
@@ -48,7 +49,7 @@ func newOnboardAppCmd(e *env) *cobra.Command {
 	f.StringVar(&o.repo, "repo", "", "the application's repository")
 	f.StringVar(&o.workspace, "workspace", "", "the application team's workspace")
 	f.StringVar(&o.branch, "branch", "main", "the branch the workloads are read from")
-	f.StringVar(&o.appDir, "app-dir", "", "the application repository's work tree, where workload/workload.yaml is written")
+	f.StringVar(&o.appDir, "app-dir", "", "the application repository's work tree, where workload/workload.yaml is written (an existing one is kept)")
 	f.StringArrayVar(&o.targets, "target", nil, "a deployment target TARGET=ENV (repeatable)")
 	return cmd
 }

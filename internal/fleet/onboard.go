@@ -2,7 +2,9 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -20,10 +22,11 @@ func Init(ctx context.Context, o authoring.InitOptions) (*authoring.InitResult, 
 // OnboardAppRequest registers an application repository.
 type OnboardAppRequest struct {
 	Name, Repo, Workspace, Branch string
-	// Targets are its deployment targets, each in one environment.
+	// Targets are the deployment targets of the starting workload.yaml.
 	Targets []AppTarget
 	// AppDir is the application repository's work tree, where workload/workload.yaml is
-	// written ("": nowhere; the registration alone is validated).
+	// written, or kept and validated as it is when it exists ("": nowhere; the registration
+	// alone is validated).
 	AppDir  string
 	Mode    authoring.Mode
 	Message string
@@ -37,16 +40,24 @@ type AppTarget struct{ Name, Environment string }
 const WorkloadFolder = "workload"
 
 // OnboardApp adds the WorkloadRegistration of an application's repository (Author) and
-// writes a starting workload.yaml with its deployment targets into req.AppDir. The new
-// workload is validated from a copy, so that the plan shows where its targets land.
+// writes a starting workload.yaml with its deployment targets into req.AppDir. A
+// workload.yaml already there is never replaced: it is kept as it is, and it is the one
+// validated. The workload is validated from a copy, so that the plan shows where its
+// targets land.
 func (f *Fleet) OnboardApp(ctx context.Context, req OnboardAppRequest) (*authoring.Result, error) {
-	content := workloadYAML(req)
+	content, kept, err := existingWorkload(req.AppDir)
+	if err != nil {
+		return nil, err
+	}
+	if !kept {
+		content = workloadYAML(req)
+	}
 	tmp, err := os.MkdirTemp("", "fleetform-onboard-*")
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = os.RemoveAll(tmp) }()
-	if err := writeWorkload(tmp, content); err != nil {
+	if err := createWorkload(tmp, content); err != nil {
 		return nil, err
 	}
 	with := *f
@@ -55,17 +66,49 @@ func (f *Fleet) OnboardApp(ctx context.Context, req OnboardAppRequest) (*authori
 		if with.cfg.Read.RepoMap == nil {
 			with.cfg.Read.RepoMap = map[string]string{}
 		}
-		with.cfg.Read.RepoMap[req.Repo] = tmp // read the new workload.yaml from the copy
+		with.cfg.Read.RepoMap[req.Repo] = tmp // read the workload.yaml from the copy
 	}
 	op := authoring.AddRegistration(req.Name, req.Repo, req.Branch, "./"+WorkloadFolder, req.Workspace)
 	res, err := with.Author(ctx, AuthorRequest{Operations: []authoring.Operation{op}, Mode: req.Mode, Message: req.Message})
-	if err == nil && req.AppDir != "" && req.Mode != authoring.ModeDryRun {
-		if werr := writeWorkload(req.AppDir, content); werr != nil {
+	p := workloadPath(req.AppDir)
+	switch {
+	case kept && res != nil:
+		note := "kept " + p + " as it is: it exists, and it is the workload validated and planned"
+		if len(req.Targets) > 0 {
+			note += " (--target is not written into it: add deployment targets to it by hand)"
+		}
+		res.Notes = append(res.Notes, note)
+	case !kept && err == nil && req.AppDir != "" && req.Mode != authoring.ModeDryRun:
+		werr := createWorkload(req.AppDir, content)
+		if errors.Is(werr, fs.ErrExist) {
+			return res, fmt.Errorf("%s was created while onboard app ran: it is kept, and the registration was validated with the starting workload instead (validate with that file: fleetform validate --repo-map %s=%s)", p, req.Repo, req.AppDir)
+		}
+		if werr != nil {
 			return res, werr
 		}
-		res.Notes = append(res.Notes, "wrote "+filepath.Join(req.AppDir, WorkloadFolder, "workload.yaml")+": commit it in the application's repository")
+		res.Notes = append(res.Notes, "wrote "+p+": commit it in the application's repository")
 	}
 	return res, err
+}
+
+// workloadPath is where the workload.yaml of the application repository in dir is.
+func workloadPath(dir string) string { return filepath.Join(dir, WorkloadFolder, "workload.yaml") }
+
+// existingWorkload returns the workload.yaml in the application repository's work tree dir,
+// and whether there is one.
+func existingWorkload(dir string) ([]byte, bool, error) {
+	if dir == "" {
+		return nil, false, nil
+	}
+	p := workloadPath(dir)
+	b, err := os.ReadFile(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, fmt.Errorf("%s exists and cannot be read: %w (onboard app keeps and validates an existing workload.yaml: make it a readable file, or remove it to have a starting one written)", p, err)
+	}
+	return b, true, nil
 }
 
 // workloadYAML is the starting workload.yaml of a new application.
@@ -87,12 +130,23 @@ func workloadYAML(req OnboardAppRequest) []byte {
 	return []byte(b.String())
 }
 
-func writeWorkload(dir string, content []byte) error {
-	p := filepath.Join(dir, WorkloadFolder, "workload.yaml")
-	if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
+// createWorkload writes content as the workload.yaml of the application repository in dir,
+// which must not have one yet: an existing file is never replaced (an error that is
+// fs.ErrExist).
+func createWorkload(dir string, content []byte) error {
+	p := workloadPath(dir)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil { //nolint:gosec // a folder of the application's repository, meant to be read and committed
 		return err
 	}
-	return os.WriteFile(p, content, 0o600)
+	w, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644) //nolint:gosec // a file of the application's repository, meant to be read and committed
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(content)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // OnboardClusterRequest is a new cluster (or host) of a cluster type.
