@@ -56,12 +56,12 @@ func AddEnvironment(name, promoteFrom string) Operation {
 	return op
 }
 
-// Remove removes the object of kind named name: of env, or for a deployment target of
-// workload.
+// Remove removes the object of kind named name, of env; a deployment target of workload,
+// in env ("" when its name is used in one environment only).
 func Remove(kind, name, env, workload string) Operation {
 	op := Operation{Op: OpRemove, Kind: kind, Name: name, Env: env}
 	if kind == KindDeploymentTarget {
-		op.Env, op.Workload = "", workload
+		op.Workload = workload
 	}
 	return op
 }

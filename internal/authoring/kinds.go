@@ -1,6 +1,8 @@
 package authoring
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -37,7 +39,7 @@ func (ws *workspace) apply(op Operation) error {
 	case op.Kind == KindDeploymentTarget:
 		return ws.target(op)
 	case op.Kind == v1alpha1.KindConfigMap && op.Scope != nil:
-		return ws.config(op)
+		return ws.configRefusal(op, ws.config(op))
 	}
 	if _, err := scopeOf(op.Kind); err != nil {
 		return err
@@ -51,6 +53,23 @@ func (ws *workspace) apply(op Operation) error {
 		return ws.remove(op)
 	}
 	return fmt.Errorf("op %q on %s: want add, set or remove", op.Op, op.Kind)
+}
+
+// configRefusal is err, an aliasError of a config change, located in the ConfigMap that
+// refused it; other errors are returned as they are.
+func (ws *workspace) configRefusal(op Operation, err error) error {
+	var ae *aliasError
+	if !errors.As(err, &ae) {
+		return err
+	}
+	labels, _, lerr := LevelLabels(op.Scope)
+	if lerr != nil {
+		return err
+	}
+	if l, ferr := ws.findLevel(op.Env, labels); ferr == nil && l != nil {
+		return l.refusal(err)
+	}
+	return err
 }
 
 func apiVersionOf(kind string) string {
@@ -136,11 +155,11 @@ func (ws *workspace) set(op Operation) error {
 	if len(op.Labels) > 0 {
 		meta, err := ensureMap(root, "metadata")
 		if err != nil {
-			return err
+			return l.refusal(err)
 		}
 		labels, err := ensureMap(meta, "labels")
 		if err != nil {
-			return err
+			return l.refusal(err)
 		}
 		for _, k := range slices.Sorted(maps.Keys(op.Labels)) {
 			set(labels, k, str(op.Labels[k]))
@@ -149,13 +168,15 @@ func (ws *workspace) set(op Operation) error {
 	if len(op.Spec) > 0 {
 		spec, err := ensureMap(root, "spec")
 		if err != nil {
-			return err
+			return l.refusal(err)
 		}
 		n, err := toNode(op.Spec)
 		if err != nil {
 			return err
 		}
-		mergeInto(spec, n)
+		if err := mergeInto(spec, n); err != nil {
+			return l.refusal(err)
+		}
 	}
 	l.doc.edited = true
 	return ws.save(l)
@@ -170,7 +191,9 @@ func (ws *workspace) remove(op Operation) error {
 	return ws.save(l)
 }
 
-// target adds, changes or removes a deployment target inside its Workload.
+// target adds, changes or removes a deployment target inside its Workload. A target is
+// known by its name and environment (one name may be used once per environment): op.Env, or
+// a new target's spec.environment.
 func (ws *workspace) target(op Operation) error {
 	if op.Workload == "" && op.Op != OpAdd {
 		w, t, err := ws.resolveTarget(op.Name)
@@ -185,28 +208,33 @@ func (ws *workspace) target(op Operation) error {
 	if err := checkName(KindDeploymentTarget, op.Name); err != nil {
 		return err
 	}
+	op, err := newTargetEnv(op)
+	if err != nil {
+		return err
+	}
 	l, err := ws.mustFind(v1alpha1.KindWorkload, op.Workload, "")
 	if err != nil {
 		return fmt.Errorf("%w (workloads kept in an application repository are edited there)", err)
 	}
 	spec, err := ensureMap(l.doc.root(), "spec")
 	if err != nil {
-		return err
+		return l.refusal(err)
 	}
 	seq := get(spec, "deploymentTargets")
+	if err := throughAlias(spec, "deploymentTargets", seq); err != nil {
+		return l.refusal(err)
+	}
 	if seq == nil || seq.Kind != yaml.SequenceNode {
 		seq = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
 		set(spec, "deploymentTargets", seq)
 	}
 	seq.Style = 0 // an empty [] becomes a block list
-	at := -1
-	for i, t := range seq.Content {
-		if n := get(t, "name"); n != nil && n.Value == op.Name {
-			at = i
-		}
+	at, err := l.targetAt(seq, op)
+	if err != nil {
+		return err
 	}
 	if err := editTargets(seq, at, op); err != nil {
-		return err
+		return l.refusal(err)
 	}
 	if env, _ := op.Spec["environment"].(string); env != "" {
 		if _, err := ws.envInfo(env); err != nil {
@@ -215,6 +243,87 @@ func (ws *workspace) target(op Operation) error {
 	}
 	l.doc.edited = true
 	return ws.save(l)
+}
+
+// newTargetEnv gives a new target without spec.environment the environment op.Env names.
+func newTargetEnv(op Operation) (Operation, error) {
+	if op.Op != OpAdd || op.Env == "" {
+		return op, nil
+	}
+	switch env, _ := op.Spec["environment"].(string); {
+	case env == "":
+		op.Spec = maps.Clone(op.Spec)
+		if op.Spec == nil {
+			op.Spec = map[string]any{}
+		}
+		op.Spec["environment"] = op.Env
+	case env != op.Env:
+		return op, fmt.Errorf("DeploymentTarget %q: env %q and spec.environment %q differ: give one of them", op.Name, op.Env, env)
+	}
+	return op, nil
+}
+
+// targetAt returns the index in seq of op's deployment target, -1 for none: the target of
+// op's name in its environment, or, when op names no environment, the only one of that name.
+func (l *located) targetAt(seq *yaml.Node, op Operation) (int, error) {
+	type match struct {
+		at, line int
+		env      string
+	}
+	env := op.Env
+	if op.Op == OpAdd {
+		env, _ = op.Spec["environment"].(string)
+	}
+	var all, in []match
+	for i, t := range seq.Content {
+		if scalar(lookup(t, "name")) != op.Name {
+			continue
+		}
+		m := match{at: i, line: l.doc.lines + t.Line, env: scalar(lookup(t, "environment"))}
+		all = append(all, m)
+		if m.env == env || (env == "" && op.Op != OpAdd) {
+			in = append(in, m)
+		}
+	}
+	where := func(ms []match) string {
+		var out []string
+		for _, m := range ms {
+			out = append(out, fmt.Sprintf("%s (line %d)", cmp.Or(m.env, `""`), m.line))
+		}
+		return strings.Join(out, ", ")
+	}
+	switch {
+	case op.Op == OpAdd && len(in) > 0:
+		return -1, fmt.Errorf("workload %s already has a deployment target %q in environment %s (%s:%d)",
+			op.Workload, op.Name, cmp.Or(env, `""`), l.key, in[0].line)
+	case op.Op == OpAdd:
+		return -1, nil
+	case len(in) == 1:
+		return in[0].at, nil
+	case len(in) == 0 && op.Env != "":
+		err := fmt.Errorf("workload %s has no deployment target %q in environment %s", op.Workload, op.Name, op.Env)
+		if len(all) > 0 {
+			err = fmt.Errorf("%w: %s defines it for %s", err, l.key, where(all))
+		}
+		return -1, err
+	case len(in) == 0:
+		return -1, nil // editTargets says there is none
+	}
+	kind, name := l.doc.identity()
+	d := controlplane.Diagnostic{Severity: controlplane.SeverityError, File: l.key.String(), Line: in[0].line, Kind: kind, Name: name,
+		Path: "spec.deploymentTargets"}
+	if op.Env == "" {
+		var envs []string
+		for _, m := range in {
+			envs = append(envs, "--env "+cmp.Or(m.env, `""`))
+		}
+		d.Message = fmt.Sprintf("deployment target %q is defined for several environments: %s", op.Name, where(in))
+		d.Hint = "name its environment: " + strings.Join(envs, " or ") + ` ("env" in an API operation)`
+	} else {
+		d.Message = fmt.Sprintf("deployment target %q is defined more than once for environment %s: %s", op.Name, op.Env, where(in))
+		d.Hint = "remove the duplicate by hand first"
+	}
+	return -1, d
 }
 
 func targetNode(op Operation) (*yaml.Node, error) {
@@ -422,8 +531,8 @@ func (ws *workspace) resolveTarget(full string) (workload, target string, err er
 				continue
 			}
 			for _, t := range seq.Content {
-				if n := get(t, "name"); n != nil && name+"-"+n.Value == full {
-					return name, n.Value, nil
+				if n := scalar(lookup(t, "name")); n != "" && name+"-"+n == full {
+					return name, n, nil
 				}
 			}
 		}
@@ -453,6 +562,8 @@ func editTargets(seq *yaml.Node, at int, op Operation) error {
 		return nil
 	}
 	unset(n, "name")
-	mergeInto(seq.Content[at], n)
-	return nil
+	if err := throughAlias(seq, op.Name, seq.Content[at]); err != nil {
+		return err
+	}
+	return mergeInto(seq.Content[at], n)
 }

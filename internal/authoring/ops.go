@@ -34,7 +34,8 @@ type Operation struct {
 	// WorkloadRegistration or ConfigMap.
 	Kind string `json:"kind"`
 	Name string `json:"name,omitempty"`
-	// Env is the environment of environment-scoped kinds (cluster types, policies, config).
+	// Env is the environment of environment-scoped kinds (cluster types, policies, config),
+	// and that of a deployment target (needed when its name is used in several).
 	Env    string            `json:"env,omitempty"`
 	Labels map[string]string `json:"labels,omitempty"`
 	Spec   map[string]any    `json:"spec,omitempty"`
@@ -144,7 +145,8 @@ func (ws *workspace) scopeRoot(kind, env string) (branch, dir string, exclude []
 	return ws.commonBranch(), "", []string{"environments/"}, nil
 }
 
-// find looks for the document of kind and name in the scope; nil when there is none.
+// find looks for the document of kind and name in the scope; nil when there is none. An
+// object found in several files is refused: which one the loader reads is not known here.
 func (ws *workspace) find(kind, name, env string) (*located, error) {
 	var branch, dir string
 	var exclude []string
@@ -161,14 +163,32 @@ func (ws *workspace) find(kind, name, env string) (*located, error) {
 	if err != nil {
 		return nil, err
 	}
+	var found []*located
 	for _, f := range files {
 		l, err := ws.findIn(fileKey{branch, f}, kind, name)
-		if err != nil || l != nil {
-			return l, err
+		if err != nil {
+			return nil, err
+		} else if l != nil {
+			found = append(found, l)
 		}
 	}
-	return nil, nil
+	switch len(found) {
+	case 0:
+		return nil, nil
+	case 1:
+		return found[0], nil
+	}
+	where := make([]string, len(found))
+	for i, l := range found {
+		where[i] = fmt.Sprintf("%s:%d", l.key, l.line())
+	}
+	return nil, controlplane.Diagnostic{Severity: controlplane.SeverityError, File: found[0].key.String(), Line: found[0].line(),
+		Kind: kind, Name: name, Message: fmt.Sprintf("is defined in %d files: %s", len(found), strings.Join(where, ", ")),
+		Hint: "keep one of them (a file that .sourceignore lists is not read), or make the change by hand"}
 }
+
+// line is the line of the file where the document's content starts.
+func (l *located) line() int { return l.doc.lines + l.doc.root().Line }
 
 // findIn looks for the document in one file.
 func (ws *workspace) findIn(k fileKey, kind, name string) (*located, error) {
@@ -188,8 +208,17 @@ func (ws *workspace) findIn(k fileKey, kind, name string) (*located, error) {
 	return nil, nil
 }
 
-// save writes an edited file back into the workspace (removing it when it is empty).
+// refusal is err located in l's document when it is an aliasError (file, line, field).
+func (l *located) refusal(err error) error { return l.doc.refusal(l.key.String(), err) }
+
+// save writes an edited file back into the workspace (removing it when it is empty). Edits
+// that change or remove a value an alias refers to are refused.
 func (ws *workspace) save(l *located) error {
+	for _, d := range l.file.docs {
+		if err := d.checkAliases(l.key.String()); err != nil {
+			return err
+		}
+	}
 	if l.file.empty() {
 		ws.write(l.key, nil)
 		return nil

@@ -12,6 +12,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/yamlnode"
 )
 
@@ -25,8 +26,13 @@ type yamlFile struct {
 type yamlDoc struct {
 	raw     []byte     // the document's text, separator line included
 	node    *yaml.Node // the document node; nil for a document holding only comments
+	lines   int        // the lines of the file before the document
 	edited  bool
 	removed bool
+	// anchors are the anchored nodes that aliases refer to, as read; paths the field paths
+	// of the anchored nodes and aliases, as read (both nil without aliases).
+	anchors map[*yaml.Node]anchored
+	paths   map[*yaml.Node]string
 }
 
 // separator finds the lines that start a document ("---", with a comment or the
@@ -63,13 +69,16 @@ func parseYAMLFile(data []byte) (*yamlFile, error) {
 			end = starts[i+1]
 		}
 		raw := data[s:end]
-		d := &yamlDoc{raw: raw}
+		d := &yamlDoc{raw: raw, lines: bytes.Count(data[:s], []byte("\n"))}
 		dec := yaml.NewDecoder(bytes.NewReader(raw))
 		var n yaml.Node
 		if err := dec.Decode(&n); err != nil && !errors.Is(err, io.EOF) {
 			return nil, err
 		} else if err == nil && len(n.Content) > 0 && n.Content[0].Kind == yaml.MappingNode {
 			d.node = &n
+			if bytes.IndexByte(raw, '*') >= 0 { // no alias without one
+				d.anchors, d.paths = aliasedAnchors(d.root())
+			}
 		}
 		f.docs = append(f.docs, d)
 	}
@@ -183,9 +192,13 @@ func get(m *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
-// ensureMap returns the mapping at key in m, adding an empty one when absent.
+// ensureMap returns the mapping at key in m, adding an empty one when absent. It refuses
+// (aliasError) an alias, and a key m brings in through a merge key (<<).
 func ensureMap(m *yaml.Node, key string) (*yaml.Node, error) {
 	v := get(m, key)
+	if err := throughAlias(m, key, v); err != nil {
+		return nil, err
+	}
 	if v == nil || (v.Kind == yaml.ScalarNode && (v.Tag == "!!null" || v.Value == "")) {
 		nv := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 		set(m, key, nv)
@@ -298,13 +311,270 @@ func toNode(v any) (*yaml.Node, error) {
 }
 
 // mergeInto merges src (a mapping) into dst: mappings recursively, everything else replaced.
-func mergeInto(dst, src *yaml.Node) {
+// A mapping is not merged into an alias, nor set where dst brings the key in through a
+// merge key (<<): either would change more than dst (aliasError).
+func mergeInto(dst, src *yaml.Node) error {
 	for i := 0; i+1 < len(src.Content); i += 2 {
 		k, v := src.Content[i].Value, src.Content[i+1]
-		if old := get(dst, k); old != nil && old.Kind == yaml.MappingNode && v.Kind == yaml.MappingNode {
-			mergeInto(old, v)
-			continue
+		old := get(dst, k)
+		if v.Kind == yaml.MappingNode {
+			if err := throughAlias(dst, k, old); err != nil {
+				return err
+			}
+			if old != nil && old.Kind == yaml.MappingNode {
+				if err := mergeInto(old, v); err != nil {
+					return err
+				}
+				continue
+			}
 		}
 		set(dst, k, v)
 	}
+	return nil
+}
+
+// aliasError is an edit refused because it goes through an alias (or a merge key, <<,
+// which brings the value in from elsewhere): it would change the anchored value and every
+// alias of it, or replace the merged value whole.
+type aliasError struct {
+	key          string
+	name         string // the anchor
+	line, column int    // of the alias
+	anchorLine   int
+	merged       bool
+}
+
+func (e *aliasError) Error() string {
+	if e.merged {
+		return fmt.Sprintf("line %d: %s comes from a merge key (<<: *%s): setting it here would replace the merged value whole", e.line, e.key, e.name)
+	}
+	return fmt.Sprintf("line %d: %s is an alias (*%s): a change made through it would change the value at line %d and every alias of it", e.line, e.key, e.name, e.anchorLine)
+}
+
+// throughAlias returns an aliasError when v, the value of key in m, is an alias, or when v is
+// absent and a merge key of m brings key in.
+func throughAlias(m *yaml.Node, key string, v *yaml.Node) error {
+	merged := false
+	if v == nil {
+		v, merged = mergedFrom(m, key), true
+	}
+	if v == nil || (!merged && v.Kind != yaml.AliasNode) {
+		return nil
+	}
+	e := &aliasError{key: key, name: v.Value, line: v.Line, column: v.Column, anchorLine: v.Line, merged: merged}
+	if v.Kind == yaml.AliasNode && v.Alias != nil {
+		e.anchorLine = v.Alias.Line
+	} else {
+		e.name = v.Anchor // an inline mapping after <<
+	}
+	return e
+}
+
+// mergedFrom returns the value after m's merge key (<<) that brings key in (an alias, or a
+// mapping of a list of them), or nil.
+func mergedFrom(m *yaml.Node, key string) *yaml.Node {
+	src, _ := mergedIn(m, key, map[*yaml.Node]bool{m: true})
+	return src
+}
+
+// mergedIn returns the value after m's merge key (<<) that brings key in, and key's value
+// there; seen are the mappings already looked in (an anchored mapping can merge itself).
+func mergedIn(m *yaml.Node, key string, seen map[*yaml.Node]bool) (src, v *yaml.Node) {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if k := m.Content[i]; k.Kind != yaml.ScalarNode || k.Value != "<<" || k.ShortTag() != "!!merge" {
+			continue
+		}
+		sources := []*yaml.Node{m.Content[i+1]}
+		if m.Content[i+1].Kind == yaml.SequenceNode {
+			sources = m.Content[i+1].Content
+		}
+		for _, s := range sources {
+			if v := lookupIn(s, key, seen); v != nil {
+				return s, v
+			}
+		}
+	}
+	return nil, nil
+}
+
+// lookup returns the value of key in mapping m as the loader reads it: through aliases, and
+// from m's merge keys (<<) when m does not set key; nil when absent.
+func lookup(m *yaml.Node, key string) *yaml.Node { return lookupIn(m, key, map[*yaml.Node]bool{}) }
+
+func lookupIn(m *yaml.Node, key string, seen map[*yaml.Node]bool) *yaml.Node {
+	m = deref(m)
+	if m == nil || seen[m] {
+		return nil
+	}
+	seen[m] = true
+	if v := get(m, key); v != nil {
+		return deref(v)
+	}
+	_, v := mergedIn(m, key, seen)
+	return v
+}
+
+// deref is the node an alias refers to; other nodes are themselves.
+func deref(n *yaml.Node) *yaml.Node {
+	if n != nil && n.Kind == yaml.AliasNode && n.Alias != nil {
+		return n.Alias
+	}
+	return n
+}
+
+// scalar is the value of a scalar node, "" for anything else.
+func scalar(n *yaml.Node) string {
+	if n == nil || n.Kind != yaml.ScalarNode {
+		return ""
+	}
+	return n.Value
+}
+
+// walk calls fn on n and every node under it, in document order, with its field path
+// (spec.deploymentTargets[1].labels); aliases are not followed.
+func walk(n *yaml.Node, path string, fn func(n *yaml.Node, path string)) {
+	fn(n, path)
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			walk(c, path, fn)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			p := n.Content[i].Value
+			if path != "" {
+				p = path + "." + p
+			}
+			walk(n.Content[i], p, fn)
+			walk(n.Content[i+1], p, fn)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			walk(c, fmt.Sprintf("%s[%d]", path, i), fn)
+		}
+	}
+}
+
+// fingerprint is the value of n (tags, values, anchors and aliases, not styles or comments).
+func fingerprint(n *yaml.Node) string {
+	var b strings.Builder
+	var write func(n *yaml.Node)
+	write = func(n *yaml.Node) {
+		fmt.Fprintf(&b, "%d%q%q%q[", n.Kind, n.Tag, n.Value, n.Anchor)
+		for _, c := range n.Content {
+			write(c)
+		}
+		b.WriteByte(']')
+	}
+	write(n)
+	return b.String()
+}
+
+// anchored is an anchored node that aliases refer to, as read: its value and field path.
+type anchored struct{ value, path string }
+
+// aliasedAnchors returns the anchored nodes under root that aliases refer to, and the field
+// path of every anchored node and alias; nil without aliases.
+func aliasedAnchors(root *yaml.Node) (map[*yaml.Node]anchored, map[*yaml.Node]string) {
+	var anchors map[*yaml.Node]anchored
+	paths := map[*yaml.Node]string{}
+	walk(root, "", func(n *yaml.Node, path string) {
+		switch {
+		case n.Anchor != "":
+			paths[n] = path
+		case n.Kind == yaml.AliasNode && n.Alias != nil:
+			paths[n] = path
+			if _, ok := anchors[n.Alias]; !ok {
+				if anchors == nil {
+					anchors = map[*yaml.Node]anchored{}
+				}
+				anchors[n.Alias] = anchored{value: fingerprint(n.Alias), path: paths[n.Alias]}
+			}
+		}
+	})
+	if anchors == nil {
+		return nil, nil
+	}
+	return anchors, paths
+}
+
+// refusal is err, when it is an aliasError of the document, as a located error (file, line,
+// object, field, what to do); other errors are returned as they are.
+func (d *yamlDoc) refusal(file string, err error) error {
+	var ae *aliasError
+	if !errors.As(err, &ae) {
+		return err
+	}
+	kind, name := d.identity()
+	diag := controlplane.Diagnostic{Severity: controlplane.SeverityError, File: file, Line: d.lines + ae.line,
+		Kind: kind, Name: name, Path: cmp.Or(d.pathAt(ae.line, ae.column), ae.key)}
+	if ae.merged {
+		diag.Message = fmt.Sprintf("this merge key (<<) brings %s in from the value at line %d: setting %s here would replace the merged value whole",
+			ae.key, d.lines+ae.anchorLine, ae.key)
+		diag.Hint = "write " + ae.key + " out in full here, then make the change"
+	} else {
+		diag.Message = fmt.Sprintf("is an alias (*%s) of the value at line %d: a change made through it would change that value and every alias of it",
+			ae.name, d.lines+ae.anchorLine)
+		diag.Hint = "write the value out in full here instead of *" + ae.name + ", then make the change"
+	}
+	return diag
+}
+
+// pathAt is the field path, as read, of the alias at line and column ("" when unknown).
+func (d *yamlDoc) pathAt(line, column int) string {
+	for n, p := range d.paths {
+		if n.Kind == yaml.AliasNode && n.Line == line && n.Column == column {
+			return p
+		}
+	}
+	return ""
+}
+
+// checkAliases refuses the document's edits when they change or remove a value that an
+// alias left in the document refers to: the alias would change too, or refer to nothing.
+func (d *yamlDoc) checkAliases(file string) error {
+	if d.anchors == nil || d.node == nil || !d.edited || d.removed {
+		return nil
+	}
+	present, same := map[*yaml.Node]bool{}, map[*yaml.Node]bool{}
+	var bad *yaml.Node
+	aliases := 0 // of bad's anchor
+	walk(d.root(), "", func(n *yaml.Node, _ string) {
+		if n.Anchor != "" {
+			present[n] = true
+		}
+		a, ok := d.anchors[n.Alias]
+		switch {
+		case n.Kind != yaml.AliasNode || !ok || same[n.Alias]:
+		case bad != nil:
+			if n.Alias == bad.Alias {
+				aliases++
+			}
+		case present[n.Alias] && fingerprint(n.Alias) == a.value:
+			same[n.Alias] = true
+		default:
+			bad, aliases = n, 1
+		}
+	})
+	if bad == nil {
+		return nil
+	}
+	anchor := bad.Alias
+	kind, name := d.identity()
+	diag := controlplane.Diagnostic{Severity: controlplane.SeverityError, File: file, Line: d.lines + anchor.Line,
+		Kind: kind, Name: name, Path: d.anchors[anchor].path,
+		Message: fmt.Sprintf("is anchored (&%s) and %s (line %d) is an alias of it (*%s): ", anchor.Anchor, d.paths[bad], d.lines+bad.Line, bad.Value),
+		Hint:    fmt.Sprintf("write the value out in full at %s instead of the alias *%s, then make the change", d.paths[bad], bad.Value)}
+	if aliases > 1 {
+		diag.Hint = fmt.Sprintf("write the value out in full at each of its %d aliases (*%s) instead, then make the change", aliases, bad.Value)
+	}
+	if present[anchor] {
+		diag.Message += "the change would change both"
+	} else {
+		diag.Message += "the change would replace or remove this value and leave the alias without one"
+	}
+	return diag
 }
