@@ -68,3 +68,35 @@ func TestSetConfigYAML11Booleans(t *testing.T) {
 		}
 	}
 }
+
+// TestLabelsYAML11Booleans: a label value (or a spec string) that YAML 1.1 reads as a
+// boolean is written quoted: a label is a string, and kubectl reads YAML 1.1.
+func TestLabelsYAML11Booleans(t *testing.T) {
+	dir := t.TempDir()
+	env := "apiVersion: scheduler.kalypso.io/v1alpha1\nkind: Environment\nmetadata: {name: dev}\n" +
+		"spec:\n  controlPlane: {repo: https://example.com/cp, branch: main, path: .}\n"
+	if err := os.MkdirAll(filepath.Join(dir, "environments", "dev"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "environments", "dev", "env.yaml"), []byte(env), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Apply(t.Context(), Request{ControlPlane: dir, Mode: ModeWrite, Operations: []Operation{
+		{Op: OpAdd, Kind: v1alpha1.KindClusterType, Env: "dev", Name: "plant", Labels: map[string]string{"gpu": "no", "region": "west"}}}})
+	if err != nil || len(res.Files) != 1 {
+		t.Fatalf("add cluster-type: %+v, %v", res, err)
+	}
+	text, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(res.Files[0].Path)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ct struct {
+		Metadata struct{ Labels map[string]any }
+	}
+	if err := k8syaml.Unmarshal(text, &ct); err != nil {
+		t.Fatal(err)
+	}
+	if ct.Metadata.Labels["gpu"] != "no" || ct.Metadata.Labels["region"] != "west" {
+		t.Errorf("labels as YAML 1.1 reads them: %v\n%s", ct.Metadata.Labels, text)
+	}
+}

@@ -236,8 +236,13 @@ func unset(m *yaml.Node, key string) bool {
 	return false
 }
 
-// str is a string scalar node.
-func str(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }
+// str is a string scalar, written quoted where a YAML 1.1 reader (kubectl, Helm) would read
+// a boolean (on, NO, y).
+func str(s string) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
+	yamlnode.QuoteString(n)
+	return n
+}
 
 // keyRank orders the keys of new documents as people write them; others sort after, by name.
 var keyRank = ranks("apiVersion", "kind", "metadata", "name", "namespace", "labels", "annotations", "spec", "data",
