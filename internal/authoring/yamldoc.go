@@ -63,13 +63,15 @@ func parseYAMLFile(data []byte) (*yamlFile, error) {
 			starts = append(starts, at)
 		}
 	}
+	lines := 0 // before the document
 	for i, s := range starts {
 		end := len(data)
 		if i+1 < len(starts) {
 			end = starts[i+1]
 		}
 		raw := data[s:end]
-		d := &yamlDoc{raw: raw, lines: bytes.Count(data[:s], []byte("\n"))}
+		d := &yamlDoc{raw: raw, lines: lines}
+		lines += bytes.Count(raw, []byte("\n"))
 		dec := yaml.NewDecoder(bytes.NewReader(raw))
 		var n yaml.Node
 		if err := dec.Decode(&n); err != nil && !errors.Is(err, io.EOF) {
