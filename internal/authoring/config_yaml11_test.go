@@ -18,15 +18,7 @@ import (
 // they are written.
 func TestSetConfigYAML11Booleans(t *testing.T) {
 	ctx := t.Context()
-	dir := t.TempDir()
-	env := "apiVersion: scheduler.kalypso.io/v1alpha1\nkind: Environment\nmetadata: {name: dev}\n" +
-		"spec:\n  controlPlane: {repo: https://example.com/cp, branch: main, path: .}\n"
-	if err := os.MkdirAll(filepath.Join(dir, "environments", "dev"), 0o750); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "environments", "dev", "env.yaml"), []byte(env), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir := devControlPlane(t, t.TempDir())
 	set := func(data map[string]any) *Result {
 		t.Helper()
 		res, err := Apply(ctx, Request{ControlPlane: dir, Mode: ModeWrite, Operations: []Operation{
@@ -72,15 +64,7 @@ func TestSetConfigYAML11Booleans(t *testing.T) {
 // TestLabelsYAML11Booleans: a label value (or a spec string) that YAML 1.1 reads as a
 // boolean is written quoted: a label is a string, and kubectl reads YAML 1.1.
 func TestLabelsYAML11Booleans(t *testing.T) {
-	dir := t.TempDir()
-	env := "apiVersion: scheduler.kalypso.io/v1alpha1\nkind: Environment\nmetadata: {name: dev}\n" +
-		"spec:\n  controlPlane: {repo: https://example.com/cp, branch: main, path: .}\n"
-	if err := os.MkdirAll(filepath.Join(dir, "environments", "dev"), 0o750); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "environments", "dev", "env.yaml"), []byte(env), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir := devControlPlane(t, t.TempDir())
 	res, err := Apply(t.Context(), Request{ControlPlane: dir, Mode: ModeWrite, Operations: []Operation{
 		{Op: OpAdd, Kind: v1alpha1.KindClusterType, Env: "dev", Name: "plant", Labels: map[string]string{"gpu": "no", "region": "west"}}}})
 	if err != nil || len(res.Files) != 1 {
@@ -99,4 +83,19 @@ func TestLabelsYAML11Booleans(t *testing.T) {
 	if ct.Metadata.Labels["gpu"] != "no" || ct.Metadata.Labels["region"] != "west" {
 		t.Errorf("labels as YAML 1.1 reads them: %v\n%s", ct.Metadata.Labels, text)
 	}
+}
+
+// devControlPlane writes into dir a folder-layout control plane with one environment, dev,
+// and returns dir.
+func devControlPlane(t *testing.T, dir string) string {
+	t.Helper()
+	env := "apiVersion: scheduler.kalypso.io/v1alpha1\nkind: Environment\nmetadata: {name: dev}\n" +
+		"spec:\n  controlPlane: {repo: https://example.com/cp, branch: main, path: .}\n"
+	if err := os.MkdirAll(filepath.Join(dir, "environments", "dev"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "environments", "dev", "env.yaml"), []byte(env), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

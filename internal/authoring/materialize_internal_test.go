@@ -58,14 +58,7 @@ func TestApplyToDirChangesAllOrNothing(t *testing.T) {
 // points.
 func TestNoWriteThroughALink(t *testing.T) {
 	dir, outside := t.TempDir(), t.TempDir()
-	env := "apiVersion: scheduler.kalypso.io/v1alpha1\nkind: Environment\nmetadata: {name: dev}\n" +
-		"spec:\n  controlPlane: {repo: https://example.com/cp, branch: main, path: .}\n"
-	if err := os.MkdirAll(filepath.Join(dir, "environments", "dev"), 0o750); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "environments", "dev", "env.yaml"), []byte(env), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	devControlPlane(t, dir)
 	if err := os.Symlink(outside, filepath.Join(dir, "environments", "dev", "cluster-types")); err != nil {
 		t.Fatal(err)
 	}
