@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/url"
 	"strings"
+
+	"github.com/fleetform/fleetform/internal/repourl"
 )
 
 // PutSource records what serve knows of a git source, replacing what was recorded for the
@@ -12,6 +14,7 @@ func (h *Hub) PutSource(ctx context.Context, s SourceState) error {
 	if err := validateSource(s); err != nil {
 		return err
 	}
+	s.LastError = repourl.RedactText(s.LastError) // a library's message may print a URL with its credentials
 	return h.store.Update(ctx, func(tx Tx) error { return tx.PutSource(ctx, s) })
 }
 

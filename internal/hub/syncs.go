@@ -3,6 +3,8 @@ package hub
 import (
 	"context"
 	"fmt"
+
+	"github.com/fleetform/fleetform/internal/repourl"
 )
 
 // RecordSync records an apply of an environment by serve. The store keeps the latest
@@ -16,6 +18,10 @@ func (h *Hub) RecordSync(ctx context.Context, r SyncRecord) error {
 	}
 	if r.Failed == nil {
 		r.Failed = []FailedAssignment{}
+	}
+	r.Error = repourl.RedactText(r.Error) // a library's message may print a URL with its credentials
+	for i := range r.Failed {
+		r.Failed[i].Error = repourl.RedactText(r.Failed[i].Error)
 	}
 	return h.store.Update(ctx, func(tx Tx) error { return tx.AddSync(ctx, r, MaxSyncHistory) })
 }

@@ -2,6 +2,7 @@ package repourl
 
 import (
 	"net/url"
+	"regexp"
 	"strings"
 )
 
@@ -28,6 +29,19 @@ func Redact(raw string) string {
 		rest = "***@" + rest[at+1:]
 	}
 	return scheme + "://" + rest
+}
+
+// urlInText finds the URLs of a text: a scheme, "://", and what follows up to a space or a
+// quote.
+var urlInText = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+`)
+
+// RedactText is text (an error message, say) with every URL in it redacted as Redact does:
+// a library's message may print a URL with the credentials it was given.
+func RedactText(text string) string {
+	if !strings.Contains(text, "://") {
+		return text
+	}
+	return urlInText.ReplaceAllStringFunc(text, Redact)
 }
 
 // WithoutCredentials returns the URL a cluster or a page may be given: without a password,

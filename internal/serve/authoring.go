@@ -274,8 +274,9 @@ func (c *ControlPlaneChanges) Handler() http.Handler {
 		case err != nil && r.Context().Err() != nil:
 			writeError(w, http.StatusServiceUnavailable, "unavailable", "the request was cancelled")
 		case err != nil:
-			c.opts.Logger.ErrorContext(r.Context(), "control plane change failed", "by", id.Actor(), "error", err.Error())
-			writeError(w, http.StatusInternalServerError, string(hub.CodeInternal), "the change failed: "+err.Error())
+			msg := repourl.RedactText(err.Error())
+			c.opts.Logger.ErrorContext(r.Context(), "control plane change failed", "by", id.Actor(), "error", msg)
+			writeError(w, http.StatusInternalServerError, string(hub.CodeInternal), "the change failed: "+msg)
 		default:
 			writeJSON(w, http.StatusOK, res)
 		}

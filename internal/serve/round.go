@@ -258,12 +258,13 @@ func (s *Service) failSource(ctx context.Context, key string, err error) {
 		return
 	}
 	now := s.opts.Now()
+	msg := repourl.RedactText(err.Error()) // a library's message may quote a URL with its credentials
 	src.failures++
-	src.lastErr, src.lastPoll = err.Error(), now
+	src.lastErr, src.lastPoll = msg, now
 	src.next = now.Add(backoff(s.opts.Interval, src.failures))
+	url, failures, next := src.url, src.failures, src.next
 	s.mu.Unlock()
-	s.opts.Logger.WarnContext(ctx, "source failed", "source", repourl.Redact(src.url), "failures", src.failures,
-		"next_poll", src.next, "error", err.Error())
+	s.opts.Logger.WarnContext(ctx, "source failed", "source", repourl.Redact(url), "failures", failures, "next_poll", next, "error", msg)
 	s.putSource(ctx, key)
 }
 
