@@ -72,13 +72,9 @@ func nameFrom(s string) string {
 }
 
 // findLevel returns the ConfigMap of env whose labels are exactly labels (the last by
-// name when several are), or nil.
+// name when several are) among the files of env the loader reads, or nil.
 func (ws *workspace) findLevel(env string, labels map[string]string) (*located, error) {
-	branch, dir, _, err := ws.scopeRoot(v1alpha1.KindConfigMap, env)
-	if err != nil {
-		return nil, err
-	}
-	files, err := ws.list(branch, dir)
+	branch, files, _, err := ws.candidates(v1alpha1.KindConfigMap, env)
 	if err != nil {
 		return nil, err
 	}

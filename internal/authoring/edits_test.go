@@ -245,18 +245,18 @@ func TestTargetsAreKnownByNameAndEnvironment(t *testing.T) {
 	checkDiff(t, dir, Remove(KindDeploymentTarget, "api-web", "", ""), "workloads/api.yaml", "-      environment: dev")
 }
 
-// TestObjectInSeveralFilesIsNotGuessed: an object that more than one file holds (an old copy
-// in a folder .sourceignore lists, which the control plane does not read) is neither
-// changed nor removed: the error names the files.
+// TestObjectInSeveralFilesIsNotGuessed: an object that more than one file the control plane
+// reads holds (an old copy left beside it) is neither changed nor removed: the error names
+// the files. (A copy in a file the control plane does not read is not one of them:
+// TestObjectsLeftOutAreNotEdited.)
 func TestObjectInSeveralFilesIsNotGuessed(t *testing.T) {
 	live := strings.SplitAfter(twoWebs, "path: ./dev}\n")[0]
 	files := map[string]string{
-		".sourceignore":         "archive/\n",
-		"archive/api-2024.yaml": "# retired\n" + strings.ReplaceAll(live, "./dev", "./old"),
-		"workloads/api.yaml":    live,
+		"workloads/api-2024.yaml": "# retired\n" + strings.ReplaceAll(live, "./dev", "./old"),
+		"workloads/api.yaml":      live,
 	}
 	dir := controlPlane(t, files)
-	want := "archive/api-2024.yaml:2: Workload/api: is defined in 2 files: archive/api-2024.yaml:2, workloads/api.yaml:1"
+	want := "workloads/api-2024.yaml:2: Workload/api: is defined in 2 files: workloads/api-2024.yaml:2, workloads/api.yaml:1"
 	checkRefused(t, dir, files, Remove(v1alpha1.KindWorkload, "api", "", ""), want, "keep one of them")
 	checkRefused(t, dir, files, Operation{Op: OpSet, Kind: v1alpha1.KindWorkload, Name: "api", Labels: map[string]string{"tier": "gold"}}, want)
 	checkRefused(t, dir, files, Remove(KindDeploymentTarget, "api-web", "", ""), want)

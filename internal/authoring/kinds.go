@@ -141,7 +141,12 @@ func (ws *workspace) mustFind(kind, name, env string) (*located, error) {
 		if env != "" {
 			where = "environment " + env
 		}
-		return nil, fmt.Errorf("%s %q is not defined in %s", kind, name, where)
+		err := fmt.Errorf("%s %q is not defined in %s", kind, name, where)
+		if old, ferr := ws.findLeftOut(kind, name, env); ferr == nil && old != nil {
+			err = fmt.Errorf("%w: %s:%d defines it, but the control plane does not read that file (.sourceignore or Flux's default exclusions "+
+				"leave it out), so it is not changed (change it by hand, or add the object to have it read)", err, old.key, old.line())
+		}
+		return nil, err
 	}
 	return l, nil
 }
@@ -502,13 +507,9 @@ func (ws *workspace) clusterTypeDefaults(spec map[string]any, env string) {
 }
 
 // resolveTarget finds the workload and target of a deployment target's full name
-// (<workload>-<target>) among the Workloads of the common content.
+// (<workload>-<target>) among the Workloads of the common content the loader reads.
 func (ws *workspace) resolveTarget(full string) (workload, target string, err error) {
-	branch, dir, exclude, err := ws.scopeRoot(v1alpha1.KindWorkload, "")
-	if err != nil {
-		return "", "", err
-	}
-	files, err := ws.list(branch, dir, exclude...)
+	branch, files, _, err := ws.candidates(v1alpha1.KindWorkload, "")
 	if err != nil {
 		return "", "", err
 	}

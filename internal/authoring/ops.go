@@ -3,6 +3,7 @@ package authoring
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -145,21 +146,51 @@ func (ws *workspace) scopeRoot(kind, env string) (branch, dir string, exclude []
 	return ws.commonBranch(), "", []string{"environments/"}, nil
 }
 
-// find looks for the document of kind and name in the scope; nil when there is none. An
-// object found in several files is refused: which one the loader reads is not known here.
-func (ws *workspace) find(kind, name, env string) (*located, error) {
-	var branch, dir string
-	var exclude []string
-	var err error
-	if kind == v1alpha1.KindEnvironment {
-		branch, dir = ws.commonBranch(), ".environments/"
-		if ws.layout != controlplane.LayoutKalypso {
-			dir, exclude = "", []string{}
+// place is a part of a branch the loader reads as one section: the folder dir ("" for the
+// whole branch) minus the folders in exclude, with the loader's rootExempt.
+type place struct {
+	dir        string
+	rootExempt bool
+	exclude    []string
+}
+
+// candidates lists, sorted, the YAML files where the documents of kind are searched in the
+// scope (env): read, those the loader reads there, and left, those Flux's default exclusions
+// or a .sourceignore leave out. The places, and what .sourceignore may exclude in them, are
+// the loader's (controlplane's layout.go): the environments' declarations in .environments/
+// of main (Kalypso) or in environments/ and the common content (folder layout), the folder
+// of an environment, the common content.
+func (ws *workspace) candidates(kind, env string) (branch string, read, left []string, err error) {
+	var places []place
+	switch {
+	case kind == v1alpha1.KindEnvironment && ws.layout == controlplane.LayoutKalypso:
+		branch, places = ws.commonBranch(), []place{{dir: ".environments/", rootExempt: true}}
+	case kind == v1alpha1.KindEnvironment:
+		branch, places = ws.commonBranch(), []place{{dir: "environments/", rootExempt: true}, {exclude: []string{"environments/"}}}
+	default:
+		var p place
+		if branch, p.dir, p.exclude, err = ws.scopeRoot(kind, env); err != nil {
+			return "", nil, nil, err
 		}
-	} else if branch, dir, exclude, err = ws.scopeRoot(kind, env); err != nil {
-		return nil, err
+		places = []place{p}
 	}
-	files, err := ws.list(branch, dir, exclude...)
+	for _, p := range places {
+		r, l, err := ws.list(branch, p.dir, p.rootExempt, p.exclude...)
+		if err != nil {
+			return "", nil, nil, err
+		}
+		read, left = append(read, r...), append(left, l...)
+	}
+	slices.Sort(read)
+	slices.Sort(left)
+	return branch, read, left, nil
+}
+
+// find looks for the document of kind and name in the files of the scope that the loader
+// reads; nil when there is none. An object found in several such files is refused: the
+// loader reports the duplicate, and which one is meant is not known here.
+func (ws *workspace) find(kind, name, env string) (*located, error) {
+	branch, files, _, err := ws.candidates(kind, env)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +215,23 @@ func (ws *workspace) find(kind, name, env string) (*located, error) {
 	}
 	return nil, controlplane.Diagnostic{Severity: controlplane.SeverityError, File: found[0].key.String(), Line: found[0].line(),
 		Kind: kind, Name: name, Message: fmt.Sprintf("is defined in %d files: %s", len(found), strings.Join(where, ", ")),
-		Hint: "keep one of them (a file that .sourceignore lists is not read), or make the change by hand"}
+		Hint: "keep one of them (every one is read: list an old copy's folder in .sourceignore to keep it unread), or make the change by hand"}
+}
+
+// findLeftOut looks for the document of kind and name in the files of the scope that the
+// loader does not read (an old copy in a folder .sourceignore lists); nil when there is none.
+// Such a copy is never edited: it has no effect.
+func (ws *workspace) findLeftOut(kind, name, env string) (*located, error) {
+	branch, _, files, err := ws.candidates(kind, env)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		if l, err := ws.findIn(fileKey{branch, f}, kind, name); err != nil || l != nil {
+			return l, err
+		}
+	}
+	return nil, nil
 }
 
 // line is the line of the file where the document's content starts.
@@ -279,11 +326,20 @@ func checkName(kind, name string) error {
 	return nil
 }
 
-// fileFor is the conventional file of a new object.
+// fileFor is the conventional file of a new object, refused when the loader would not read
+// it.
 func (ws *workspace) fileFor(kind, name, env string) (fileKey, error) {
 	branch, dir, _, err := ws.scopeRoot(kind, env)
 	if err != nil {
 		return fileKey{}, err
 	}
-	return fileKey{branch, path.Join(dir, folderOf[kind], name+".yaml")}, nil
+	k := fileKey{branch, path.Join(dir, folderOf[kind], name+".yaml")}
+	if _, delivered, err := ws.delivered(branch, dir, false); err != nil {
+		return fileKey{}, err
+	} else if !delivered(k.path) {
+		return fileKey{}, controlplane.Diagnostic{Severity: controlplane.SeverityError, File: k.String(), Kind: kind, Name: name,
+			Message: "is where a new " + kind + " is written, and the control plane does not read that file (.sourceignore or Flux's default exclusions leave it out)",
+			Hint:    "change .sourceignore so that it does not list " + k.path + ", or add the object by hand in a file that is read"}
+	}
+	return k, nil
 }

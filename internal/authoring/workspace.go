@@ -216,21 +216,64 @@ func (ws *workspace) read(k fileKey) (data []byte, ok bool, err error) {
 func (ws *workspace) write(k fileKey, data []byte) { ws.changes[k] = data }
 
 // list returns the YAML files of branch under dir (with the changes), sorted, leaving out
-// the folders in exclude.
-func (ws *workspace) list(branch, dir string, exclude ...string) ([]string, error) {
-	seen, err := ws.files(branch, dir)
+// the folders in exclude: read, those the loader reads when it reads the section rooted at
+// dir, and left, those Flux's default exclusions or a .sourceignore of the branch leave out
+// (never read, so never edited). rootExempt is the loader's for that section: a pattern
+// excluding dir itself is not applied (the environments' declarations).
+func (ws *workspace) list(branch, dir string, rootExempt bool, exclude ...string) (read, left []string, err error) {
+	all, delivered, err := ws.delivered(branch, dir, rootExempt)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []string
-	for _, f := range slices.Sorted(maps.Keys(seen)) {
-		if !seen[f] || !isYAML(f) || hasAnyPrefix(f, exclude) {
-			continue
+	for _, f := range all {
+		switch {
+		case !strings.HasPrefix(f, dir) || !isYAML(f) || hasAnyPrefix(f, exclude):
+		case delivered(f):
+			read = append(read, f)
+		default:
+			left = append(left, f)
 		}
-		out = append(out, f)
 	}
-	return out, nil
+	return read, left, nil
 }
+
+// delivered returns every file of branch (with the changes), sorted, and whether the loader
+// reads a file of branch (present or not) when it reads the section rooted at dir, as
+// controlplane.DeliveredFilter says.
+func (ws *workspace) delivered(branch, dir string, rootExempt bool) (all []string, delivered func(file string) bool, err error) {
+	if all, err = ws.listAll(branch, ""); err != nil {
+		return nil, nil, err
+	}
+	delivered, err = controlplane.DeliveredFilter(branchTree{ws: ws, branch: branch, files: all}, dir, rootExempt)
+	return all, delivered, err
+}
+
+// branchTree is a branch of the workspace (its directory in directory mode) with the changes
+// made so far, as the loader's Tree: what .sourceignore says is read from it.
+type branchTree struct {
+	ws     *workspace
+	branch string
+	files  []string // every file of the branch, sorted
+}
+
+// Files lists every file of the branch, sorted.
+func (t branchTree) Files() ([]string, error) { return t.files, nil }
+
+// ReadFile returns a file's content, with the changes.
+func (t branchTree) ReadFile(name string) ([]byte, error) {
+	k := fileKey{t.branch, name}
+	data, ok, err := t.ws.read(k)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", k, err)
+	case !ok:
+		return nil, fmt.Errorf("%s: %w", k, fs.ErrNotExist)
+	}
+	return data, nil
+}
+
+// Revision is "": the tree has changes no commit holds.
+func (t branchTree) Revision() string { return "" }
 
 // files returns the files of branch under dir, with the changes: present ones true.
 func (ws *workspace) files(branch, dir string) (map[string]bool, error) {

@@ -220,6 +220,41 @@ func (f *ignoreFilter) folderIgnored(dir string) bool {
 	return out
 }
 
+// DeliveredFilter says which files of t the loader would read when it reads the section
+// rooted at root (a folder, "" for the whole tree): those that neither Flux's default
+// exclusions nor a .sourceignore of the tree (each scoped to its folder) leave out. With
+// rootExempt, as the loader reads the environments' declarations, a pattern that excludes
+// root or a folder above it is not applied (Kalypso's main lists .environments/ in
+// .sourceignore, and the environments are still read from it). The filter answers for any
+// path of the tree: whether it is under root, or a YAML file, is the caller's to check.
+func DeliveredFilter(t Tree, root string, rootExempt bool) (func(file string) bool, error) {
+	files, err := t.Files()
+	if err != nil {
+		return nil, fmt.Errorf("list files: %w", err)
+	}
+	return deliveredFilter(t, files, root, rootExempt)
+}
+
+// deliveredFilter is DeliveredFilter with the tree's files already listed.
+func deliveredFilter(t Tree, files []string, root string, rootExempt bool) (func(file string) bool, error) {
+	ps, err := ignorePatterns(t, files)
+	if err != nil {
+		return nil, fmt.Errorf("read .sourceignore: %w", err)
+	}
+	if dirs := strings.Split(strings.TrimSuffix(cleanDir(root), "/"), "/"); rootExempt && dirs[0] != "" {
+		ps = slices.DeleteFunc(ps, func(p gitignore.Pattern) bool {
+			for i := 1; i <= len(dirs); i++ {
+				if p.Match(dirs[:i], true) == gitignore.Exclude {
+					return true
+				}
+			}
+			return false
+		})
+	}
+	filter := newIgnoreFilter(gitignore.NewMatcher(ps))
+	return func(file string) bool { return !filter.ignored(file) }, nil
+}
+
 func isYAML(name string) bool {
 	ext := strings.ToLower(path.Ext(name))
 	return ext == ".yaml" || ext == ".yml"
@@ -264,29 +299,16 @@ func (s section) filesAndLinks() (files, links []string, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("list files: %w", err)
 	}
-	m := gitignore.NewMatcher(nil)
+	delivered := func(string) bool { return true }
 	if !s.noIgnore {
-		ps, err := ignorePatterns(s.tree, files)
-		if err != nil {
-			return nil, nil, fmt.Errorf("read .sourceignore: %w", err)
+		if delivered, err = deliveredFilter(s.tree, files, s.root, s.rootExempt); err != nil {
+			return nil, nil, err
 		}
-		if root := strings.Split(strings.TrimSuffix(cleanDir(s.root), "/"), "/"); s.rootExempt && root[0] != "" {
-			ps = slices.DeleteFunc(ps, func(p gitignore.Pattern) bool {
-				for i := 1; i <= len(root); i++ {
-					if p.Match(root[:i], true) == gitignore.Exclude {
-						return true
-					}
-				}
-				return false
-			})
-		}
-		m = gitignore.NewMatcher(ps)
 	}
-	filter := newIgnoreFilter(m)
 	keep := func(list []string) []string {
 		out := list[:0]
 		for _, f := range list {
-			if s.includes(f) && isYAML(f) && !filter.ignored(f) {
+			if s.includes(f) && isYAML(f) && delivered(f) {
 				out = append(out, f)
 			}
 		}

@@ -33,8 +33,8 @@ func TestRedactText(t *testing.T) {
 	tests := map[string]string{
 		`list the branches of https://***@git.example.com/org/repo: Get "https://ghp_s3cret@git.example.com/org/repo/info/refs?service=git-upload-pack": dial tcp: lookup git.example.com: no such host`: `list the branches of https://***@git.example.com/org/repo: Get "https://***@git.example.com/org/repo/info/refs?service=***": dial tcp: lookup git.example.com: no such host`,
 		"fetch (https://u:s3cret@a/x) and 'ssh://git@b/y'": "fetch (https://***@a/x) and 'ssh://***@b/y'",
-		"no URL here: a://":                                 "no URL here: a://",
-		"plain text":                                        "plain text",
+		"no URL here: a://": "no URL here: a://",
+		"plain text":        "plain text",
 	}
 	for in, want := range tests {
 		if got := repourl.RedactText(in); got != want {
