@@ -246,26 +246,38 @@ type part struct {
 	environment string
 }
 
-// parts splits a request into the parts each rule is checked against.
+// parts splits a request into the parts each rule is checked against, each once (a request
+// that names a workspace or an environment many times costs no more than naming it once).
 func parts(req Request) []part {
 	var what []part
-	for _, w := range req.Workspaces {
+	for _, w := range distinct(req.Workspaces) {
 		what = append(what, part{workspace: w})
 	}
 	if req.Platform || len(what) == 0 {
 		what = append(what, part{platform: req.Platform})
 	}
-	if len(req.Environments) == 0 {
+	envs := distinct(req.Environments)
+	if len(envs) == 0 {
 		return what
 	}
-	out := make([]part, 0, len(what)*len(req.Environments))
-	for _, e := range req.Environments {
+	out := make([]part, 0, len(what)*len(envs))
+	for _, e := range envs {
 		for _, w := range what {
 			w.environment = e
 			out = append(out, w)
 		}
 	}
 	return out
+}
+
+// distinct is list without its repeats, in order.
+func distinct(list []string) []string {
+	seen := make(map[string]bool, len(list))
+	return slices.DeleteFunc(slices.Clone(list), func(s string) bool {
+		dup := seen[s]
+		seen[s] = true
+		return dup
+	})
 }
 
 // allowing returns the first held role with a rule allowing action on the part.

@@ -35,6 +35,9 @@ type workspaceLookup interface {
 	WorkspaceOf(env, workload string) string
 }
 
+// MaxWhoAmIValues bounds the environments, workspaces and workloads one whoami asks about.
+const MaxWhoAmIValues = 64
+
 func (a *Handler) whoami(w http.ResponseWriter, r *http.Request, p hub.Principal) error {
 	id := p.Identity()
 	out := WhoAmI{Identity: id, Roles: a.opts.Rights.Roles(id)}
@@ -45,6 +48,11 @@ func (a *Handler) whoami(w http.ResponseWriter, r *http.Request, p hub.Principal
 		out.Roles = []string{}
 	}
 	q := r.URL.Query()
+	for _, name := range []string{"environment", "workspace", "workload"} {
+		if n := len(q[name]); n > MaxWhoAmIValues {
+			return hub.Errorf(hub.CodeInvalid, "%d values of %s: ask about at most %d at once", n, name, MaxWhoAmIValues)
+		}
+	}
 	if action := q.Get("action"); action != "" {
 		req := access.Request{Action: action, Environments: q["environment"], Workspaces: q["workspace"]}
 		if v := q.Get("platform"); v != "" {

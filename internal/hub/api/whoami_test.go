@@ -73,6 +73,15 @@ func TestAppPromotionsByTheAccessPolicies(t *testing.T) {
 		}
 	}
 
+	// The same values many times are asked about once; more values than the bound are refused.
+	many := "action=promote" + strings.Repeat("&workload=hello", api.MaxWhoAmIValues) + strings.Repeat("&environment=stage", api.MaxWhoAmIValues)
+	me = api.WhoAmI{}
+	s.must(http.StatusOK, "GET", "/api/v1/whoami?"+many, ci, nil, &me)
+	if me.Decision == nil || !me.Decision.Allowed {
+		t.Errorf("repeated values: %+v, want allowed", me.Decision)
+	}
+	s.mustError(http.StatusBadRequest, "invalid", "GET", "/api/v1/whoami?action=promote"+strings.Repeat("&environment=stage", api.MaxWhoAmIValues+1), ci, nil)
+
 	promotion := hub.Event{Kind: hub.EventPromotion, Environment: "stage", Workload: "hello", Revision: "abc", From: "dev", To: "stage", Message: "promoted"}
 	var recorded hub.Event
 	s.must(http.StatusCreated, "POST", "/api/v1/events", ci, promotion, &recorded)
