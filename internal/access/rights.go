@@ -3,6 +3,7 @@ package access
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -40,6 +41,21 @@ func (r *Rights) WorkspaceOf(env, workload string) string {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.workspaces[env][workload]
+}
+
+// WorkloadOfTarget returns the workload of env whose deployment target target is, as last
+// read: targets are named <workload>-<name>, so it is the known workload with the longest
+// name that, with a dash, starts target ("" when none does).
+func (r *Rights) WorkloadOfTarget(env, target string) string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	owner := ""
+	for w := range r.workspaces[env] {
+		if len(w) > len(owner) && strings.HasPrefix(target, w+"-") {
+			owner = w
+		}
+	}
+	return owner
 }
 
 // SetTip sets the policy at the tip of the common part (nil: none).

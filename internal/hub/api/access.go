@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/fleetform/fleetform/api/v1alpha1"
 	"github.com/fleetform/fleetform/internal/access"
@@ -33,6 +34,32 @@ type WhoAmIQuery struct {
 // workspaceLookup knows each environment's workloads' workspaces (*access.Rights).
 type workspaceLookup interface {
 	WorkspaceOf(env, workload string) string
+}
+
+// targetLookup knows whose each environment's deployment targets are (*access.Rights).
+type targetLookup interface {
+	WorkloadOfTarget(env, target string) string
+}
+
+// checkVersionTarget refuses a version that a caller other than the admin token records for
+// a deployment target that is not its workload's: the version's row is the target's, and
+// a team's CI must not replace another team's. A target is named <workload>-<name>; the
+// known workload with the longest such name owns it.
+func (a *Handler) checkVersionTarget(p hub.Principal, v hub.WorkloadVersion) error {
+	if p.Kind == hub.TokenAdmin {
+		return nil
+	}
+	owner := v.Workload
+	if l, ok := a.opts.Rights.(targetLookup); ok {
+		if known := l.WorkloadOfTarget(v.Environment, v.DeploymentTarget); known != "" {
+			owner = known
+		}
+	}
+	if owner != v.Workload || !strings.HasPrefix(v.DeploymentTarget, v.Workload+"-") {
+		return hub.Errorf(hub.CodeForbidden, "deployment target %q is not one of workload %s's (its targets are named %s-<name>): "+
+			"record the version under the workload the target belongs to", v.DeploymentTarget, v.Workload, v.Workload)
+	}
+	return nil
 }
 
 // MaxWhoAmIValues bounds the environments, workspaces and workloads one whoami asks about.

@@ -79,6 +79,9 @@ func (a *Handler) postVersion(w http.ResponseWriter, r *http.Request, p hub.Prin
 	if _, err := a.decideWorkload(p, v.Environment, v.Workload); err != nil {
 		return err
 	}
+	if err := a.checkVersionTarget(p, v); err != nil {
+		return err
+	}
 	if err := a.hub.PostWorkloadVersion(r.Context(), v); err != nil {
 		return err
 	}

@@ -42,7 +42,7 @@ func TestAppPromotionsByTheAccessPolicies(t *testing.T) {
 	rights.SetTip(policy)
 	for _, env := range []string{"dev", "stage", "prod"} {
 		rights.SetEnvironment(env, policy)
-		rights.SetWorkspaces(env, map[string]string{"hello": "payments", "ledger": "billing"})
+		rights.SetWorkspaces(env, map[string]string{"hello": "payments", "ledger": "billing", "hello-x": "billing"})
 	}
 	s := startServerWith(t, filepath.Join(t.TempDir(), "hub.db"), api.Options{Rights: rights})
 	token := func(name string) string {
@@ -106,6 +106,13 @@ func TestAppPromotionsByTheAccessPolicies(t *testing.T) {
 	}
 	s.must(http.StatusCreated, "POST", "/api/v1/versions", ci, hub.WorkloadVersion{Environment: "stage", Workload: "hello", DeploymentTarget: "hello-stage", Version: "1.2.3"}, nil)
 	s.mustError(http.StatusForbidden, "forbidden", "POST", "/api/v1/versions", ci, hub.WorkloadVersion{Environment: "prod", Workload: "hello", DeploymentTarget: "hello-prod", Version: "1.2.3"})
+	// Nor a version of its workload for another team's target: ledger's, or hello-x's (the longest name owns it).
+	for _, target := range []string{"ledger-stage", "hello-x-web"} {
+		if e := s.mustError(http.StatusForbidden, "forbidden", "POST", "/api/v1/versions", ci,
+			hub.WorkloadVersion{Environment: "stage", Workload: "hello", DeploymentTarget: target, Version: "6.6.6"}); !strings.Contains(e.Error, "is not one of workload hello's") {
+			t.Errorf("a version for %s: %s", target, e.Error)
+		}
+	}
 
 	// The release bot promotes and overrides the platform in prod, nowhere else.
 	s.must(http.StatusCreated, "POST", "/api/v1/events", bot, hub.Event{Kind: hub.EventOverride, Environment: "prod", Message: "hotfix"}, nil)
