@@ -83,5 +83,13 @@ func TestWritesByTheAccessPolicies(t *testing.T) {
 		t.Errorf("rotating a cluster's token: %s", e.Error)
 	}
 	s.must(http.StatusOK, "DELETE", "/api/v1/tokens/"+clusterToken("c2"), bot, nil, nil)
+	// A web session (here a person's) is ended by the admin token only.
+	session, err := s.hub.CreateSession(t.Context(), hub.SessionOf{Person: &access.Identity{Issuer: "https://idp", Subject: "u1", Email: "ada@contoso.com"}}, "ada in a browser", time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := s.mustError(http.StatusForbidden, "forbidden", "DELETE", "/api/v1/tokens/"+hub.TokenID(hub.HashToken(session)), bot, nil); !strings.Contains(e.Error, "web session") {
+		t.Errorf("ending a web session: %s", e.Error)
+	}
 	s.mustError(http.StatusForbidden, "forbidden", "GET", "/api/v1/tokens", viewer, nil)
 }

@@ -101,8 +101,8 @@ func timeOrZero(t *time.Time) time.Time {
 }
 
 // permitOn decides token administration on the token with this ID: the access policies
-// must allow it, only the admin token administers admin tokens, and only the admin token
-// rotates a cluster's token, as only it registers clusters (the new secret would let its
+// must allow it, only the admin token administers admin tokens and web sessions, and only
+// the admin token rotates a cluster's token, as only it registers clusters (the new secret would let its
 // holder report as the cluster); revoking one is allowed. A token's kind never changes, so
 // it is read once, before the change. It returns the actor to record.
 func (a *Handler) permitOn(r *http.Request, p hub.Principal, id string, rotate bool) (*hub.Actor, error) {
@@ -113,6 +113,9 @@ func (a *Handler) permitOn(r *http.Request, p hub.Principal, id string, rotate b
 	t, err := a.hub.TokenByID(r.Context(), id)
 	if err != nil {
 		return nil, err
+	}
+	if t.Kind == hub.TokenSession {
+		return nil, hub.Errorf(hub.CodeForbidden, "only the admin token ends a web session (sign out ends one's own)")
 	}
 	if rotate && t.Kind == hub.TokenCluster {
 		return nil, hub.Errorf(hub.CodeForbidden, "only the admin token rotates a cluster's token (as only it registers clusters); "+
