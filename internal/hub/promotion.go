@@ -120,13 +120,14 @@ func (h *Hub) Approvers(ctx context.Context, env, commit string, distinctFromAut
 }
 
 // DistinctApprovers names the distinct identities of the approvals of commit (newest first,
-// as the history answers), oldest first, leaving out the actors of authors. An identity is
-// its Actor's Key; the admin token, which records whom it names, and approvals recorded
-// without an actor count by the name they record.
+// as the history answers), oldest first, leaving out the actors of authors. Two records are
+// the same identity when they share a key (approvalKeys): a person's Actor Key, and their
+// email; the admin token, which records whom it names, and approvals recorded without an
+// actor count by the name they record, and, when it is an email, as that person.
 func DistinctApprovers(approvals, authors []Event, commit string) []string {
 	excluded := map[string]bool{}
 	for _, e := range authors {
-		if k := e.Actor.Key(); k != "" {
+		for _, k := range actorKeys(e.Actor) {
 			excluded[k] = true
 		}
 	}
@@ -137,17 +138,42 @@ func DistinctApprovers(approvals, authors []Event, commit string) []string {
 			continue
 		}
 		name := strings.TrimPrefix(e.Message, "approved by ")
-		key := e.Actor.Key()
-		if e.Actor == nil || e.Actor.Admin {
-			key = "by:" + name
-		}
-		if excluded[key] || seen[key] {
+		keys := approvalKeys(e, name)
+		if slices.ContainsFunc(keys, func(k string) bool { return excluded[k] || seen[k] }) {
 			continue
 		}
-		seen[key] = true
+		for _, k := range keys {
+			seen[k] = true
+		}
 		out = append(out, name)
 	}
 	return out
+}
+
+// approvalKeys are the keys of an approval's identity: its actor's (actorKeys), or for the
+// admin token and an approval without an actor, the name it records and, when that name is
+// an email, the email's.
+func approvalKeys(e Event, name string) []string {
+	if e.Actor != nil && !e.Actor.Admin {
+		return actorKeys(e.Actor)
+	}
+	keys := []string{"by:" + strings.ToLower(name)}
+	if strings.Contains(name, "@") {
+		keys = append(keys, "email:"+strings.ToLower(name))
+	}
+	return keys
+}
+
+// actorKeys are an actor's Key and, when it has one, its email's key.
+func actorKeys(a *Actor) []string {
+	var keys []string
+	if k := a.Key(); k != "" {
+		keys = append(keys, k)
+	}
+	if a != nil && a.Email != "" {
+		keys = append(keys, "email:"+strings.ToLower(a.Email))
+	}
+	return keys
 }
 
 func short(c string) string { return c[:min(len(c), 7)] }
