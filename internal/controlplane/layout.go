@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -543,6 +544,13 @@ func (cp *ControlPlane) loadRegistrations(ctx context.Context, b *builder) {
 			fail(err)
 			continue
 		}
+		if len(docs) == 0 && len(diags) == 0 && folderMissing(tree, ref.Path) {
+			b.diag(reg.Source.Diag("spec.workload.path", fmt.Sprintf("%s has no folder %s on %s: its workloads cannot be read", shown, ref.Path,
+				cmp.Or(ref.Branch, "its default branch")),
+				"correct spec.workload.path (until then, what the registration's workloads deployed stays); to remove them, remove the registration"))
+			b.snap.FailedSources = append(b.snap.FailedSources, "registration/"+reg.Metadata.Name)
+			continue
+		}
 		b.snap.Diagnostics = append(b.snap.Diagnostics, diags...)
 		failed := map[string]bool{}
 		for _, d := range diags {
@@ -555,6 +563,20 @@ func (cp *ControlPlane) loadRegistrations(ctx context.Context, b *builder) {
 			b.add(d, fromWorkloadRepo, reg)
 		}
 	}
+}
+
+// folderMissing reports whether a tree has no file at all under the folder dir (the whole
+// tree, ".", is never missing); a tree that cannot be listed is not said to miss it.
+func folderMissing(t Tree, dir string) bool {
+	root := cleanDir(dir)
+	if root == "" {
+		return false
+	}
+	files, err := t.Files()
+	if err != nil {
+		return false
+	}
+	return !slices.ContainsFunc(files, func(f string) bool { return strings.HasPrefix(f, root) })
 }
 
 // Locate returns where a repository URL is read from: its --repo-map entry, else the URL.

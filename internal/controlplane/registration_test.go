@@ -310,6 +310,32 @@ func TestRegistrationSourceIgnore(t *testing.T) {
 	equal(t, "workloads", workloadNames(snap), []string{"kept"})
 }
 
+// TestRegistrationPathMissing: a registration whose folder is not in its repository (renamed,
+// or mistyped) is an error on its path, and a failed source, so that what its workloads
+// deployed is not removed as if the team had removed them; an existing folder without
+// workloads is no error.
+func TestRegistrationPathMissing(t *testing.T) {
+	t.Parallel()
+	const url = "https://example.com/apps"
+	repo := newDir(t, map[string]string{
+		"team-b/w.yaml":    workloadDoc("b", "dev"),
+		"team-c/README.md": "# no workloads yet",
+	})
+	cp := newDir(t, map[string]string{
+		"environments/dev/env.yaml": envDoc("dev"),
+		"registrations.yaml": joinDocs(
+			registrationDoc("a", url, "main", "./team-a", "team-a"),
+			registrationDoc("b", url, "main", "./team-b", "team-b"),
+			registrationDoc("c", url, "main", "./team-c", "team-c"),
+		),
+	})
+	snap := load(t, cp, "dev", controlplane.Options{RepoMap: controlplane.RepoMap{url: repo}})
+	checkDiags(t, snap.Diagnostics, want{sev: controlplane.SeverityError, file: "registrations.yaml", line: 9,
+		has: []string{"WorkloadRegistration/a", "spec.workload.path", "has no folder ./team-a", "correct spec.workload.path"}})
+	equal(t, "workloads", workloadNames(snap), []string{"b"})
+	equal(t, "failed sources", snap.FailedSources, []string{"registration/a"})
+}
+
 // TestRegistrationInEnvironmentContent: a registration may live in an environment's own
 // content; it is read for that environment only.
 func TestRegistrationInEnvironmentContent(t *testing.T) {
