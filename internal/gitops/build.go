@@ -770,10 +770,15 @@ func keysInOrder(tp *typePlan) ([]byte, bool) {
 }
 
 // previousTargets returns the deployment targets the folder has: the shard's, or, without
-// a shard to trust, the sub-folders actually there.
+// a shard to trust, the sub-folders actually there; none in a folder fleetform (or Kalypso)
+// never wrote (a new cluster type named like someone's folder), whose sub-folders are not
+// fleetform's to remove.
 func (pl *planner) previousTargets(tp *typePlan) (shard, error) {
 	if s := tp.rec.shard(tp.assigned); s != nil {
 		return s, nil
+	}
+	if wrote, err := pl.wroteType(tp.name); err != nil || !wrote {
+		return shard{}, err
 	}
 	_, dirs, err := pl.p.tree.List(pl.p.full(tp.name))
 	if err != nil {
@@ -1027,6 +1032,21 @@ func (pl *planner) writeIndex(next *index) (written bool, err error) {
 		return false, nil
 	}
 	return true, pl.set(IndexFile, data, nil)
+}
+
+// wroteType reports whether the cluster-type folder ct is one fleetform wrote: its state
+// records it, or, without a state (a repository Kalypso wrote), it holds the cluster-type
+// README.
+func (pl *planner) wroteType(ct string) (bool, error) {
+	if pl.index != nil {
+		_, ok := pl.index.types[ct]
+		return ok, nil
+	}
+	h, ok, err := pl.p.tree.File(pl.p.full(ct + "/" + render.ReadmeFile))
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", ct, err)
+	}
+	return ok && h == gitrepo.BlobHash([]byte(render.ReadmeText)), nil
 }
 
 // ownedClusterTypes returns the cluster-type folders fleetform owns: the ones it renders,

@@ -283,3 +283,26 @@ func TestAdoptKalypsoRepositoryMassDelete(t *testing.T) {
 		t.Errorf("affected %v", res.Plan.ClusterTypesAffected)
 	}
 }
+
+// TestNewClusterTypeInSomeonesFolder: a new cluster type named like a folder people keep in
+// the branch writes its targets there and removes nothing of theirs: fleetform never wrote
+// the folder, so its sub-folders are not fleetform's.
+func TestNewClusterTypeInSomeonesFolder(t *testing.T) {
+	f := newFleet(t)
+	repo := gittest.NewBare(t).Checked(t)
+	repo.Commit(t, "dev", humanFiles)
+	w := newWriter(t, gitops.Options{})
+	target := gitops.Target{Repo: repo.URL(), Branch: "dev", Path: "."}
+	apply(t, w, f.input(target), gitops.CommitOptions{})
+
+	f.addClusterType("legacy")
+	res := apply(t, w, f.input(target), gitops.CommitOptions{})
+	if len(res.Plan.AssignmentsRemoved) != 0 {
+		t.Errorf("removed %v", res.Plan.AssignmentsRemoved)
+	}
+	got := repo.Files(t, "dev")
+	checkHumanFiles(t, got)
+	if got["legacy/README.md"] == "" || got["legacy/shop-api/namespace.yaml"] == "" {
+		t.Errorf("the new cluster type was not written into legacy/: %v", slices.Sorted(maps.Keys(got)))
+	}
+}
