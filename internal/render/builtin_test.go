@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -249,7 +252,6 @@ func failOnErrors(t *testing.T, ds []controlplane.Diagnostic) {
 // TestBuiltinRefusalBlamesTarget checks that when a built-in template refuses its input,
 // the diagnostic points at the deployment target that has to change, not at the template.
 func TestBuiltinRefusalBlamesTarget(t *testing.T) {
-	dir := t.TempDir()
 	files := map[string]string{
 		"environments/dev/env.yaml": `apiVersion: scheduler.kalypso.io/v1alpha1
 kind: Environment
@@ -286,6 +288,28 @@ spec:
       manifests: {repo: "git@example.com:app.git", branch: main}
 `,
 	}
+	out := renderFiles(t, files)
+	if got := len(out.Failed()); got != 1 {
+		t.Fatalf("%d failed assignments, want 1 (app-scp)", got)
+	}
+	if len(out.Diagnostics) != 1 {
+		t.Fatalf("diagnostics = %v, want 1", out.Diagnostics)
+	}
+	d := out.Diagnostics[0]
+	if d.File != "workloads/app.yaml" || d.Line != 10 || d.Kind != "Workload" || d.Name != "app" || d.Path != "spec.deploymentTargets[1]" {
+		t.Errorf("diagnostic at %s:%d %s/%s %s, want workloads/app.yaml:10 Workload/app spec.deploymentTargets[1]", d.File, d.Line, d.Kind, d.Name, d.Path)
+	}
+	want := `rendering app-scp on small: builtin/flux: manifests.repo "git@example.com:app.git" must be an http, https or ssh URL`
+	if !strings.HasPrefix(d.Message, want) {
+		t.Errorf("message = %q\nwant it to start with %q", d.Message, want)
+	}
+}
+
+// renderFiles writes a control plane of the given files and renders its environment dev,
+// failing the test on a diagnostic of loading.
+func renderFiles(t *testing.T, files map[string]string) *render.Output {
+	t.Helper()
+	dir := t.TempDir()
 	for name, content := range files {
 		p := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -304,19 +328,180 @@ spec:
 		t.Fatal(err)
 	}
 	failOnErrors(t, snap.Diagnostics)
-	out := render.Render(snap, schedule.Schedule(snap), render.Options{})
-	if got := len(out.Failed()); got != 1 {
-		t.Fatalf("%d failed assignments, want 1 (app-scp)", got)
+	return render.Render(snap, schedule.Schedule(snap), render.Options{})
+}
+
+// TestBuiltinAnsibleUsers: the OS user both Ansible templates render is the one the
+// renderer derives (render.HostUser) to find shared users: <environment>-<target>, or, past
+// 32 characters, 23 of them, '-' and 8 hex digits.
+func TestBuiltinAnsibleUsers(t *testing.T) {
+	e := render.NewEngine(&controlplane.Snapshot{})
+	ts, problems := e.TemplatesFor(vmSpec)
+	if len(problems) > 0 {
+		t.Fatal(problems)
 	}
-	if len(out.Diagnostics) != 1 {
-		t.Fatalf("diagnostics = %v, want 1", out.Diagnostics)
+	users := func(target string) (reconciler, namespace string) {
+		t.Helper()
+		a := &schedule.Assignment{Workload: "app", DeploymentTarget: target, ClusterType: "vm", Namespace: "ns",
+			Target: &controlplane.DeploymentTarget{Name: target, Environment: "dev", Workload: "app", Workspace: "team",
+				Labels:    map[string]string{v1alpha1.LabelWorkload: "app", v1alpha1.LabelWorkspace: "team"},
+				Manifests: map[string]string{"repo": "https://example.com/app.git"}}}
+		f, err := e.RenderAssignment("dev", a, &compose.Config{Data: map[string]any{}}, ts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := regexp.MustCompile(`\n\s+user: "([^"]*)"`).FindStringSubmatch(string(f.Reconciler))
+		n := regexp.MustCompile(`ansible\.builtin\.user:\n\s+name: "([^"]*)"`).FindStringSubmatch(string(f.Namespace))
+		if r == nil || n == nil {
+			t.Fatalf("%s: no user in\n%s\n%s", target, f.Reconciler, f.Namespace)
+		}
+		return r[1], n[1]
 	}
-	d := out.Diagnostics[0]
-	if d.File != "workloads/app.yaml" || d.Line != 10 || d.Kind != "Workload" || d.Name != "app" || d.Path != "spec.deploymentTargets[1]" {
-		t.Errorf("diagnostic at %s:%d %s/%s %s, want workloads/app.yaml:10 Workload/app spec.deploymentTargets[1]", d.File, d.Line, d.Kind, d.Name, d.Path)
+	victim := "payments-ledger-reconciliation-worker"
+	for _, target := range []string{
+		"app-x",
+		"a-28-character-target-name-x", // dev-<target>: 32 characters, kept
+		"a-29-character-target-name-xy",
+		victim,
+		"a-target-name-17c--then-the-rest-of-it", // cut after "--": the dashes go
+		"a.target.name.17ch.x-and-more-text-goes-here", // cut after ".": the dot goes
+	} {
+		r, n := users(target)
+		want := render.HostUser("dev", target)
+		if r != want || n != want {
+			t.Errorf("%s: reconciler user %q, namespace user %q, want %q", target, r, n, want)
+		}
+		if full := "dev-" + target; len(full) <= 32 && want != full || len(full) > 32 && !regexp.MustCompile(`^[a-z0-9.-]{1,23}-[0-9a-f]{8}$`).MatchString(want) {
+			t.Errorf("%s: user %q", target, want)
+		}
 	}
-	want := `rendering app-scp on small: builtin/flux: manifests.repo "git@example.com:app.git" must be an http, https or ssh URL`
-	if !strings.HasPrefix(d.Message, want) {
-		t.Errorf("message = %q\nwant it to start with %q", d.Message, want)
+}
+
+// hostEnvironment is environment dev with a host cluster type vm (the Ansible templates), a
+// Kubernetes one, k8s, and a policy that schedules every target on both.
+const hostEnvironment = `apiVersion: scheduler.kalypso.io/v1alpha1
+kind: Environment
+metadata:
+  name: dev
+spec:
+  controlPlane: {repo: https://example.com/cp.git, branch: main, path: ./environments/dev}
+---
+apiVersion: scheduler.kalypso.io/v1alpha1
+kind: ClusterType
+metadata:
+  name: vm
+spec: {reconciler: builtin/ansible, namespaceService: builtin/ansible-user, configType: builtin/env-file}
+---
+apiVersion: scheduler.kalypso.io/v1alpha1
+kind: ClusterType
+metadata:
+  name: k8s
+spec: {reconciler: builtin/flux, namespaceService: builtin/namespace, configType: builtin/configmap}
+---
+apiVersion: scheduler.kalypso.io/v1alpha1
+kind: SchedulingPolicy
+metadata:
+  name: all
+spec:
+  deploymentTargetSelector: {labelSelector: {}}
+  clusterTypeSelector: {labelSelector: {}}
+`
+
+// hostWorkload is a Workload of a workspace with the deployment targets given in YAML.
+func hostWorkload(name, workspace, targets string) string {
+	return `apiVersion: scheduler.kalypso.io/v1alpha1
+kind: Workload
+metadata:
+  name: ` + name + `
+  labels: {workspace: ` + workspace + `}
+spec:
+  deploymentTargets:
+` + targets
+}
+
+// TestBuiltinAnsibleSharedUser: two deployment targets of a cluster type whose (shortened)
+// OS users are equal are not rendered, and each is blamed, naming the other; the targets of
+// other cluster types, and the rest of this one, are rendered.
+func TestBuiltinAnsibleSharedUser(t *testing.T) {
+	// dev-payments-ledger-reconciliation-67262 and -97425 share the first 8 hex digits of
+	// their SHA-256: both are shortened to dev-payments-ledger-rec-2c5ca23b.
+	out := renderFiles(t, map[string]string{
+		"environments/dev/env.yaml": hostEnvironment,
+		"workloads/payments.yaml": hostWorkload("payments", "payments", `    - name: ledger-reconciliation-67262
+      environment: dev
+      manifests: {repo: https://example.com/payments.git, branch: main}
+    - name: api
+      environment: dev
+      manifests: {repo: https://example.com/payments.git, branch: main}
+`),
+		"workloads/ledger.yaml": hostWorkload("payments-ledger", "billing", `    - name: reconciliation-97425
+      environment: dev
+      manifests: {repo: https://example.com/ledger.git, branch: main}
+`),
+	})
+	if u, v := render.HostUser("dev", "payments-ledger-reconciliation-67262"), render.HostUser("dev", "payments-ledger-reconciliation-97425"); u != v {
+		t.Fatalf("the test's targets have users %q and %q: find two names whose users are equal", u, v)
+	}
+	failed := map[string]string{}
+	for _, a := range out.Failed() {
+		failed[a.Dir()] = a.Err.Error()
+		var se *render.SharedUserError
+		if !errors.As(a.Err, &se) {
+			t.Errorf("%s: err %v, want a *render.SharedUserError", a.Dir(), a.Err)
+		}
+	}
+	want := map[string]string{
+		"vm/payments-ledger-reconciliation-67262": `deployment targets "payments-ledger-reconciliation-67262" and "payments-ledger-reconciliation-97425" would run as the same OS user "dev-payments-ledger-rec-2c5ca23b" on this cluster type`,
+		"vm/payments-ledger-reconciliation-97425": `deployment targets "payments-ledger-reconciliation-97425" and "payments-ledger-reconciliation-67262" would run as the same OS user "dev-payments-ledger-rec-2c5ca23b" on this cluster type`,
+	}
+	for dir, msg := range want {
+		if !strings.HasPrefix(failed[dir], msg) {
+			t.Errorf("%s: err %q\nwant it to start with %q", dir, failed[dir], msg)
+		}
+	}
+	if len(failed) != len(want) || len(out.Assignments) != 6 {
+		t.Errorf("failed %v of %d assignments, want the two on vm of 6", failed, len(out.Assignments))
+	}
+	var blamed []string
+	for _, d := range out.Diagnostics {
+		blamed = append(blamed, fmt.Sprintf("%s %s:%d %s", d.Severity, d.File, d.Line, d.Path))
+		if !strings.Contains(d.Message, "payments-ledger-reconciliation-67262") || !strings.Contains(d.Message, "payments-ledger-reconciliation-97425") {
+			t.Errorf("diagnostic %q does not name both targets", d.Message)
+		}
+	}
+	wantBlamed := []string{"error workloads/ledger.yaml:8 spec.deploymentTargets[0]", "error workloads/payments.yaml:8 spec.deploymentTargets[0]"}
+	if !slices.Equal(blamed, wantBlamed) {
+		t.Errorf("diagnostics at %q, want %q", blamed, wantBlamed)
+	}
+}
+
+// TestBuiltinAnsibleUserNamedLikeAShortenedOne: a deployment target named after another's
+// shortened OS user (another team's, to run as it) is not rendered, nor is the other: each
+// would run as the other's user.
+func TestBuiltinAnsibleUserNamedLikeAShortenedOne(t *testing.T) {
+	victim, attacker := "payments-ledger-reconciliation-worker", "payments-ledger-rec-02c72972"
+	if u := render.HostUser("dev", victim); u != "dev-"+attacker {
+		t.Fatalf("the victim's user is %q, want dev-%s", u, attacker)
+	}
+	out := renderFiles(t, map[string]string{
+		"environments/dev/env.yaml": hostEnvironment,
+		"workloads/payments.yaml": hostWorkload("payments", "payments", `    - name: ledger-reconciliation-worker
+      environment: dev
+      manifests: {repo: https://example.com/payments.git, branch: main}
+    - name: ledger-rec-02c72972
+      environment: dev
+      manifests: {repo: https://example.com/other.git, branch: main}
+`),
+	})
+	var failed []string
+	for _, a := range out.Failed() {
+		var se *render.SharedUserError
+		if errors.As(a.Err, &se) && se.User == "dev-"+attacker {
+			failed = append(failed, a.Dir())
+		}
+	}
+	slices.Sort(failed)
+	if want := []string{"vm/" + attacker, "vm/" + victim}; !slices.Equal(failed, want) {
+		t.Errorf("refused for sharing an OS user: %v, want %v", failed, want)
 	}
 }

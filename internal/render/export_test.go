@@ -5,3 +5,6 @@ func TextTemplateOnly(e *Engine) { e.noFast = true }
 
 // FastStops is how many manifests e's fast executor has given back to text/template.
 func FastStops(e *Engine) int64 { return e.fastStops.Load() }
+
+// HostUser is the OS user the built-in Ansible templates derive for a deployment target.
+var HostUser = hostUser

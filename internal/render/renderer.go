@@ -125,7 +125,8 @@ func NewRenderer(s *controlplane.Snapshot, sched *schedule.Result, opts Options)
 		out.Diagnostics = append(out.Diagnostics, *d)
 	}
 	r := &renderer{env: s.Environment, engine: engine, composer: compose.New(s), types: types, opts: opts,
-		broken: s.Broken, targets: targetDigests(s.DeploymentTargets), warn: policy == v1alpha1.ConfigSchemaWarn}
+		broken: s.Broken, targets: targetDigests(s.DeploymentTargets), warn: policy == v1alpha1.ConfigSchemaWarn,
+		sharedUsers: sharedHostUsers(s.Environment, types, sched.Assignments)}
 	return &Renderer{out: out, r: r, clusterTypes: clusterTypesByName(sched.ClusterTypes), build: BuildStamp()}
 }
 
@@ -282,6 +283,8 @@ type renderer struct {
 	warn     bool // configSchemaPolicy: warn
 
 	targets map[*controlplane.DeploymentTarget][]byte // every target's digest (targetDigests); read only
+	// sharedUsers are the assignments that would share an OS user (sharedHostUsers); read only.
+	sharedUsers map[*schedule.Assignment]error
 }
 
 // stopped reports whether Options.Stop is closed.
@@ -336,6 +339,10 @@ func (r *renderer) prepare(a *Assignment) {
 	tt := r.types[a.ClusterType]
 	if tt.problem != "" {
 		a.Err = errors.New(tt.problem)
+		return
+	}
+	if err := r.sharedUsers[a.Assignment]; err != nil {
+		a.Err = err
 		return
 	}
 	for _, b := range r.broken {
@@ -495,9 +502,13 @@ func (r *renderer) diagnostics(as []Assignment) []controlplane.Diagnostic {
 		var ve *ValidationError
 		var te *TemplateError
 		var be *BrokenInputError
+		var se *SharedUserError
 		out = append(out, a.Waiting...)
 		switch {
 		case a.Err == nil:
+		case errors.As(a.Err, &se) && a.Target != nil:
+			out = append(out, targetDiag(a, se.Error(), "rename one of the deployment targets (the OS user is <environment>-<target>, "+
+				"shortened when longer than 32 characters)"))
 		case errors.As(a.Err, &be):
 			key := where(be.Broken.Source)
 			if held[key] == 0 {
@@ -546,11 +557,7 @@ func (r *renderer) diagnostics(as []Assignment) []controlplane.Diagnostic {
 func templateFailure(a *Assignment, te *TemplateError) controlplane.Diagnostic {
 	msg, refused := failMessage(te.Err)
 	if te.Template.Source.File == "" && refused && a.Target != nil {
-		path := "metadata.name"
-		if a.Target.Path != "" {
-			path = a.Target.Path
-		}
-		return a.Target.Source.Diag(path, fmt.Sprintf("rendering %s on %s: %s", a.DeploymentTarget, a.ClusterType, msg),
+		return targetDiag(a, msg,
 			"fix the target's manifests, or the config value where it is set (fleetform explain shows where); the template's header comment lists the keys it reads")
 	}
 	d := templateDiag(te.Template.Source, te.Err)
@@ -560,6 +567,15 @@ func templateFailure(a *Assignment, te *TemplateError) controlplane.Diagnostic {
 	}
 	d.Message = fmt.Sprintf("rendering %s on %s: %s", a.DeploymentTarget, a.ClusterType, d.Message)
 	return d
+}
+
+// targetDiag blames an assignment's deployment target for why it is not rendered.
+func targetDiag(a *Assignment, msg, hint string) controlplane.Diagnostic {
+	path := "metadata.name"
+	if a.Target.Path != "" {
+		path = a.Target.Path
+	}
+	return a.Target.Source.Diag(path, fmt.Sprintf("rendering %s on %s: %s", a.DeploymentTarget, a.ClusterType, msg), hint)
 }
 
 // failMessage returns the message a template passed to fail, without text/template's
