@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -77,7 +79,8 @@ func cut(s string, n int) string {
 // them to absent.
 var creatingStates = []string{"present", "latest", "installed", "directory", "touch", "link", "hard", "mounted"}
 
-// taskKeywords are the keys of a task that are not its module.
+// taskKeywords are the keys of a task that are not its module (with_<lookup> aside: see
+// isTaskKeyword).
 var taskKeywords = map[string]bool{
 	"name": true, "register": true, "when": true, "loop": true, "loop_control": true, "notify": true,
 	"tags": true, "become": true, "become_user": true, "become_method": true, "ignore_errors": true,
@@ -85,53 +88,84 @@ var taskKeywords = map[string]bool{
 	"delegate_to": true, "no_log": true, "until": true, "retries": true, "delay": true, "args": true,
 	"block": true, "rescue": true, "always": true, "listen": true, "run_once": true, "diff": true,
 	"any_errors_fatal": true, "module_defaults": true, "throttle": true, "timeout": true, "action": true,
-	"local_action": true,
+	"local_action": true, "delegate_facts": true, "remote_user": true, "connection": true, "port": true,
 }
 
-// keptTaskKeys are the keys of a task a cleanup task keeps besides its module.
-var keptTaskKeys = []string{"become", "become_user", "become_method", "loop", "loop_control", "vars", "environment"}
+func isTaskKeyword(key string) bool { return taskKeywords[key] || strings.HasPrefix(key, "with_") }
+
+// isKeptTaskKey says which keys of a task its cleanup keeps besides its module: how it runs
+// (privileges, variables, environment), on which host (delegate_to, and how that host is
+// reached), whether it runs (when) and for which items (loop, loop_control, with_<lookup>),
+// so that it removes what the task created, where and as it created it, and only if the
+// task ran.
+func isKeptTaskKey(key string) bool {
+	switch key {
+	case "become", "become_user", "become_method", "vars", "environment",
+		"delegate_to", "remote_user", "connection", "port", "when", "loop", "loop_control":
+		return true
+	}
+	return strings.HasPrefix(key, "with_")
+}
+
+// cleanup is what cleanupPlaybook derives from a playbook.
+type cleanup struct {
+	// playbook removes what the playbook created; nil when it creates nothing it can remove.
+	playbook []byte
+	// left names the tasks that create something the cleanup leaves in place, and why.
+	left []string
+}
 
 // cleanupPlaybook derives from a playbook the one that removes what it created: every task
 // whose module arguments (a mapping) set a creating state (present, latest, installed,
-// directory, touch, link, hard, mounted) runs again with state absent, in reverse order;
+// directory, touch, link, hard, mounted) runs again with state absent, in reverse order,
+// with its when, loop, with_<lookup>, loop_control and delegate_to (see isKeptTaskKey);
 // every other task is dropped (it created nothing by itself, or only inside what is
-// removed). It returns false when the playbook creates nothing that way. Tags such as
-// !unsafe are kept.
-func cleanupPlaybook(data []byte) ([]byte, bool, error) {
+// removed). A creating task whose arguments or kept keys refer to a variable that a task of
+// the play sets as it runs (register, set_fact, a facts module) is left out and named in
+// cleanup.left: that task does not run in the cleanup, so the variable would be undefined
+// (a cleanup that fails every time) or tell something else than when the playbook ran.
+// Tags such as !unsafe are kept.
+func cleanupPlaybook(data []byte) (cleanup, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, false, fmt.Errorf("parse the playbook: %w", err)
+		return cleanup{}, fmt.Errorf("parse the playbook: %w", err)
 	}
 	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.SequenceNode {
-		return nil, false, fmt.Errorf("parse the playbook: not a list of plays")
+		return cleanup{}, fmt.Errorf("parse the playbook: not a list of plays")
 	}
+	var out cleanup
 	var plays []*yaml.Node
 	for _, play := range doc.Content[0].Content {
-		if p := cleanupPlay(play); p != nil {
+		if p := cleanupPlay(play, &out.left); p != nil {
 			plays = append(plays, p)
 		}
 	}
 	if len(plays) == 0 {
-		return nil, false, nil
+		return out, nil
 	}
 	slices.Reverse(plays)
-	out, err := yamlnode.Encode(&yaml.Node{Kind: yaml.SequenceNode, Content: plays})
-	return out, true, err
+	var err error
+	out.playbook, err = yamlnode.Encode(&yaml.Node{Kind: yaml.SequenceNode, Content: plays})
+	return out, err
 }
 
-func cleanupPlay(play *yaml.Node) *yaml.Node {
+func cleanupPlay(play *yaml.Node, left *[]string) *yaml.Node {
 	if play.Kind != yaml.MappingNode {
 		return nil
 	}
 	out := &yaml.Node{Kind: yaml.MappingNode}
+	setAtRunTime := runTimeVariables(play)
 	var tasks []*yaml.Node
 	for i := 0; i+1 < len(play.Content); i += 2 {
 		key, value := play.Content[i], play.Content[i+1]
 		switch key.Value {
 		case "pre_tasks", "tasks", "post_tasks":
 			for _, task := range value.Content {
-				if t := cleanupTask(task); t != nil {
+				t, why := cleanupTask(task, setAtRunTime)
+				if t != nil {
 					tasks = append(tasks, t)
+				} else if why != "" {
+					*left = append(*left, why)
 				}
 			}
 		case "roles", "handlers":
@@ -148,25 +182,27 @@ func cleanupPlay(play *yaml.Node) *yaml.Node {
 	return &yaml.Node{Kind: yaml.MappingNode, Content: append(out.Content, scalar("tasks"), &yaml.Node{Kind: yaml.SequenceNode, Content: tasks})}
 }
 
-func cleanupTask(task *yaml.Node) *yaml.Node {
+// cleanupTask returns the task that undoes task, or nil: with why set when task creates
+// something the cleanup leaves in place.
+func cleanupTask(task *yaml.Node, setAtRunTime map[string]bool) (t *yaml.Node, why string) {
 	if task.Kind != yaml.MappingNode {
-		return nil
+		return nil, ""
 	}
 	name, module, moduleArgs := "", (*yaml.Node)(nil), (*yaml.Node)(nil)
-	kept := map[string]*yaml.Node{}
+	var kept []*yaml.Node // keys and values
 	for i := 0; i+1 < len(task.Content); i += 2 {
 		key, value := task.Content[i], task.Content[i+1]
 		switch {
 		case key.Value == "name":
 			name = value.Value
-		case slices.Contains(keptTaskKeys, key.Value):
-			kept[key.Value] = value
-		case !taskKeywords[key.Value] && module == nil && value.Kind == yaml.MappingNode:
+		case isKeptTaskKey(key.Value):
+			kept = append(kept, key, value)
+		case !isTaskKeyword(key.Value) && module == nil && value.Kind == yaml.MappingNode:
 			module, moduleArgs = key, value
 		}
 	}
 	if module == nil {
-		return nil
+		return nil, ""
 	}
 	args := &yaml.Node{Kind: yaml.MappingNode}
 	creates := false
@@ -179,15 +215,125 @@ func cleanupTask(task *yaml.Node) *yaml.Node {
 		args.Content = append(args.Content, key, value)
 	}
 	if !creates {
-		return nil
+		return nil, ""
 	}
-	out := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{scalar("name"), scalar("remove: " + cmp.Or(name, module.Value)), module, args}}
-	for _, k := range keptTaskKeys {
-		if v, ok := kept[k]; ok {
-			out.Content = append(out.Content, scalar(k), v)
+	label := cmp.Or(name, module.Value)
+	for i := 0; i+1 < len(kept); i += 2 {
+		if v := referenceIn(kept[i+1], isExpression(kept[i].Value, kept[i+1]), setAtRunTime); v != "" {
+			return nil, fmt.Sprintf("task %q: its %s uses %s, which another task sets as the playbook runs", label, kept[i].Value, v)
 		}
 	}
-	return out
+	if v := referenceIn(moduleArgs, false, setAtRunTime); v != "" {
+		return nil, fmt.Sprintf("task %q: its arguments use %s, which another task sets as the playbook runs", label, v)
+	}
+	content := append([]*yaml.Node{scalar("name"), scalar("remove: " + label), module, args}, kept...)
+	return &yaml.Node{Kind: yaml.MappingNode, Content: content}, ""
+}
+
+// isExpression says whether a task key's value is a Jinja expression as a whole: a when
+// condition, or a loop written as a bare variable name.
+func isExpression(key string, value *yaml.Node) bool {
+	loop := key == "loop" || strings.HasPrefix(key, "with_")
+	return key == "when" || loop && value.Kind == yaml.ScalarNode && !strings.Contains(value.Value, "{{")
+}
+
+// runTimeVariables are the variables the tasks of a play (in blocks too, handlers
+// included) set as they run: those they register, those set_fact sets, and ansible_facts
+// when a task gathers facts (setup, gather_facts, a <name>_facts module).
+func runTimeVariables(play *yaml.Node) map[string]bool {
+	vars := map[string]bool{}
+	var walk func(tasks *yaml.Node)
+	walk = func(tasks *yaml.Node) {
+		if tasks.Kind != yaml.SequenceNode {
+			return
+		}
+		for _, task := range tasks.Content {
+			if task.Kind != yaml.MappingNode {
+				continue
+			}
+			for i := 0; i+1 < len(task.Content); i += 2 {
+				key, value := task.Content[i].Value, task.Content[i+1]
+				module := key[strings.LastIndex(key, ".")+1:] // ansible.builtin.set_fact: set_fact
+				switch {
+				case key == "block" || key == "rescue" || key == "always":
+					walk(value)
+				case key == "register" && value.Kind == yaml.ScalarNode:
+					vars[value.Value] = true
+				case isTaskKeyword(key):
+				case module == "set_fact":
+					setFactNames(value, vars)
+				case module == "setup" || module == "gather_facts" || strings.HasSuffix(module, "_facts"):
+					vars["ansible_facts"] = true
+				}
+			}
+		}
+	}
+	for i := 0; i+1 < len(play.Content); i += 2 {
+		switch play.Content[i].Value {
+		case "pre_tasks", "tasks", "post_tasks", "handlers":
+			walk(play.Content[i+1])
+		}
+	}
+	return vars
+}
+
+// setFactNames adds the variables set_fact arguments (a mapping, or key=value words) set.
+func setFactNames(args *yaml.Node, vars map[string]bool) {
+	switch args.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(args.Content); i += 2 {
+			if k := args.Content[i].Value; k != "cacheable" {
+				vars[k] = true
+			}
+		}
+	case yaml.ScalarNode:
+		for word := range strings.FieldsSeq(args.Value) {
+			if k, _, ok := strings.Cut(word, "="); ok && k != "cacheable" {
+				vars[k] = true
+			}
+		}
+	}
+}
+
+var (
+	// jinjaRE finds the expressions and statements of a templated string.
+	jinjaRE = regexp.MustCompile(`(?s)\{\{.*?\}\}|\{%.*?%\}`)
+	// identifierRE finds the names an expression uses: an identifier not after a dot (an
+	// attribute) or inside a word.
+	identifierRE = regexp.MustCompile(`(?:^|[^A-Za-z0-9_.])([A-Za-z_][A-Za-z0-9_]*)`)
+)
+
+// referenceIn returns the first variable of vars that a value (a scalar, or the scalars of
+// a list or mapping) uses, quoted, or "". A when condition is an expression as a whole, as
+// is a loop or with_<lookup> written as a bare variable name; elsewhere only what is
+// between {{ }} or {% %} is.
+func referenceIn(n *yaml.Node, expression bool, vars map[string]bool) string {
+	if len(vars) == 0 {
+		return ""
+	}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		parts := []string{n.Value}
+		if !expression {
+			parts = jinjaRE.FindAllString(n.Value, -1)
+		}
+		for _, p := range parts {
+			for _, m := range identifierRE.FindAllStringSubmatch(p, -1) {
+				if vars[m[1]] {
+					return strconv.Quote(m[1])
+				}
+			}
+		}
+	case yaml.SequenceNode, yaml.MappingNode:
+		for _, c := range n.Content {
+			if v := referenceIn(c, expression, vars); v != "" {
+				return v
+			}
+		}
+	case yaml.AliasNode:
+		return referenceIn(n.Alias, expression, vars)
+	}
+	return ""
 }
 
 func scalar(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }

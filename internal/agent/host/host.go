@@ -161,7 +161,11 @@ func (a *Agent) Cycle(ctx context.Context) (hub.Report, error) {
 	}
 	for _, t := range slices.Sorted(maps.Keys(st.Targets)) {
 		if !slices.Contains(targets, t) {
-			if err := a.removeTarget(ctx, st, t); err != nil {
+			left, err := a.removeTarget(ctx, st, t)
+			for _, l := range left {
+				problems = append(problems, "cleanup of "+t+": "+l)
+			}
+			if err != nil {
 				problems = append(problems, "cleanup of "+t+": "+err.Error())
 			}
 		}
@@ -230,46 +234,53 @@ func (a *Agent) applyTarget(ctx context.Context, st *state, target, dir, commit 
 
 // removeTarget cleans up a target that disappeared, from the copy of what was applied:
 // the cleanup of its reconciler playbook, then of its namespace playbook (see
-// cleanupPlaybook). The copy and the state go once the cleanup succeeded.
-func (a *Agent) removeTarget(ctx context.Context, st *state, target string) error {
+// cleanupPlaybook). The copy and the state go once the cleanup succeeded. It returns, as
+// "<playbook>: left in place: <task and why>", the tasks that created something their
+// cleanup does not remove (each is logged too).
+func (a *Agent) removeTarget(ctx context.Context, st *state, target string) ([]string, error) {
 	dir := a.appliedDir(target)
 	work, err := os.MkdirTemp(a.opts.StateDir, "cleanup-")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer func() { _ = os.RemoveAll(work) }()
 	if err := copyDir(dir, work); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+		return nil, err
 	}
+	var left []string
 	for _, pb := range slices.Backward(playbooks) {
 		data, err := os.ReadFile(filepath.Join(work, pb))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return err
+			return left, err
 		}
-		cleanup, ok, err := cleanupPlaybook(data)
+		c, err := cleanupPlaybook(data)
 		if err != nil {
-			return fmt.Errorf("%s: %w", pb, err)
+			return left, fmt.Errorf("%s: %w", pb, err)
 		}
-		if !ok {
+		for _, l := range c.left {
+			a.opts.Logger.WarnContext(ctx, "the cleanup leaves what a task created in place", "target", target, "playbook", pb, "task", l)
+			left = append(left, pb+": left in place: "+l)
+		}
+		if c.playbook == nil {
 			continue
 		}
 		p := filepath.Join(work, "cleanup-"+pb)
-		if err := os.WriteFile(p, cleanup, 0o600); err != nil {
-			return err
+		if err := os.WriteFile(p, c.playbook, 0o600); err != nil {
+			return left, err
 		}
 		if err := a.ansible.run(ctx, p); err != nil {
-			return err
+			return left, err
 		}
 	}
 	a.opts.Logger.InfoContext(ctx, "removed", "target", target, "check", a.opts.Check)
 	if a.opts.Check {
-		return nil
+		return left, nil
 	}
 	delete(st.Targets, target)
-	return os.RemoveAll(dir)
+	return left, os.RemoveAll(dir)
 }
 
 func (a *Agent) appliedDir(target string) string {

@@ -1,8 +1,10 @@
 package host
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -220,5 +222,61 @@ func TestAgentRefusesAMissingClusterTypeFolder(t *testing.T) {
 	}
 	if _, err := New(Options{Cluster: "c", Repo: repo.URL(), Branch: "dev", ClusterType: "../x", StateDir: root}); err == nil {
 		t.Fatal("New accepted a cluster type outside the repository")
+	}
+}
+
+// TestAgentReportsWhatItsCleanupLeaves: when a target disappears, the tasks whose cleanup
+// cannot be derived are named in the report's message and the log, and the rest of the
+// cleanup runs. ansible-playbook is a stand-in that keeps the playbooks it is given.
+func TestAgentReportsWhatItsCleanupLeaves(t *testing.T) {
+	root := t.TempDir()
+	ran := filepath.Join(root, "ran")
+	fake := filepath.Join(root, "ansible-playbook")
+	script := "#!/bin/sh\nfor last; do :; done\ncat \"$last\" >>'" + ran + "'\n"
+	if err := os.WriteFile(fake, []byte(script), 0o700); err != nil { //nolint:gosec // a script the test runs
+		t.Fatal(err)
+	}
+	repo := gittest.NewBare(t)
+	repo.Commit(t, "dev", tree(map[string]string{"app-a/reconciler.yaml": `- hosts: localhost
+  tasks:
+    - name: install the job
+      ansible.builtin.file: {path: /srv/cron/app-a, state: touch}
+    - ansible.builtin.stat: {path: /usr/sbin/nginx}
+      register: nginx_bin
+    - name: install nginx where it is missing
+      ansible.builtin.apt: {name: nginx, state: present}
+      when: not nginx_bin.stat.exists
+`}))
+	var log bytes.Buffer
+	a, err := New(Options{Cluster: "line-7", Repo: repo.URL(), Branch: "dev", ClusterType: "vm-line",
+		StateDir: filepath.Join(root, "state"), AnsiblePlaybook: fake, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := a.Cycle(t.Context()); err != nil || r.Status != hub.Compliant {
+		t.Fatalf("apply: %+v %v", r, err)
+	}
+	if err := os.Remove(ran); err != nil {
+		t.Fatal(err)
+	}
+
+	repo.Commit(t, "dev", tree())
+	r, err := a.Cycle(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `cleanup of app-a: reconciler.yaml: left in place: task "install nginx where it is missing": its when uses "nginx_bin", which another task sets as the playbook runs`
+	if r.Message != want || r.Status != hub.Compliant {
+		t.Errorf("report %s %q\nwant message %q", r.Status, r.Message, want)
+	}
+	if !strings.Contains(log.String(), "level=WARN") || !strings.Contains(log.String(), `install nginx where it is missing`) {
+		t.Errorf("log:\n%s", log.String())
+	}
+	cleanup := read(t, ran)
+	if !strings.Contains(cleanup, "remove: install the job") || strings.Contains(cleanup, "nginx") {
+		t.Errorf("the cleanup that ran:\n%s", cleanup)
+	}
+	if exists(t, filepath.Join(root, "state", "applied", "app-a")) {
+		t.Error("app-a's copy is kept although its cleanup ran")
 	}
 }
