@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"strings"
+	"time"
 )
 
 // EventMassDeletion is an intended mass deletion confirmed: serve applies the environment's
@@ -19,7 +20,9 @@ const MassDeletionRefused = "mass deletion refused: "
 type MassDeletionConfirmation struct {
 	Environment string
 	// Commit is the control-plane commit whose sync was refused: the confirmation holds for
-	// that commit only (a later one that removes as much needs its own).
+	// that commit only (a later one that removes as much needs its own), and for the refusal
+	// it answers only (serve honours it for a deletion its sync refused before the
+	// confirmation, of no other folders than that refusal named).
 	Commit string
 	// Reason says why the deletion is intended; By names who confirms it.
 	Reason, By string
@@ -47,12 +50,21 @@ func (h *Hub) ConfirmMassDeletion(ctx context.Context, c MassDeletionConfirmatio
 }
 
 // MassDeletionConfirmed reports whether a mass deletion of env at control-plane commit was
-// confirmed.
+// ever confirmed.
 func (h *Hub) MassDeletionConfirmed(ctx context.Context, env, commit string) (bool, error) {
+	return h.MassDeletionConfirmedSince(ctx, env, commit, time.Time{})
+}
+
+// MassDeletionConfirmedSince reports whether a mass deletion of env at control-plane commit
+// was confirmed at since or later (to the millisecond: the precision the stores keep).
+func (h *Hub) MassDeletionConfirmedSince(ctx context.Context, env, commit string, since time.Time) (bool, error) {
 	if commit == "" {
 		return false, nil
 	}
-	events, err := h.History(ctx, HistoryFilter{Environment: env, Kind: EventMassDeletion, Revision: commit, Limit: 1})
+	if !since.IsZero() {
+		since = since.Truncate(time.Millisecond)
+	}
+	events, err := h.History(ctx, HistoryFilter{Environment: env, Kind: EventMassDeletion, Revision: commit, Since: since, Limit: 1})
 	return len(events) > 0, err
 }
 

@@ -21,6 +21,8 @@ type change struct {
 	sources      map[string]string // key -> kind, for workload and base repositories
 	woken        bool
 	authored     bool // woken by a change made through serve (its authoring API or the UI)
+	// before are the refs of the sources that moved, as the poll before found them.
+	before map[string]map[string]string
 }
 
 // round polls the sources that are due (or woken by a webhook), syncs the environments
@@ -30,35 +32,38 @@ func (s *Service) round(ctx context.Context, woken map[string]bool) {
 	s.mu.Lock()
 	first := !s.started
 	s.mu.Unlock()
-	asked, askedTrigger := s.asked(ctx, woken)
+	asked := s.asked(ctx, woken)
 	moved := first || c.controlPlane != nil || len(c.sources) > 0 || len(asked) > 0
 	if !moved && !s.watchDue() {
 		return // nothing moved, no promotion round due: no work beyond the poll
 	}
 	cp, err := s.open(ctx)
 	if err != nil {
+		s.unsee(c)
 		s.failSource(ctx, repourl.Key(s.controlPlane), err)
 		return
 	}
 	envs, branches, err := s.served(ctx, cp)
 	if err != nil {
+		s.unsee(c)
 		s.failSource(ctx, repourl.Key(s.controlPlane), err)
 		return
 	}
 	if first || c.controlPlane != nil {
 		s.readRights(ctx, cp)
 	}
+	s.forgetUnserved(envs)
 	affected, trigger := s.affected(cp, c, envs, first)
-	if len(affected) == 0 && len(asked) > 0 {
-		trigger = askedTrigger
-	}
-	for env := range asked {
-		if slices.Contains(envs, env) {
-			affected[env] = true
+	only := map[string]string{} // the environments synced although no change reaches them
+	for env, why := range asked {
+		if slices.Contains(envs, env) && !affected[env] {
+			only[env] = why
 		}
 	}
-	s.syncAll(ctx, cp, affected, branches, trigger, c)
-	if first && ctx.Err() == nil {
+	if !s.syncAll(ctx, cp, affected, trigger, only, branches, c) {
+		return // stopped, or no longer leading: the next leader's first round syncs everything
+	}
+	if first {
 		s.mu.Lock()
 		s.started = true
 		s.mu.Unlock()
@@ -67,7 +72,7 @@ func (s *Service) round(ctx context.Context, woken map[string]bool) {
 		s.ready = true
 		s.mu.Unlock()
 	}
-	if s.watcher != nil && ctx.Err() == nil {
+	if s.watcher != nil && ctx.Err() == nil && s.stillLeading(ctx) {
 		s.mu.Lock()
 		s.lastWatch = s.opts.Now()
 		s.mu.Unlock()
@@ -92,17 +97,33 @@ func (s *Service) watchDue() bool {
 	return s.opts.Now().Sub(s.lastWatch) >= max(s.opts.Interval, watchEvery)
 }
 
-// asked returns the environments to sync although nothing they read moved: an
-// administrator's "sync now" (trigger manual) and the refused mass deletions someone
-// confirmed (trigger mass-deletion).
-func (s *Service) asked(ctx context.Context, woken map[string]bool) (map[string]bool, string) {
-	out, trigger := s.confirmedMassDeletions(ctx), hub.TriggerMassDeletion
+// asked returns the environments to sync although nothing they read moved, with the
+// trigger of each: those whose last sync failed, once their retry is due (trigger poll),
+// the refused mass deletions someone confirmed (trigger mass-deletion) and an
+// administrator's "sync now" (trigger manual).
+func (s *Service) asked(ctx context.Context, woken map[string]bool) map[string]string {
+	out := map[string]string{}
+	for _, env := range s.dueRetries() {
+		out[env] = hub.TriggerPoll
+	}
+	for _, env := range s.confirmedMassDeletions(ctx) {
+		out[env] = hub.TriggerMassDeletion
+	}
 	for key := range woken {
 		if env, ok := strings.CutPrefix(key, syncKey); ok {
-			out[env], trigger = true, hub.TriggerManual
+			out[env] = hub.TriggerManual
 		}
 	}
-	return out, trigger
+	return out
+}
+
+// forgetUnserved drops what serve remembers of the syncs of environments it no longer
+// serves (removed from the control plane): their failures are not tried again.
+func (s *Service) forgetUnserved(envs []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	maps.DeleteFunc(s.failing, func(env string, _ *failure) bool { return !slices.Contains(envs, env) })
+	maps.DeleteFunc(s.refused, func(env string, _ *refusal) bool { return !slices.Contains(envs, env) })
 }
 
 // served lists the environments to serve (declared, and selected) and the control-plane
@@ -170,7 +191,7 @@ func (s *Service) affected(cp *controlplane.ControlPlane, c change, envs []strin
 // poll asks every due source (or every one woken; nil: only the never polled) where its
 // branches point, and returns what moved.
 func (s *Service) poll(ctx context.Context, woken map[string]bool) change {
-	c := change{sources: map[string]string{}, authored: woken[authoredKey]}
+	c := change{sources: map[string]string{}, authored: woken[authoredKey], before: map[string]map[string]string{}}
 	now := s.opts.Now()
 	for _, key := range s.dueSources(woken) {
 		if ctx.Err() != nil {
@@ -198,6 +219,7 @@ func (s *Service) poll(ctx context.Context, woken map[string]bool) change {
 			s.putSource(ctx, key)
 			continue
 		}
+		c.before[key] = old
 		if src.kind == KindControlPlane {
 			c.controlPlane = &controlPlaneChange{branches: moved, files: s.changedFiles(ctx, src, old, refs)}
 		} else {
@@ -206,6 +228,19 @@ func (s *Service) poll(ctx context.Context, woken map[string]bool) change {
 		s.putSource(ctx, key)
 	}
 	return c
+}
+
+// unsee forgets what a round's poll found moved, when the round could not read the control
+// plane to sync it: the next poll of each source finds the move again (the control plane's
+// once its failure's wait is over), and syncs what it reaches.
+func (s *Service) unsee(c change) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for key, refs := range c.before {
+		if src := s.sources[key]; src != nil {
+			src.refs = refs
+		}
+	}
 }
 
 // dueSources are the keys of the sources to poll now, sorted.

@@ -30,9 +30,9 @@ type Hub interface {
 	RecordSync(ctx context.Context, r hub.SyncRecord) error
 	// ForgetSource removes a source no environment reads any more.
 	ForgetSource(ctx context.Context, url, branch string) error
-	// MassDeletionConfirmed reports whether someone confirmed the mass deletion of env at
-	// control-plane commit (recorded through the UI or the API).
-	MassDeletionConfirmed(ctx context.Context, env, commit string) (bool, error)
+	// MassDeletionConfirmedSince reports whether someone confirmed the mass deletion of env
+	// at control-plane commit (recorded through the UI or the API) at since or later.
+	MassDeletionConfirmedSince(ctx context.Context, env, commit string, since time.Time) (bool, error)
 }
 
 // Options configure the service.
@@ -76,10 +76,11 @@ type Service struct {
 	mu      sync.Mutex
 	sources map[string]*source // by repoKey
 	facts   map[string]*envFacts
-	// refused are the environments whose last sync refused a mass deletion, with the
-	// control-plane commit it was refused at: each round asks the hub whether someone
-	// confirmed it.
-	refused map[string]string
+	// refused are the environments whose last sync refused a mass deletion, with what it
+	// refused: each round asks the hub whether someone confirmed it since.
+	refused map[string]*refusal
+	// failing are the environments whose last sync failed: synced again when due.
+	failing map[string]*failure
 	envs    []string
 	// order is the environments in promotion order (every one, served or not).
 	order   []ui.ChainLink
@@ -89,6 +90,9 @@ type Service struct {
 	decided bool // this replica tried to lead once: it knows whether it leads
 	// lease is the leadership Lead took, for Run.
 	lease hub.Lease
+	// held is the lease this replica leads with (nil: none): checked before every
+	// environment's sync.
+	held hub.Lease
 	// lastWatch is when the last promotion round ran.
 	lastWatch time.Time
 }
@@ -108,7 +112,7 @@ func New(opts Options) *Service {
 	s := &Service{opts: opts, controlPlane: cfg.ControlPlane, read: cfg.Read,
 		repos: controlplane.NewRepos(cfg.Read.RepoMap, cfg.Credentials, opts.Logger),
 		wake:  make(chan string, 64), sources: map[string]*source{}, facts: map[string]*envFacts{},
-		refused: map[string]string{}}
+		refused: map[string]*refusal{}, failing: map[string]*failure{}}
 	s.sources[repourl.Key(s.controlPlane)] = &source{url: s.controlPlane, kind: KindControlPlane, next: opts.Now()}
 	if opts.Promote {
 		s.watcher = opts.Fleet.Watcher("fleetform serve", opts.Now, s.applyPromoted)
@@ -280,12 +284,14 @@ func (s *Service) lead(ctx context.Context, lease hub.Lease) (hub.Lease, error) 
 	}
 	if lease != nil {
 		if err := lease.Check(ctx); err == nil {
+			s.hold(lease)
 			return lease, nil
-		} else if ctx.Err() == nil {
+		} else if ctx.Err() == nil && s.Leading() { // a round that found it lost said so already
 			s.opts.Logger.WarnContext(ctx, "lost the leadership", "error", err.Error())
 		}
 		s.setLeading(false)
 	}
+	s.hold(nil)
 	l, err := s.opts.Leadership.TryLead(ctx, LeaseName)
 	if ctx.Err() != nil {
 		return nil, nil //nolint:nilerr // stopping: Run ends at its next wait
@@ -296,8 +302,42 @@ func (s *Service) lead(ctx context.Context, lease hub.Lease) (hub.Lease, error) 
 	if l != nil {
 		s.opts.Logger.InfoContext(ctx, "leading: polling, applying and promoting")
 	}
+	s.hold(l)
 	s.setLeading(l != nil)
 	return l, nil
+}
+
+func (s *Service) hold(l hub.Lease) {
+	s.mu.Lock()
+	s.held = l
+	s.mu.Unlock()
+}
+
+// errLostLeadership stops a round whose leader lost its lease.
+var errLostLeadership = errors.New("this replica lost the leadership: it writes no more")
+
+// stillLeading checks the lease before a write (an environment's sync, a promotion round):
+// a leader that lost it (its database session ended) stops, since another replica may
+// lead and write now.
+func (s *Service) stillLeading(ctx context.Context) bool {
+	if s.opts.Leadership == nil {
+		return true
+	}
+	s.mu.Lock()
+	l := s.held
+	s.mu.Unlock()
+	if l == nil {
+		return false
+	}
+	if err := l.Check(ctx); err != nil {
+		if ctx.Err() == nil {
+			s.opts.Logger.WarnContext(ctx, "lost the leadership: the round stops", "error", err.Error())
+		}
+		s.hold(nil)
+		s.setLeading(false)
+		return false
+	}
+	return true
 }
 
 func (s *Service) setLeading(on bool) {
@@ -322,6 +362,11 @@ func (s *Service) untilNext() time.Duration {
 	for _, src := range s.sources {
 		if src.next.Before(next) {
 			next = src.next
+		}
+	}
+	for _, f := range s.failing {
+		if f.next.Before(next) {
+			next = f.next
 		}
 	}
 	return max(next.Sub(s.opts.Now()), time.Millisecond)
