@@ -1,9 +1,12 @@
 package app
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
+	"runtime/debug"
 	"slices"
+	"sync"
 
 	"helm.sh/helm/v3/pkg/chartutil"
 )
@@ -45,9 +48,27 @@ func (c Capabilities) helm() (*chartutil.Capabilities, error) {
 	}
 	caps := chartutil.DefaultCapabilities.Copy()
 	caps.KubeVersion = *kv
+	caps.HelmVersion.Version = helmVersion()
 	caps.APIVersions = slices.Concat(caps.APIVersions, c.APIVersions) // Copy shares Helm's slice
 	return caps, nil
 }
+
+// helmModule is the Go module of the Helm SDK fleetform renders charts with.
+const helmModule = "helm.sh/helm/v3"
+
+// helmVersion is .Capabilities.HelmVersion.Version as the helm binary of the SDK's release
+// reports it (v3.22.0): the SDK alone knows only its minor version (v3.22) unless it is
+// linked with helm's own flags.
+var helmVersion = sync.OnceValue(func() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range bi.Deps {
+			if m.Path == helmModule {
+				return cmp.Or(m.Replace, m).Version
+			}
+		}
+	}
+	return chartutil.DefaultCapabilities.HelmVersion.Version
+})
 
 // For returns the capabilities of a deployment target: the settings' own, then its
 // environment's, then its own (a kubeVersion set nearer the target wins; apiVersions add
