@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/types"
@@ -140,7 +141,7 @@ func (a *App) renderKustomize(ctx context.Context, values *Values, vars Vars, ta
 	}
 	cm, err := a.valuesConfigMap(values)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("target %s: %w", target, err)
 	}
 	return nameObjects(append(slices.Clip(docs), cm), "")
 }
@@ -225,10 +226,18 @@ func writeFS(fs filesys.FileSystem, name string, data []byte) error {
 }
 
 // valuesConfigMap is the composed values as a ConfigMap: key = leaf path, value = the value
-// (JSON for lists and mappings).
+// (YAML text for lists and mappings). Paths that are not valid ConfigMap keys (the path of a
+// key with a dot, a '/' or a space has ["…"] in it) are refused, each with the file and line
+// that set it: the API server would refuse the ConfigMap, and the target's reconciliation
+// would fail.
 func (a *App) valuesConfigMap(values *Values) (doc, error) {
 	data := map[string]string{}
-	for p := range values.Prov {
+	var bad []string
+	for _, p := range slices.Sorted(maps.Keys(values.Prov)) {
+		if errs := validation.IsConfigMapKey(p); len(errs) > 0 {
+			bad = append(bad, fmt.Sprintf("%s (set in %s): %s", p, values.Prov[p].Source, strings.Join(errs, "; ")))
+			continue
+		}
 		v, _ := values.Get(p)
 		switch x := v.(type) {
 		case string:
@@ -241,11 +250,13 @@ func (a *App) valuesConfigMap(values *Values) (doc, error) {
 			data[p] = strings.TrimSpace(string(b))
 		}
 	}
-	name := a.Settings.ReleaseName
-	if name == "" {
-		name = a.Workload.Metadata.Name
+	name := a.Release() + "-values"
+	if len(bad) > 0 {
+		return doc{}, fmt.Errorf("the values ConfigMap %s cannot hold these keys (Kubernetes refuses them): "+
+			"rename them with letters, digits, '-' and '_' only (nested keys are joined with '.'):\n  %s",
+			name, strings.Join(bad, "\n  "))
 	}
 	b, err := yaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
-		"metadata": map[string]any{"name": name + "-values"}, "data": data})
+		"metadata": map[string]any{"name": name}, "data": data})
 	return doc{template: "fleetform: the composed values", text: string(b)}, err
 }

@@ -9,6 +9,7 @@ import (
 
 	"helm.sh/helm/v3/pkg/chart"
 	"sigs.k8s.io/kustomize/api/konfig"
+	"sigs.k8s.io/kustomize/api/provider"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
@@ -123,7 +124,10 @@ func (w *kustomizeWalk) inflateChart(dir string, kf *kustFile, c types.HelmChart
 	if err != nil {
 		return nil, fmt.Errorf("%s: helmCharts: chart %s: %w", kf.file, strings.TrimPrefix(chartDir, "/"), err)
 	}
-	return markHelmGenerated(out)
+	if out, err = markHelmGenerated(out); err != nil {
+		return nil, fmt.Errorf("%s: helmCharts: chart %s: %w", kf.file, strings.TrimPrefix(chartDir, "/"), err)
+	}
+	return out, nil
 }
 
 // helmReleaseName is the release name kustomize gives helm: releaseName, or nameTemplate
@@ -203,8 +207,11 @@ func helmTemplate(dir string, ch *chart.Chart, vals map[string]any, c types.Helm
 
 // markHelmGenerated annotates each object as kustomize's generator does: kustomize's
 // namespace: leaves such objects to Helm, and the annotation is removed from the output.
+// The output is read as the generator reads helm's: a FooList with items is replaced by its
+// items, placed after the other objects, so that each of them carries the annotation (on
+// the List itself, it would be lost when the component's file is loaded).
 func markHelmGenerated(out []byte) ([]byte, error) {
-	nodes, err := kio.FromBytes(out)
+	nodes, err := provider.NewDefaultDepProvider().GetResourceFactory().RNodesFromBytes(out)
 	if err != nil {
 		return nil, fmt.Errorf("helm output: %w", err)
 	}
