@@ -85,7 +85,6 @@ func (a *App) loadChart(values []byte) (*chart.Chart, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chart %s: %w", a.ChartDir, err)
 	}
-	c.Schema = nil // fleetform validates the composed values against it, with their sources
 	return c, nil
 }
 
@@ -153,6 +152,11 @@ type helmRender struct {
 	IncludeCRDs        bool
 	IncludeTests       bool
 	NoHooks            bool // leave every hook out (kustomize's skipHooks)
+	// KeyedSchema checks the chart's values.schema.json with fleetform's validation instead
+	// of Helm's: on the same values (Helm's, coalesced with the subcharts' and imported), with
+	// the same library, but each problem by key (a *chartSchemaError) and no reference to
+	// anything outside the schema.
+	KeyedSchema bool
 }
 
 // renderHelm renders the chart as `helm template` does, with the Helm SDK functions Helm's
@@ -197,9 +201,15 @@ func renderChart(dir string, c *chart.Chart, values map[string]any, r helmRender
 		return nil, fmt.Errorf("chart %s: dependencies: %w", dir, err)
 	}
 	opts := chartutil.ReleaseOptions{Name: r.Release, Namespace: r.Namespace, Revision: 1, IsInstall: true}
-	vals, err := chartutil.ToRenderValuesWithSchemaValidation(c, values, opts, caps, false)
+	keyed := r.KeyedSchema && c.Schema != nil
+	vals, err := chartutil.ToRenderValuesWithSchemaValidation(c, values, opts, caps, keyed)
 	if err != nil {
 		return nil, fmt.Errorf("chart %s: values: %w", dir, err)
+	}
+	if keyed {
+		if err := checkValuesSchemas(dir, c, vals["Values"]); err != nil {
+			return nil, err
+		}
 	}
 	var e engine.Engine
 	files, err := e.Render(c, vals)
@@ -211,6 +221,31 @@ func renderChart(dir string, c *chart.Chart, values map[string]any, r helmRender
 		return nil, fmt.Errorf("chart %s: %w", dir, err)
 	}
 	return docs, nil
+}
+
+// checkValuesSchemas checks the values Helm renders a chart with (coalesced) against its
+// schemas as Helm's ToRenderValuesWithSchemaValidation does: the chart's own
+// values.schema.json, with fleetform's validation (a *chartSchemaError), then each enabled
+// subchart's, with Helm's.
+func checkValuesSchemas(dir string, c *chart.Chart, values any) error {
+	coalesced, ok := values.(chartutil.Values)
+	if !ok {
+		return fmt.Errorf("chart %s: values: %T, not a mapping", dir, values)
+	}
+	schema, err := compileSchema(dir+"/values.schema.json", c.Schema)
+	if err != nil {
+		return fmt.Errorf("chart %s: %w", dir, err)
+	}
+	if problems := schema.check(coalesced); len(problems) > 0 {
+		return &chartSchemaError{Chart: dir, Problems: problems}
+	}
+	root := c.Schema
+	c.Schema = nil
+	defer func() { c.Schema = root }()
+	if err := chartutil.ValidateAgainstSchema(c, coalesced); err != nil {
+		return fmt.Errorf("chart %s: values: values don't meet the specifications of the schema(s) in the following chart(s):\n%w", dir, err)
+	}
+	return nil
 }
 
 // releaseDocs are the documents of a rendered chart in the order `helm template` prints
@@ -282,10 +317,11 @@ func isBlankYAML(s string) bool {
 
 // nameObjects names each object's file <kind>-<name>.yaml (lowercase; objects in another
 // namespace than the target's, namespace, get <namespace>- in front; a second object of the
-// same name gets -2, -3…). Documents that are not Kubernetes objects are an error naming
-// the template.
+// same name gets -2, -3…, the first such name no other object has). Documents that are not
+// Kubernetes objects are an error naming the template.
 func nameObjects(docs []doc, namespace string) ([]Object, error) {
-	seen := map[string]int{}
+	used := map[string]bool{}
+	next := map[string]int{} // the suffix to try first for a name already used
 	out := make([]Object, 0, len(docs))
 	for _, d := range docs {
 		var meta struct {
@@ -306,11 +342,15 @@ func nameObjects(docs []doc, namespace string) ([]Object, error) {
 			base = strings.ToLower(ns) + "-" + base
 		}
 		base = fileSafe(base)
-		seen[base]++
 		name := base
-		if n := seen[base]; n > 1 {
-			name = fmt.Sprintf("%s-%d", base, n)
+		if used[name] {
+			n := max(next[base], 2)
+			for used[fmt.Sprintf("%s-%d", base, n)] {
+				n++
+			}
+			name, next[base] = fmt.Sprintf("%s-%d", base, n), n+1
 		}
+		used[name] = true
 		var b bytes.Buffer
 		fmt.Fprintf(&b, "# Source: %s\n", d.template)
 		b.WriteString(d.text)

@@ -135,6 +135,19 @@ func TestHelmAsHelmRenders(t *testing.T) {
 			"digest: sha256:0\ngenerated: \"2026-01-01T00:00:00Z\"\n"},
 		wantErr: []string{"dependency cache", "1.2.0 (Chart.lock pins 1.3.0)"},
 	}, {
+		name: "objects of the same name, and one named like a second one's file: each gets a file of its own",
+		change: map[string]string{
+			"helm/templates/a.yaml": "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: migrate\n  annotations: {helm.sh/hook: pre-install}\n",
+			"helm/templates/b.yaml": "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: migrate\n",
+			"helm/templates/c.yaml": "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: migrate-2\n",
+		},
+		has: map[string][]string{
+			"serviceaccount-migrate.yaml":   {"# Source: web/templates/b.yaml"},
+			"serviceaccount-migrate-2.yaml": {"# Source: web/templates/c.yaml"},
+			"serviceaccount-migrate-3.yaml": {"# Source: web/templates/a.yaml"},
+			"kustomization.yaml":            {"- serviceaccount-migrate.yaml\n- serviceaccount-migrate-2.yaml\n", "- serviceaccount-migrate-3.yaml\n"},
+		},
+	}, {
 		name:    "a release name Helm refuses",
 		change:  map[string]string{"fleetform-app.yaml": "releaseName: Web_Team.A\n"},
 		wantErr: []string{`releaseName "Web_Team.A"`, "at most 53 characters"},
@@ -169,6 +182,82 @@ func TestHelmAsHelmRenders(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestChartSchemaAsHelmChecks: the chart's values.schema.json is checked as Helm checks it,
+// on the values Helm renders the chart with (its subcharts' defaults and imported values
+// included), also when fleetform-app.yaml names another schema; in the sandbox as in
+// process; each problem names the file that set the value when the config set it.
+func TestChartSchemaAsHelmChecks(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sandbox := app.NewSandbox(exe)
+	defer sandbox.Close()
+	importing := strings.Replace(webChart["helm/Chart.yaml"], `{name: cache, alias: session, version: "1.x"}`,
+		`{name: cache, alias: session, version: "1.x", import-values: [{child: limits, parent: sessionLimits}]}`, 1)
+	tests := []struct {
+		name    string
+		change  map[string]string
+		values  string
+		wantErr []string // nil: rendered
+	}{{
+		name:   "a key only a subchart's default sets",
+		change: map[string]string{"helm/values.schema.json": `{"properties": {"session": {"required": ["port", "tier"]}}}`},
+	}, {
+		name:    "a subchart's default the schema refuses",
+		change:  map[string]string{"helm/values.schema.json": `{"properties": {"session": {"properties": {"tier": {"const": "disk"}}}}}`},
+		wantErr: []string{"target edge: the values break the schema", "session.tier: value must be 'disk' (rule properties/session/properties/tier/const of helm/values.schema.json)"},
+	}, {
+		name: "a key import-values adds",
+		change: map[string]string{
+			"helm/Chart.yaml":               importing,
+			"helm/charts/cache/values.yaml": "port: 6379\ntier: memory\nlimits: {memory: 1Gi}\n",
+			"helm/values.schema.json":       `{"additionalProperties": false, "properties": {"cache": {}, "session": {}}}`,
+		},
+		wantErr: []string{"additional properties 'sessionLimits' not allowed (rule additionalProperties of helm/values.schema.json)"},
+	}, {
+		name: "the chart's schema when the settings name another",
+		change: map[string]string{
+			"fleetform-app.yaml":      "schema: schemas/team.json\n",
+			"schemas/team.json":       `{"properties": {"replicas": {"type": "integer"}}}`,
+			"helm/values.schema.json": `{"properties": {"replicas": {"maximum": 5}}}`,
+		},
+		values:  "replicas: 9\n",
+		wantErr: []string{"replicas: maximum: got 9, want 5 (rule properties/replicas/maximum of helm/values.schema.json); value set in config dev/edge/values.yaml:1"},
+	}, {
+		name: "the settings' schema still checks the composed values",
+		change: map[string]string{
+			"fleetform-app.yaml":      "schema: schemas/team.json\n",
+			"schemas/team.json":       `{"properties": {"replicas": {"type": "integer"}}}`,
+			"helm/values.schema.json": `{"properties": {"replicas": {"maximum": 5}}}`,
+		},
+		values:  "replicas: two\n",
+		wantErr: []string{"replicas: got string, want integer (rule properties/replicas/type of schemas/team.json); value set in config dev/edge/values.yaml:1"},
+	}}
+	for _, tc := range tests {
+		for _, box := range []*app.Sandbox{nil, sandbox} {
+			name := map[bool]string{true: "in process", false: "in the sandbox"}[box == nil]
+			t.Run(tc.name+"/"+name, func(t *testing.T) {
+				_, err := renderWebIn(t, tc.change, tc.values, box)
+				if tc.wantErr == nil {
+					if err != nil {
+						t.Fatalf("refused, helm renders: %v", err)
+					}
+					return
+				}
+				if err == nil {
+					t.Fatalf("rendered, helm refuses: want %q", tc.wantErr)
+				}
+				for _, s := range tc.wantErr {
+					if !strings.Contains(err.Error(), s) {
+						t.Errorf("error lacks %q:\n%v", s, err)
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -1,9 +1,13 @@
 package app_test
 
 import (
+	"log/slog"
 	"strings"
 	"testing"
 
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/fleetform/fleetform/internal/app"
 	"github.com/fleetform/fleetform/internal/controlplane"
 	"github.com/fleetform/fleetform/internal/testutil/gittest"
 )
@@ -78,5 +82,35 @@ func TestKustomizeNumericTag(t *testing.T) {
 	}
 	if d := string(folder.Files["deployment-web.yaml"]); !strings.Contains(d, "image: web:20261129") {
 		t.Errorf("deployment:\n%s", d)
+	}
+}
+
+// TestKustomizeVarChangeRenders: a kustomize build substitutes the variables, so a new
+// --var value alone (the image's name) renders the targets again: apply does not say "no
+// change" and keep the old image.
+func TestKustomizeVarChangeRenders(t *testing.T) {
+	src := gittest.New(t)
+	src.Commit(t, "main", map[string]string{
+		"workload.yaml":             kustomizeWorkload,
+		"fleetform-app.yaml":        "kustomize: deploy\nvariables: [IMAGE_NAME]\n",
+		"deploy/kustomization.yaml": "resources: [deployment.yaml]\nimages:\n  - name: web\n    newName: $IMAGE_NAME\n    newTag: $IMAGE_TAG\n",
+		"deploy/deployment.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n" +
+			"      containers:\n        - name: web\n          image: web\n",
+	})
+	cfgRepo := gittest.New(t)
+	cfgRepo.Commit(t, "main", map[string]string{"dev/edge/values.yaml": "a: b\n"})
+	gitops := gittest.NewBare(t)
+	w := &app.Writer{Repo: openGitOps(t, gitops.Dir), Author: object.Signature{Name: "test", Email: "test@example.com"}, Logger: slog.New(slog.DiscardHandler)}
+	repos := controlplane.NewRepos(nil, nil, nil)
+	a := loadApp(t, repos, src.Dir)
+	for _, image := range []string{"ghcr.io/old/web", "ghcr.io/new/web"} {
+		run := newRun(t, a, openRepo(t, repos, cfgRepo.Dir), "dev", "main", map[string]string{"IMAGE_NAME": image}, "1.0.0")
+		res := apply(t, w, run)
+		if res.NoChange || res.Targets[0].Status != app.StatusChanged {
+			t.Errorf("IMAGE_NAME=%s: %+v", image, res.Targets[0])
+		}
+		if d := gitops.Files(t, "dev")["edge/deployment-web.yaml"]; !strings.Contains(d, "image: "+image+":1.0.0") {
+			t.Errorf("IMAGE_NAME=%s: deployment:\n%s", image, d)
+		}
 	}
 }

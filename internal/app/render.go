@@ -29,7 +29,7 @@ const (
 )
 
 // outputFormat changes when what fleetform writes for the same inputs changes.
-const outputFormat = "fleetform-app/2"
+const outputFormat = "fleetform-app/3"
 
 // Inputs are everything a target is rendered from, except its config folder.
 type Inputs struct {
@@ -158,13 +158,19 @@ func mergeHelmValues(a, b map[string]any) map[string]any {
 }
 
 // Digest identifies what a target's folder holds when rendered from values: equal digests
-// mean equal files (but for Config_Commit_Id, which is not part of it).
+// mean equal files (but for Config_Commit_Id, which is not part of it). A kustomize build
+// substitutes the variables in the kustomizations it reads, so they are part of it; a
+// chart's values files are the only files they are substituted in, and the values are.
 func (in *Inputs) Digest(t Target, v *Values) string {
 	h := sha256.New()
 	data, _ := json.Marshal(v.Data)                          // sorted keys; the data came from YAML, it marshals
 	settings, _ := json.Marshal(in.App.Settings.rendering()) // not the promotion gates: they change no file
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00", outputFormat, in.App.Digest, in.App.Commit,
-		in.Version, in.ImageTag, settings, t.Name, t.Namespace)
+	var vars string
+	if in.App.KustomizeDir != "" {
+		vars = in.Vars.key()
+	}
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00", outputFormat, in.App.Digest, in.App.Commit,
+		in.Version, in.ImageTag, settings, t.Name, t.Namespace, vars)
 	h.Write(data)
 	helm, _ := json.Marshal(v.helm)
 	h.Write(helm)
@@ -173,25 +179,32 @@ func (in *Inputs) Digest(t Target, v *Values) string {
 
 // Render validates a target's values against the schema and renders its folder: one file
 // per object, a kustomization.yaml listing them and the tracking files, by path in the
-// folder. A chart that calls random functions is rendered twice, so that the folder knows
-// which lines of which files change on their own (Folder.KeepCommitted).
+// folder. A chart that calls random functions is rendered three times, so that the folder
+// knows what of which lines changes on its own (Folder.KeepCommitted).
 func (in *Inputs) Render(ctx context.Context, t Target, v *Values) (*Folder, error) {
-	if in.App.Schema != nil {
-		if problems := in.App.Schema.Validate(v); len(problems) > 0 {
+	if s := in.App.Schema; s != nil && s.File != in.App.chartSchemaFile() {
+		if problems := s.Validate(v); len(problems) > 0 {
 			return nil, &SchemaError{Target: t.Name, Problems: problems}
 		}
 	}
 	files, err := in.renderFiles(ctx, t, v)
+	if cse := (*chartSchemaError)(nil); errors.As(err, &cse) {
+		// The chart's own schema, checked as Helm checks it: on the values Helm renders the
+		// chart with (the subcharts' defaults, imported values).
+		return nil, &SchemaError{Target: t.Name, Problems: sourced(cse.Problems, v)}
+	}
 	if err != nil {
 		return nil, err
 	}
 	f := &Folder{Files: files}
 	if in.App.random {
-		again, err := in.renderFiles(ctx, t, v)
-		if err != nil {
-			return nil, err
+		others := make([]map[string][]byte, 2) // with three renders, a random value's ends rarely agree by chance
+		for i := range others {
+			if others[i], err = in.renderFiles(ctx, t, v); err != nil {
+				return nil, err
+			}
 		}
-		f.randomLines(again)
+		f.randomLines(others...)
 	}
 	return f, nil
 }
@@ -239,7 +252,7 @@ func (in *Inputs) helmRender(t Target) helmRender {
 		ns = "default"
 	}
 	return helmRender{Release: in.App.Release(), Namespace: ns, Capabilities: s.For(t),
-		IncludeCRDs: s.IncludeCRDs == nil || *s.IncludeCRDs, IncludeTests: s.IncludeTests}
+		IncludeCRDs: s.IncludeCRDs == nil || *s.IncludeCRDs, IncludeTests: s.IncludeTests, KeyedSchema: true}
 }
 
 // SchemaError is a target whose values the schema refuses: nothing is written for it.

@@ -81,11 +81,13 @@ func (req workerRequest) render() ([]doc, []string, error) {
 	return docs, nil, err
 }
 
-// workerAnswer is a worker's answer: the documents and the warnings, or why not.
+// workerAnswer is a worker's answer: the documents and the warnings, or why not (Schema
+// when the chart's schema refuses the values: its problems by key).
 type workerAnswer struct {
 	Docs     []renderedDoc
 	Warnings []string
 	Error    string
+	Schema   *chartSchemaError
 }
 
 // renderedDoc is a doc as a worker sends it.
@@ -97,7 +99,6 @@ func (req chartRequest) render() ([]doc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chart %s: %w", req.Dir, err)
 	}
-	c.Schema = nil // fleetform validates the composed values against it, with their sources
 	if err := checkChart(req.Dir, c); err != nil {
 		return nil, err
 	}
@@ -112,6 +113,27 @@ func registerValues() {
 		gob.Register(map[string]any{})
 		gob.Register([]any{})
 	})
+}
+
+// restoreEmptyLists gives back the empty lists of values gob decoded: gob decodes an empty
+// list as a nil one, which a template sees as null ([] became null). Values hold no nil list
+// to begin with (Helm's values reader and --set parser make empty ones), so every nil list
+// was an empty one. Mappings need nothing: gob decodes an empty one as an empty one.
+func restoreEmptyLists(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			v[k] = restoreEmptyLists(x)
+		}
+	case []any:
+		if v == nil {
+			return []any{}
+		}
+		for i, x := range v {
+			v[i] = restoreEmptyLists(x)
+		}
+	}
+	return v
 }
 
 // worker is a running render worker.
@@ -227,6 +249,9 @@ func (s *Sandbox) overMemory(req workerRequest) error {
 
 // answerDocs are an answer's documents and warnings, or its error.
 func answerDocs(ans workerAnswer) ([]doc, []string, error) {
+	if ans.Schema != nil {
+		return nil, nil, ans.Schema
+	}
 	if ans.Error != "" {
 		return nil, nil, errors.New(ans.Error)
 	}
@@ -317,11 +342,15 @@ func ServeRenderWorker(r io.Reader, w io.Writer) int {
 			fmt.Fprintln(os.Stderr, "render worker: read a request:", err)
 			return 2
 		}
+		if req.Chart != nil {
+			restoreEmptyLists(req.Chart.Values)
+		}
 		var ans workerAnswer
 		docs, warnings, err := req.render()
 		ans.Warnings = warnings
 		if err != nil {
 			ans.Error = err.Error()
+			errors.As(err, &ans.Schema)
 		}
 		for _, d := range docs {
 			ans.Docs = append(ans.Docs, renderedDoc{Template: d.template, Text: d.text})

@@ -199,3 +199,36 @@ func stderrOf(t *testing.T, fn func()) string {
 	_ = w.Close()
 	return <-out
 }
+
+// TestSandboxKeepsEmptyValues: the worker renders the values the render in process renders:
+// an empty list or mapping of the config values (over a chart default, nested, in a list)
+// stays empty, it does not become null.
+func TestSandboxKeepsEmptyValues(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sandbox := app.NewSandbox(exe)
+	defer sandbox.Close()
+	change := map[string]string{
+		"helm/values.yaml": "cache:\n  enabled: false\nsession:\n  port: 7000\ncors:\n  allowedOrigins: [https://example.com]\n  headers: {X-A: b}\n",
+		"helm/templates/values.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: values\ndata:\n" +
+			"  cors: {{ toJson .Values.cors | quote }}\n  lists: {{ toJson .Values.lists | quote }}\n  empty: {{ toJson .Values.empty | quote }}\n",
+	}
+	values := "cors:\n  allowedOrigins: []\n  headers: {}\nlists: [[], {}, {a: []}, 1]\nempty: {a: {}, b: []}\n"
+	direct, err := renderWebIn(t, change, values, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := string(direct["configmap-values.yaml"]); !strings.Contains(d, `cors: "{\"allowedOrigins\":[],\"headers\":{\"X-A\":\"b\"}}"`) ||
+		!strings.Contains(d, `lists: "[[],{},{\"a\":[]},1]"`) || !strings.Contains(d, `empty: "{\"a\":{},\"b\":[]}"`) {
+		t.Fatalf("in process:\n%s", d)
+	}
+	inSandbox, err := renderWebIn(t, change, values, sandbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(inSandbox["configmap-values.yaml"]), string(direct["configmap-values.yaml"]); got != want {
+		t.Errorf("the worker rendered other values:\n%s\nin process:\n%s", got, want)
+	}
+}

@@ -37,13 +37,24 @@ func compileSchema(file string, data []byte) (*Schema, error) {
 // Validate checks composed values against the schema. Each problem names the key, the
 // rule of the schema it breaks and the file that set the value.
 func (s *Schema) Validate(v *Values) []string {
-	data, err := json.Marshal(v.Data)
+	return sourced(s.check(v.Data), v)
+}
+
+// schemaProblem is one problem of values with a schema: the key (a values path, "" for the
+// values) and what is wrong with it, with the rule and the schema's file.
+type schemaProblem struct {
+	Key, Text string
+}
+
+// check checks data (values as Go values) against the schema.
+func (s *Schema) check(data any) []schemaProblem {
+	text, err := json.Marshal(data)
 	if err != nil {
-		return []string{err.Error()}
+		return []schemaProblem{{Text: err.Error()}}
 	}
-	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(string(data)))
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(string(text)))
 	if err != nil {
-		return []string{err.Error()}
+		return []schemaProblem{{Text: err.Error()}}
 	}
 	err = s.schema.Validate(inst)
 	var ve *jsonschema.ValidationError
@@ -51,23 +62,43 @@ func (s *Schema) Validate(v *Values) []string {
 		return nil
 	}
 	if !errors.As(err, &ve) {
-		return []string{err.Error()}
+		return []schemaProblem{{Text: err.Error()}}
 	}
-	var out []string
+	var out []schemaProblem
 	for _, e := range schemacheck.Leaves(ve) {
-		key := locationPath(e.InstanceLocation)
-		shown := key
+		out = append(out, schemaProblem{Key: locationPath(e.InstanceLocation),
+			Text: fmt.Sprintf("%s (rule %s of %s)", schemacheck.Message(e), schemacheck.Rule(e), s.File)})
+	}
+	return out
+}
+
+// sourced words problems, each with the file that set its value in v when one did, sorted.
+func sourced(problems []schemaProblem, v *Values) []string {
+	out := make([]string, 0, len(problems))
+	for _, p := range problems {
+		shown := p.Key
 		if shown == "" {
 			shown = "(values)"
 		}
-		msg := fmt.Sprintf("%s: %s (rule %s of %s)", shown, schemacheck.Message(e), schemacheck.Rule(e), s.File)
-		if src, ok := setBy(v, key); ok {
+		msg := shown + ": " + p.Text
+		if src, ok := setBy(v, p.Key); ok {
 			msg += "; value set in " + src.String()
 		}
 		out = append(out, msg)
 	}
 	sort.Strings(out)
 	return out
+}
+
+// chartSchemaError is a chart whose values.schema.json refuses the values Helm renders it
+// with: its problems, to be worded with the sources of the composed values.
+type chartSchemaError struct {
+	Chart    string
+	Problems []schemaProblem
+}
+
+func (e *chartSchemaError) Error() string {
+	return fmt.Sprintf("chart %s: the values break the schema:\n  %s", e.Chart, strings.Join(sourced(e.Problems, &Values{}), "\n  "))
 }
 
 // setBy returns the source of the value at path, or of its nearest parent that has one

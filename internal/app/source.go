@@ -38,7 +38,8 @@ type Settings struct {
 	// from charts vendored in the repository.
 	EnableHelm *bool `json:"enableHelm,omitempty"`
 	// Schema is a JSON Schema file for the composed values (default: the chart's
-	// values.schema.json, when there is one).
+	// values.schema.json, when there is one). Helm's check of the chart's own
+	// values.schema.json stays: a chart is rendered only with values it accepts.
 	Schema string `json:"schema,omitempty"`
 	// ReleaseName is Helm's .Release.Name (default: the workload's name).
 	ReleaseName string `json:"releaseName,omitempty"`
@@ -232,9 +233,16 @@ func (a *App) loadRendered(tree controlplane.Tree, files []string, has map[strin
 
 func (a *App) loadSchema(tree controlplane.Tree, has map[string]bool) error {
 	file := a.Settings.Schema
-	if file == "" && a.ChartDir != "" && has[a.ChartDir+"/values.schema.json"] {
-		file = a.ChartDir + "/values.schema.json"
-		delete(a.files, "values.schema.json") // validated with the values' sources (loadChart drops it)
+	if chartSchema := a.chartSchemaFile(); chartSchema != "" && has[chartSchema] {
+		if file == "" {
+			file = chartSchema
+		} else if file != chartSchema {
+			// Checked when a target is rendered, as Helm checks it: refused now when it
+			// cannot be compiled.
+			if _, err := compileSchema(chartSchema, a.files["values.schema.json"]); err != nil {
+				return err
+			}
+		}
 	}
 	if file == "" {
 		return nil
@@ -253,6 +261,17 @@ func (a *App) loadSchema(tree controlplane.Tree, has map[string]bool) error {
 	sum := sha256.Sum256(append([]byte(a.Digest), data...))
 	a.Digest = hex.EncodeToString(sum[:])
 	return nil
+}
+
+// chartSchemaFile is the path of the chart's values.schema.json in the source repository
+// ("" for kustomize). Helm checks the values a chart is rendered with against it, and so does
+// a target's render (fleetform does not check the composed values against it: Helm's values
+// also hold the subcharts' defaults and imported values).
+func (a *App) chartSchemaFile() string {
+	if a.ChartDir == "" {
+		return ""
+	}
+	return a.ChartDir + "/values.schema.json"
 }
 
 // Release is the release name charts are rendered with: releaseName, else the workload's
