@@ -25,6 +25,9 @@ func (h *Hub) Record(ctx context.Context, e Event) error {
 	return h.store.Update(ctx, func(tx Tx) error { return tx.AddEvents(ctx, []Event{e}) })
 }
 
+// Now is the time on the hub's clock.
+func (h *Hub) Now() time.Time { return h.opts.Now() }
+
 // Approval is an approval of a commit for an environment.
 type Approval struct {
 	Environment string

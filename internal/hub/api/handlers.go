@@ -179,12 +179,13 @@ func (a *Handler) recordEvent(w http.ResponseWriter, r *http.Request, p hub.Prin
 	}
 	switch id := p.Identity(); {
 	case !id.Admin:
-		// Anyone else records only the promotions and overrides its roles allow, as itself.
+		// Anyone else records only the promotions and overrides its roles allow, as itself,
+		// and now (the hub's clock): a history entry is not backdated.
 		d, err := a.decideEvent(p, e)
 		if err != nil {
 			return err
 		}
-		e.Actor = hub.ActorOf(id, d)
+		e.Actor, e.Time = hub.ActorOf(id, d), a.hub.Now()
 	case e.Actor == nil:
 		e.Actor = hub.ActorOf(id, access.Decision{Allowed: true, Reason: id.String() + " is an admin token"})
 	}

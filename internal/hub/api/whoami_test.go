@@ -82,11 +82,16 @@ func TestAppPromotionsByTheAccessPolicies(t *testing.T) {
 	}
 	s.mustError(http.StatusBadRequest, "invalid", "GET", "/api/v1/whoami?action=promote"+strings.Repeat("&environment=stage", api.MaxWhoAmIValues+1), ci, nil)
 
-	promotion := hub.Event{Kind: hub.EventPromotion, Environment: "stage", Workload: "hello", Revision: "abc", From: "dev", To: "stage", Message: "promoted"}
+	backdated := time.Now().Add(-24 * time.Hour)
+	promotion := hub.Event{Kind: hub.EventPromotion, Environment: "stage", Workload: "hello", Revision: "abc", From: "dev", To: "stage", Message: "promoted",
+		Time: backdated}
 	var recorded hub.Event
 	s.must(http.StatusCreated, "POST", "/api/v1/events", ci, promotion, &recorded)
 	if recorded.Actor == nil || recorded.Actor.Token != "payments-ci" || !slices.Equal(recorded.Actor.Roles, []string{"payments"}) {
 		t.Errorf("the app promotion is not recorded as the team's CI: %+v", recorded.Actor)
+	}
+	if !recorded.Time.After(backdated.Add(time.Hour)) {
+		t.Errorf("the team's CI recorded its promotion at %s, the time it gave: want the hub's clock", recorded.Time)
 	}
 	forged := promotion
 	forged.Actor = &hub.Actor{Email: "someone@contoso.com", Admin: true}
