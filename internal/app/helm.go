@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -331,7 +332,15 @@ func nameObjects(docs []doc, namespace string) ([]Object, error) {
 				Namespace string `json:"namespace"`
 			} `json:"metadata"`
 		}
-		if err := yaml.Unmarshal([]byte(d.text), &meta); err != nil {
+		js, err := yaml.YAMLToJSONStrict([]byte(d.text)) // strict: a key given twice is an error
+		if err != nil && validLeniently(d.text) {
+			return nil, fmt.Errorf("%s: %w: helm template prints it as it is, but Flux's kustomize build refuses the whole folder: "+
+				"give the key once", d.template, err)
+		}
+		if err == nil {
+			err = json.Unmarshal(js, &meta)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("%s: rendered YAML is invalid: %w", d.template, err)
 		}
 		if meta.Kind == "" || meta.Metadata.Name == "" {
@@ -357,6 +366,12 @@ func nameObjects(docs []doc, namespace string) ([]Object, error) {
 		out = append(out, Object{File: name + ".yaml", Data: b.Bytes()})
 	}
 	return out, nil
+}
+
+// validLeniently reports whether text reads as YAML when a key given twice is allowed.
+func validLeniently(text string) bool {
+	_, err := yaml.YAMLToJSON([]byte(text))
+	return err == nil
 }
 
 var unsafeChars = regexp.MustCompile(`[^a-z0-9._-]+`)

@@ -148,6 +148,12 @@ func TestHelmAsHelmRenders(t *testing.T) {
 			"kustomization.yaml":            {"- serviceaccount-migrate.yaml\n- serviceaccount-migrate-2.yaml\n", "- serviceaccount-migrate-3.yaml\n"},
 		},
 	}, {
+		name: "a key given twice (helm template prints it; Flux's kustomize build refuses the folder)",
+		change: map[string]string{
+			"helm/templates/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: twice\n  labels:\n    app: web\n    app: web\n",
+		},
+		wantErr: []string{"web/templates/a.yaml", `"app" already set`, "kustomize build refuses", "give the key once"},
+	}, {
 		name:    "a release name Helm refuses",
 		change:  map[string]string{"fleetform-app.yaml": "releaseName: Web_Team.A\n"},
 		wantErr: []string{`releaseName "Web_Team.A"`, "at most 53 characters"},
