@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -39,7 +38,7 @@ func (a ansible) run(ctx context.Context, playbook string) error {
 	}
 	cmd := exec.CommandContext(ctx, a.bin, append(args, filepath.Base(playbook))...) //nolint:gosec // a.bin is the operator's --ansible-playbook; the playbook is one the agent wrote
 	cmd.Dir = filepath.Dir(playbook)
-	cmd.Env = append(os.Environ(),
+	cmd.Env = childEnv(
 		"ANSIBLE_HOME="+a.home, "ANSIBLE_NOCOLOR=1", "ANSIBLE_FORCE_COLOR=0", "ANSIBLE_RETRY_FILES_ENABLED=0",
 		"ANSIBLE_LOCALHOST_WARNING=0", "ANSIBLE_INVENTORY_UNPARSED_WARNING=0", "PYTHONUNBUFFERED=1")
 	var out bytes.Buffer

@@ -111,7 +111,7 @@ func (f *fetcher) extract(ctx context.Context, commit, folder, dest string) erro
 // errors are redacted.
 func (f *fetcher) git(ctx context.Context, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir", f.dir}, args...)...) //nolint:gosec // git with fixed subcommands; the URL is the operator's --gitops, the branch goes behind refs/heads/, the folder after --
-	cmd.Env = gitauth.GitEnv(append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C"), f.url, f.cred)
+	cmd.Env = gitauth.GitEnv(childEnv("GIT_TERMINAL_PROMPT=0", "LC_ALL=C"), f.url, f.cred)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -280,3 +280,34 @@ func TestAgentReportsWhatItsCleanupLeaves(t *testing.T) {
 		t.Error("app-a's copy is kept although its cleanup ran")
 	}
 }
+
+// TestPlaybooksDoNotSeeTheAgentsSecrets: a playbook (which comes from the GitOps repository)
+// cannot read the agent's hub token or git and forge tokens from its environment, so it
+// cannot put them into a failure the agent reports; other variables reach it.
+// ansible-playbook is a stand-in that fails with what it inherited.
+func TestPlaybooksDoNotSeeTheAgentsSecrets(t *testing.T) {
+	t.Setenv("FLEETFORM_AGENT_TOKEN", "ff_s3cret_agent")
+	t.Setenv("FLEETFORM_GIT_TOKEN", "s3cret_git")
+	t.Setenv("GITHUB_TOKEN", "s3cret_forge")
+	t.Setenv("OPERATOR_SETTING", "kept")
+	root := t.TempDir()
+	fake := filepath.Join(root, "ansible-playbook")
+	script := "#!/bin/sh\necho \"fatal: [localhost]: FAILED! => {\\\"msg\\\": \\\"[$FLEETFORM_AGENT_TOKEN][$FLEETFORM_GIT_TOKEN][$GITHUB_TOKEN][$OPERATOR_SETTING]\\\"}\"\nexit 2\n"
+	if err := os.WriteFile(fake, []byte(script), 0o700); err != nil { //nolint:gosec // a script the test runs
+		t.Fatal(err)
+	}
+	repo := gittest.NewBare(t)
+	repo.Commit(t, "dev", tree(map[string]string{"app-a/reconciler.yaml": "- hosts: localhost\n  tasks: []\n"}))
+	a, err := New(Options{Cluster: "line-7", Repo: repo.URL(), Branch: "dev", ClusterType: "vm-line",
+		StateDir: filepath.Join(root, "state"), AnsiblePlaybook: fake})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := a.Cycle(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(r.Message, "s3cret") || !strings.Contains(r.Message, "[][][][kept]") {
+		t.Errorf("the report's message: %q, want the playbook's failure without the agent's secrets", r.Message)
+	}
+}
