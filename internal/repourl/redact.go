@@ -50,7 +50,10 @@ func RedactText(text string) string {
 // kept: it is not a secret. Anything that is not a URL is returned as is.
 func WithoutCredentials(raw string) (string, bool) {
 	u, err := url.Parse(raw)
-	if err != nil || u.Scheme == "" || u.Host == "" {
+	if err != nil {
+		return withoutUserinfo(raw) // a password with characters a URL may not hold is still one
+	}
+	if u.Scheme == "" || u.Host == "" {
 		return raw, false
 	}
 	removed := false
@@ -66,6 +69,20 @@ func WithoutCredentials(raw string) (string, bool) {
 		return raw, false
 	}
 	return u.String(), true
+}
+
+// withoutUserinfo removes what stands before an "@" in the authority of scheme://authority/…
+// (a URL that does not parse), and says whether it did.
+func withoutUserinfo(raw string) (string, bool) {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return raw, false
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 || at > strings.IndexAny(rest+"/", "/") {
+		return raw, false
+	}
+	return scheme + "://" + rest[at+1:], true
 }
 
 // redactQuery replaces the value of every parameter of u's query with ***.

@@ -56,6 +56,10 @@ func TestWithoutCredentials(t *testing.T) {
 		{"https://git.example.com/x.git", "https://git.example.com/x.git", false},
 		{"git@github.com:org/x.git", "git@github.com:org/x.git", false},
 		{"/srv/git/x", "/srv/git/x", false},
+		// A password with characters a URL may not hold: the URL does not parse, and loses it all the same.
+		{"https://oauth2:tok%en@git.example.com/x.git", "https://git.example.com/x.git", true},
+		{"https://u:to^ken@git.example.com/x.git", "https://git.example.com/x.git", true},
+		{"https://git.example.com/a b", "https://git.example.com/a b", false},
 	} {
 		got, removed := repourl.WithoutCredentials(c.in)
 		if got != c.want || removed != c.removed {
