@@ -136,3 +136,26 @@ func TestComposeAzureProvenance(t *testing.T) {
 		t.Errorf("URL mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestComposeAzurePlatformConfigMap: an azure-app-config ConfigMap that is also a platform
+// ConfigMap is read as both, as Kalypso reads it: its keys as they are, and as Azure keys.
+func TestComposeAzurePlatformConfigMap(t *testing.T) {
+	t.Parallel()
+	files := conflictFiles("name")
+	delete(files, conflictCMsFile)
+	files[azureFile] = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: azure-app-config
+  labels:
+    platform-config: "true"
+data:
+  cluster-type.large.DB_URL: x
+`
+	snap := loadDev(t, files)
+	ct, dt := pair(t, snap, "large", "observability-prometheus")
+	cfg := compose.New(snap).Compose(ct, dt)
+	if cfg.Data["DB_URL"] != "x" || cfg.Data["cluster-type.large.DB_URL"] != "x" {
+		t.Errorf("Data = %v, want DB_URL and cluster-type.large.DB_URL", cfg.Data)
+	}
+}

@@ -124,10 +124,12 @@ func New(s *controlplane.Snapshot) *Composer {
 func contributions(cms []*controlplane.ConfigMap, precedence string) []contribution {
 	var platformCMs, azure []contribution
 	for _, cm := range cms {
-		switch {
-		case cm.Metadata.Labels[v1alpha1.LabelPlatformConfig] == "true":
+		// Both, as Kalypso reads them: a platform ConfigMap named azure-app-config… is read
+		// as one and as Azure keys.
+		if cm.Metadata.Labels[v1alpha1.LabelPlatformConfig] == "true" {
 			platformCMs = append(platformCMs, fromConfigMap(cm))
-		case strings.HasPrefix(cm.Metadata.Name, "azure-app-config"):
+		}
+		if strings.HasPrefix(cm.Metadata.Name, "azure-app-config") {
 			azure = append(azure, fromAzureConfigMap(cm)...)
 		}
 	}

@@ -183,9 +183,14 @@ func mergeLists(existing, next []any) []any {
 	}
 	for _, item := range next {
 		m, isMap := item.(map[string]any)
-		if !isMap || !mergeNamed(out, byName, m) {
-			out = append(out, item)
+		if isMap && mergeNamed(out, byName, m) {
+			continue
 		}
+		if isMap { // an item appended is matched by the next ones too, as in Kalypso
+			k := nameKey(m["name"])
+			byName[k] = append(byName[k], len(out))
+		}
+		out = append(out, item)
 	}
 	return out
 }

@@ -154,10 +154,12 @@ func TestMerge(t *testing.T) {
 			want:     l{m{"name": math.Copysign(0, -1), "a": 1, "c": 3}, m{"name": 1, "b": 2}, m{"name": 1.0, "d": 4}},
 		},
 		{
-			name:     "items matched against the existing list only",
-			existing: l{},
-			next:     l{m{"name": "z", "a": 1}, m{"name": "z", "b": 2}},
-			want:     l{m{"name": "z", "a": 1}, m{"name": "z", "b": 2}},
+			// Kalypso matches each new item against the list as it grows (its loop runs over
+			// the existing list with the items appended so far).
+			name:     "an item appended is matched by the next ones",
+			existing: l{m{"name": "base"}},
+			next:     l{m{"name": "z", "a": 1}, m{"name": "z", "b": 2}, "s", "s"},
+			want:     l{m{"name": "base"}, m{"name": "z", "a": 1, "b": 2}, "s", "s"},
 		},
 		{
 			name:     "lists inside matched items merge recursively",
