@@ -60,8 +60,9 @@ func FuzzMerge(f *testing.F) {
 	})
 }
 
-// referenceMerge is Merge written item by item: every item of next is compared with every
-// item of existing. Merge must give the same result.
+// referenceMerge is Merge written item by item, as Kalypso writes it: every item of next is
+// compared with every item of the list as it grows (the existing items, and those of next
+// appended before it). Merge must give the same result.
 func referenceMerge(existing, next any) any {
 	switch e := existing.(type) {
 	case map[string]any:
@@ -87,7 +88,7 @@ func referenceMerge(existing, next any) any {
 		for _, item := range n {
 			m, isMap := item.(map[string]any)
 			matched := false
-			for i := range e {
+			for i := range out {
 				if em, ok := out[i].(map[string]any); ok && isMap && sameName(em["name"], m["name"]) {
 					out[i] = referenceMerge(em, m)
 					matched = true
