@@ -83,12 +83,29 @@ func fixedAcross(la [][]byte, others []map[string][]byte, name string) (parts []
 		}
 	}
 	parts = make([]fixedParts, len(la))
-	for i := range la {
-		if random[i] {
-			parts[i] = fixedParts{random: true, prefix: la[i][:pre[i]], suffix: la[i][len(la[i])-suf[i]:]}
+	for i, line := range la {
+		if !random[i] {
+			continue
 		}
+		// The renders' random values may agree on a first or last character by chance (a
+		// base64 value starts with one of few letters): the part that changes runs to the
+		// ends of the word it is in.
+		start, end := pre[i], len(line)-suf[i]
+		for start > 0 && isWordByte(line[start-1]) {
+			start--
+		}
+		for end < len(line) && isWordByte(line[end]) {
+			end++
+		}
+		parts[i] = fixedParts{random: true, prefix: line[:start], suffix: line[end:]}
 	}
 	return parts, differs
+}
+
+// isWordByte reports whether b is part of a word a random function writes: a letter, a
+// digit, or one of base64's "+/=" and "_" (a '-' or a '.' separates words).
+func isWordByte(b byte) bool {
+	return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || b == '+' || b == '/' || b == '=' || b == '_'
 }
 
 // commonPrefix is the length of what a and b start with alike.

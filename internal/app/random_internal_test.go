@@ -42,3 +42,16 @@ func TestKeepCommittedOnlyRandomParts(t *testing.T) {
 		}
 	}
 }
+
+// TestKeepCommittedDespiteAgreeingEnds: the renders' random values agree on their first and
+// last characters by chance (a base64 value starts with one of few letters); the committed
+// value, which does not, is kept all the same: the random part is the whole word.
+func TestKeepCommittedDespiteAgreeingEnds(t *testing.T) {
+	secret := func(password string) []byte { return []byte("kind: Secret\ndata:\n  password: " + password + "==\n") }
+	f := &Folder{Files: map[string][]byte{"secret-db.yaml": secret("TmF1k2x")}}
+	f.randomLines(map[string][]byte{"secret-db.yaml": secret("Tq9Z0x")}, map[string][]byte{"secret-db.yaml": secret("TzzP4x")})
+	committed := secret("Ydk3Lmc")
+	if kept := f.KeepCommitted(func(string) ([]byte, bool) { return committed, true }); !slices.Equal(kept, []string{"secret-db.yaml"}) {
+		t.Errorf("kept %v, want the secret", kept)
+	}
+}
