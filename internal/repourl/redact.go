@@ -21,14 +21,10 @@ func Redact(raw string) string {
 		u.User = nil
 		return u.Scheme + "://***@" + strings.TrimPrefix(u.String(), u.Scheme+"://")
 	}
-	scheme, rest, ok := strings.Cut(raw, "://")
-	if !ok {
-		return raw
+	if scheme, rest, had := cutUserinfo(raw); had {
+		return scheme + "://***@" + rest
 	}
-	if at := strings.LastIndex(rest, "@"); at >= 0 && at < strings.IndexAny(rest+"/", "/") {
-		rest = "***@" + rest[at+1:]
-	}
-	return scheme + "://" + rest
+	return raw
 }
 
 // urlInText finds the URLs of a text: a scheme, "://", and what follows up to a space or a
@@ -51,7 +47,10 @@ func RedactText(text string) string {
 func WithoutCredentials(raw string) (string, bool) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return withoutUserinfo(raw) // a password with characters a URL may not hold is still one
+		if scheme, rest, had := cutUserinfo(raw); had { // a password with characters a URL may not hold is still one
+			return scheme + "://" + rest, true
+		}
+		return raw, false
 	}
 	if u.Scheme == "" || u.Host == "" {
 		return raw, false
@@ -71,18 +70,18 @@ func WithoutCredentials(raw string) (string, bool) {
 	return u.String(), true
 }
 
-// withoutUserinfo removes what stands before an "@" in the authority of scheme://authority/…
-// (a URL that does not parse), and says whether it did.
-func withoutUserinfo(raw string) (string, bool) {
+// cutUserinfo splits scheme://[userinfo@]rest, for a URL that may not parse: its scheme, what
+// follows the user information, and whether there was some.
+func cutUserinfo(raw string) (scheme, rest string, had bool) {
 	scheme, rest, ok := strings.Cut(raw, "://")
 	if !ok {
-		return raw, false
+		return "", raw, false
 	}
 	at := strings.LastIndex(rest, "@")
 	if at < 0 || at > strings.IndexAny(rest+"/", "/") {
-		return raw, false
+		return scheme, rest, false
 	}
-	return scheme + "://" + rest[at+1:], true
+	return scheme, rest[at+1:], true
 }
 
 // redactQuery replaces the value of every parameter of u's query with ***.
