@@ -251,15 +251,24 @@ func (h *Hub) commit(ctx context.Context, batch []*job) {
 				return err
 			}
 		}
-		locked, err := lockBatch(ctx, tx, batch)
+		clear(results)
+		clear(outcomes)
+		rest, err := h.touchHeartbeats(ctx, tx, batch, outcomes)
 		if err != nil {
 			return err
 		}
-		if err := h.prefetchChanged(ctx, tx, batch, locked); err != nil {
+		locked, err := lockBatch(ctx, tx, rest)
+		if err != nil {
+			return err
+		}
+		if err := h.prefetchChanged(ctx, tx, rest, locked); err != nil {
 			return err
 		}
 		counts := &pendingCounts{}
 		for i, j := range batch {
+			if outcomes[i] != "" {
+				continue // a heartbeat, recorded
+			}
 			outcome, rejected, err := h.apply(ctx, tx, j, counts)
 			if err != nil {
 				return err
@@ -282,6 +291,53 @@ func (h *Hub) commit(ctx context.Context, batch []*job) {
 			j.done <- results[i]
 		}
 	}
+}
+
+// Heartbeat is a report that changes nothing, as a store records it without reading the
+// cluster first (TouchUnchanged).
+type Heartbeat struct {
+	Cluster, Digest        string
+	ObservedAt, ReceivedAt time.Time
+	// SkewLimit is the received time plus the allowed clock skew: a stored observed time
+	// after it orders nothing (see supersedes).
+	SkewLimit time.Time
+}
+
+// heartbeatToucher is a transaction that records a heartbeat in one statement: it sets the
+// cluster's times only where the stored cluster is reported, fresh, of the heartbeat's digest
+// and superseded by it, and reports whether it did. Only a store with one writer and no row
+// locks offers it: elsewhere, touching some clusters before locking the others would break
+// the order in which every writer locks clusters.
+type heartbeatToucher interface {
+	TouchUnchanged(ctx context.Context, h Heartbeat) (bool, error)
+}
+
+// touchHeartbeats records, where tx can, the batch's reports that change nothing without
+// reading their clusters, setting their outcomes to ResultUnchanged, and returns the others.
+// After one report of a cluster is not recorded so, its later ones in the batch are not
+// tried either: they must be applied after it, in order.
+func (h *Hub) touchHeartbeats(ctx context.Context, tx Tx, batch []*job, outcomes []string) ([]*job, error) {
+	t, ok := tx.(heartbeatToucher)
+	if !ok {
+		return batch, nil
+	}
+	var rest []*job
+	for i, j := range batch {
+		r := j.report
+		if len(rest) == 0 || rest[len(rest)-1].report.Cluster != r.Cluster {
+			done, err := t.TouchUnchanged(ctx, Heartbeat{Cluster: r.Cluster, Digest: j.digest, ObservedAt: r.ObservedAt,
+				ReceivedAt: j.received, SkewLimit: j.received.Add(h.opts.MaxClockSkew)})
+			if err != nil {
+				return nil, err
+			}
+			if done {
+				outcomes[i] = ResultUnchanged
+				continue
+			}
+		}
+		rest = append(rest, j)
+	}
+	return rest, nil
 }
 
 // lockBatch locks a batch's clusters at once (the batch is sorted by cluster: the lock order
