@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"slices"
 	"strings"
@@ -68,9 +69,20 @@ type Hub struct {
 	mu      sync.Mutex
 	desired map[string]*desiredIndex // env\x00revision -> index (desired states never change)
 	tokens  *shardedMap[tokenKey, cachedPrincipal]
-	// clusterEnv caches the environment of clusters (it never changes: rotating a token
-	// cannot move a cluster), so that ingest knows which environments to lock.
-	clusterEnv *shardedMap[string, string]
+	// clusters caches what ingest remembers of each cluster it saw: its environment (it never
+	// changes: rotating a token cannot move a cluster), so that ingest knows which
+	// environments to lock, and a hint of its latest report.
+	clusters *shardedMap[string, clusterFacts]
+	seed     maphash.Seed // of the digest hints
+}
+
+// clusterFacts is what ingest remembers of a cluster between transactions.
+type clusterFacts struct {
+	env string
+	// digest is a hash of the digest of the cluster's latest report this hub committed (0:
+	// none yet), to tell a heartbeat from a change before reading the cluster. It is a hint:
+	// another replica may have stored a newer report since.
+	digest uint64
 }
 
 // New returns a Hub on store. Call Run to start ingesting and sweeping.
@@ -103,7 +115,7 @@ func New(store Store, opts Options) *Hub {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Hub{store: store, opts: opts, jobs: make(chan *job, 4*opts.MaxBatch), desired: map[string]*desiredIndex{},
-		tokens: newShardedMap[tokenKey, cachedPrincipal](), clusterEnv: newShardedMap[string, string]()}
+		tokens: newShardedMap[tokenKey, cachedPrincipal](), clusters: newShardedMap[string, clusterFacts](), seed: maphash.MakeSeed()}
 }
 
 // RegisterCluster registers a cluster and returns its new token. An existing name is a

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"slices"
 	"strings"
@@ -31,6 +32,7 @@ const (
 type job struct {
 	report   Report
 	digest   string // reportDigest(report), computed before the job is queued
+	hint     uint64 // a hash of digest, as clusterFacts keeps it
 	received time.Time
 	done     chan error
 }
@@ -110,7 +112,8 @@ func (h *Hub) newJob(p Principal, r Report) (*job, error) {
 		h.observe(ResultRejected)
 		return nil, err
 	}
-	return &job{report: r, digest: reportDigest(r), received: now, done: make(chan error, 1)}, nil
+	digest := reportDigest(r)
+	return &job{report: r, digest: digest, hint: maphash.String(h.seed, digest) | 1, received: now, done: make(chan error, 1)}, nil
 }
 
 // queue hands j to the writers.
@@ -287,6 +290,9 @@ func (h *Hub) commit(ctx context.Context, batch []*job) {
 			h.observe(ResultRejected) // counted before the sender hears of it
 			j.done <- Errorf(CodeInternal, "the report could not be stored")
 		default:
+			if outcomes[i] == ResultAccepted || outcomes[i] == ResultUnchanged {
+				h.remember(j)
+			}
 			h.observe(outcomes[i])
 			j.done <- results[i]
 		}
@@ -303,41 +309,65 @@ type Heartbeat struct {
 	SkewLimit time.Time
 }
 
-// heartbeatToucher is a transaction that records a heartbeat in one statement: it sets the
-// cluster's times only where the stored cluster is reported, fresh, of the heartbeat's digest
-// and superseded by it, and reports whether it did. Only a store with one writer and no row
-// locks offers it: elsewhere, touching some clusters before locking the others would break
-// the order in which every writer locks clusters.
+// heartbeatToucher is a transaction that records heartbeats without reading their clusters
+// first: it sets a heartbeat's times only where the stored cluster is reported, fresh, of the
+// heartbeat's digest and superseded by it, and reports which it set. A store with row locks
+// first locks clusters (every cluster of the batch, sorted), as LockClusters does.
 type heartbeatToucher interface {
-	TouchUnchanged(ctx context.Context, h Heartbeat) (bool, error)
+	TouchUnchanged(ctx context.Context, clusters []string, hs []Heartbeat) ([]bool, error)
 }
 
 // touchHeartbeats records, where tx can, the batch's reports that change nothing without
 // reading their clusters, setting their outcomes to ResultUnchanged, and returns the others.
-// After one report of a cluster is not recorded so, its later ones in the batch are not
-// tried either: they must be applied after it, in order.
+// Only the reports of the digest the hub last committed for their cluster are tried (a change
+// would cost a statement for nothing), and only a cluster's first report in the batch: its
+// later ones are applied after it, in order.
 func (h *Hub) touchHeartbeats(ctx context.Context, tx Tx, batch []*job, outcomes []string) ([]*job, error) {
 	t, ok := tx.(heartbeatToucher)
 	if !ok {
 		return batch, nil
 	}
+	var names []string
+	var hs []Heartbeat
+	var tried []int // the batch's index of each of hs
+	for i, j := range batch {
+		if i > 0 && batch[i-1].report.Cluster == j.report.Cluster {
+			continue
+		}
+		names = append(names, j.report.Cluster)
+		if f, _ := h.clusters.Load(j.report.Cluster); f.digest == j.hint {
+			hs = append(hs, Heartbeat{Cluster: j.report.Cluster, Digest: j.digest, ObservedAt: j.report.ObservedAt,
+				ReceivedAt: j.received, SkewLimit: j.received.Add(h.opts.MaxClockSkew)})
+			tried = append(tried, i)
+		}
+	}
+	if len(hs) == 0 {
+		return batch, nil // no likely heartbeat: a statement for nothing
+	}
+	done, err := t.TouchUnchanged(ctx, names, hs)
+	if err != nil {
+		return nil, err
+	}
+	for k, i := range tried {
+		if done[k] {
+			outcomes[i] = ResultUnchanged
+		}
+	}
 	var rest []*job
 	for i, j := range batch {
-		r := j.report
-		if len(rest) == 0 || rest[len(rest)-1].report.Cluster != r.Cluster {
-			done, err := t.TouchUnchanged(ctx, Heartbeat{Cluster: r.Cluster, Digest: j.digest, ObservedAt: r.ObservedAt,
-				ReceivedAt: j.received, SkewLimit: j.received.Add(h.opts.MaxClockSkew)})
-			if err != nil {
-				return nil, err
-			}
-			if done {
-				outcomes[i] = ResultUnchanged
-				continue
-			}
+		if outcomes[i] == "" {
+			rest = append(rest, j)
 		}
-		rest = append(rest, j)
 	}
 	return rest, nil
+}
+
+// remember keeps the hint of a cluster's latest report, once committed.
+func (h *Hub) remember(j *job) {
+	if f, ok := h.clusters.Load(j.report.Cluster); ok && f.digest != j.hint {
+		f.digest = j.hint
+		h.clusters.Store(j.report.Cluster, f)
+	}
 }
 
 // lockBatch locks a batch's clusters at once (the batch is sorted by cluster: the lock order
@@ -385,8 +415,8 @@ func (h *Hub) batchEnvironments(ctx context.Context, r Reader, batch []*job) ([]
 	seen := map[string]bool{}
 	var unknown []string
 	for _, j := range batch {
-		if env, ok := h.clusterEnv.Load(j.report.Cluster); ok {
-			seen[env] = true
+		if f, ok := h.clusters.Load(j.report.Cluster); ok {
+			seen[f.env] = true
 		} else if len(unknown) == 0 || unknown[len(unknown)-1] != j.report.Cluster {
 			unknown = append(unknown, j.report.Cluster)
 		}
@@ -400,7 +430,7 @@ func (h *Hub) batchEnvironments(ctx context.Context, r Reader, batch []*job) ([]
 	}
 	for name, env := range found {
 		env = unique.Make(env).Value() // a million clusters share a few environments
-		h.clusterEnv.Store(name, env)
+		h.clusters.Store(name, clusterFacts{env: env})
 		seen[env] = true
 	}
 	return slices.Sorted(maps.Keys(seen)), nil

@@ -2,8 +2,12 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/fleetform/fleetform/internal/hub"
 	"github.com/fleetform/fleetform/internal/testutil/pgtest"
@@ -89,6 +93,56 @@ func TestTouchesAndUpdatesKeepTheirOrder(t *testing.T) {
 			if c.Status != w.status || !c.ObservedAt.Equal(w.observed) {
 				t.Errorf("%s: status %q observed %v, want %q at %v", name, c.Status, c.ObservedAt, w.status, w.observed)
 			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHeartbeatsLockTheWholeBatch: recording a batch's heartbeats without reading their
+// clusters locks every cluster of the batch, the others too, in the one order every writer
+// locks clusters in: the batch's other clusters, locked later, would otherwise be locked
+// after clusters that sort after them, and two writers could deadlock.
+func TestHeartbeatsLockTheWholeBatch(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.NewDatabase(t)
+	s := open(t, dsn)
+	ctx := context.Background()
+	err := s.Update(ctx, func(tx hub.Tx) error {
+		for _, n := range []string{"a", "b"} {
+			if err := tx.InsertClusters(ctx, hub.ClusterRecord{Cluster: hub.Cluster{Name: n, Environment: "dev", ClusterType: "x"}}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Close(ctx) })
+	now := time.Now()
+	err = s.Update(ctx, func(tx hub.Tx) error {
+		toucher := tx.(interface {
+			TouchUnchanged(context.Context, []string, []hub.Heartbeat) ([]bool, error)
+		})
+		done, err := toucher.TouchUnchanged(ctx, []string{"a", "b"},
+			[]hub.Heartbeat{{Cluster: "a", Digest: "d", ObservedAt: now, ReceivedAt: now, SkewLimit: now}})
+		if err != nil {
+			return err
+		}
+		if len(done) != 1 || done[0] {
+			t.Errorf("a, never reported, was recorded as a heartbeat: %v", done)
+		}
+		_, err = other.Exec(ctx, `SELECT name FROM clusters WHERE name = 'b' FOR UPDATE NOWAIT`)
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != "55P03" {
+			t.Errorf("locking b from another transaction: %v, want it locked already (55P03)", err)
 		}
 		return nil
 	})

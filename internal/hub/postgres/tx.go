@@ -514,6 +514,45 @@ func (t *tx) TouchCluster(_ context.Context, name string, observedAt, receivedAt
 	return nil
 }
 
+// TouchUnchanged locks clusters in name order, as LockClusters does, and records the
+// heartbeats in one statement, sent with the lock: it sets a heartbeat's times only
+// where the stored cluster is reported, fresh, of the heartbeat's digest, and superseded by it
+// (observed after it, or the stored time is after the heartbeat's SkewLimit). It reports which
+// it recorded; the caller decides the others by reading their clusters (locked already). The
+// times are compared at the stored precision, never in a heartbeat's favour.
+func (t *tx) TouchUnchanged(ctx context.Context, clusters []string, hs []hub.Heartbeat) ([]bool, error) {
+	names, digests := make([]string, len(hs)), make([]string, len(hs))
+	observed, received, limits := make([]time.Time, len(hs)), make([]time.Time, len(hs)), make([]time.Time, len(hs))
+	for i, h := range hs {
+		names[i], digests[i] = h.Cluster, h.Digest
+		observed[i], received[i], limits[i] = storedTime(h.ObservedAt), storedTime(h.ReceivedAt), storedTime(h.SkewLimit)
+	}
+	t.queue(`SELECT name FROM clusters WHERE name = ANY ($1::text[]) ORDER BY name FOR UPDATE`, clusters)
+	rows, err := t.query(ctx, `UPDATE clusters AS c SET observed_at = v.observed_at, received_at = v.received_at
+		FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::timestamptz[])
+			AS v(name, digest, observed_at, received_at, skew_limit)
+		WHERE c.name = v.name AND c.reported AND c.fresh AND c.digest = v.digest
+			AND (c.observed_at < v.observed_at OR c.observed_at > v.skew_limit)
+		RETURNING c.name`, names, digests, observed, received, limits)
+	if err != nil {
+		return nil, err
+	}
+	touched, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	set := make(map[string]bool, len(touched))
+	for _, name := range touched {
+		set[name] = true
+		delete(t.locked, name)
+	}
+	done := make([]bool, len(hs))
+	for i, name := range names {
+		done[i] = set[name]
+	}
+	return done, nil
+}
+
 func (t *tx) Deployments(ctx context.Context, cluster string) ([]hub.DeploymentState, error) {
 	if deps, ok := t.deployments[cluster]; ok {
 		return slices.Clone(deps), nil

@@ -298,23 +298,31 @@ func (t *tx) TouchCluster(ctx context.Context, name string, observedAt, received
 	return err
 }
 
-// TouchUnchanged records a heartbeat in one statement, without reading the cluster: it sets
-// the times of h.Cluster only where the stored cluster is reported, fresh, of h.Digest, and
-// h supersedes its report (observed after it, or the stored time is after h.SkewLimit). It
-// reports whether it did; when not, the caller decides by reading the cluster. The times
-// are compared at the stored precision (milliseconds), never in the heartbeat's favour.
-func (t *tx) TouchUnchanged(ctx context.Context, h hub.Heartbeat) (bool, error) {
-	res, err := t.q.ExecContext(ctx, `UPDATE clusters SET observed_at = ?, received_at = ?
-		WHERE name = ? AND reported = 1 AND fresh = 1 AND digest = ? AND (observed_at < ? OR observed_at > ?)`,
-		ms(h.ObservedAt), ms(h.ReceivedAt), h.Cluster, h.Digest, ms(h.ObservedAt), ms(h.SkewLimit))
-	if err != nil {
-		return false, err
+// TouchUnchanged records heartbeats without reading their clusters, one statement each (the
+// write transaction excludes other writers: no cluster needs a lock). It sets the times of a
+// heartbeat's cluster only where the stored cluster is reported, fresh, of the heartbeat's
+// digest, and superseded by it (observed after it, or the stored time is after the
+// heartbeat's SkewLimit). It reports which it recorded; the caller decides the others by
+// reading their clusters. The times are compared at the stored precision (milliseconds),
+// never in a heartbeat's favour.
+func (t *tx) TouchUnchanged(ctx context.Context, _ []string, hs []hub.Heartbeat) ([]bool, error) {
+	done := make([]bool, len(hs))
+	for i, h := range hs {
+		res, err := t.q.ExecContext(ctx, `UPDATE clusters SET observed_at = ?, received_at = ?
+			WHERE name = ? AND reported = 1 AND fresh = 1 AND digest = ? AND (observed_at < ? OR observed_at > ?)`,
+			ms(h.ObservedAt), ms(h.ReceivedAt), h.Cluster, h.Digest, ms(h.ObservedAt), ms(h.SkewLimit))
+		if err != nil {
+			return nil, err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return nil, err
+		}
+		if done[i] = n == 1; done[i] {
+			delete(t.locked, h.Cluster)
+		}
 	}
-	n, err := res.RowsAffected()
-	if n == 1 {
-		delete(t.locked, h.Cluster)
-	}
-	return n == 1, err
+	return done, nil
 }
 
 func (t *tx) Deployments(ctx context.Context, cluster string) ([]hub.DeploymentState, error) {
