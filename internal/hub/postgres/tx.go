@@ -185,10 +185,18 @@ func (t *tx) queryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 
 // sendWith sends the queued writes followed by a query and reads the writes' results.
 func (t *tx) sendWith(ctx context.Context, sql string, args []any) (pgx.BatchResults, error) {
+	return t.sendWithQueries(ctx, pgx.QueuedQuery{SQL: sql, Arguments: args})
+}
+
+// sendWithQueries sends the queued writes followed by queries and reads the writes' results;
+// the queries' results follow, in order.
+func (t *tx) sendWithQueries(ctx context.Context, queries ...pgx.QueuedQuery) (pgx.BatchResults, error) {
 	b := t.queued
 	writes := b.Len()
 	t.queued = &pgx.Batch{}
-	b.Queue(sql, args...)
+	for _, q := range queries {
+		b.Queue(q.SQL, cleanArgs(q.Arguments)...)
+	}
 	br := t.q.SendBatch(ctx, b)
 	for range writes {
 		if _, err := br.Exec(); err != nil {
@@ -515,10 +523,11 @@ func (t *tx) TouchCluster(_ context.Context, name string, observedAt, receivedAt
 }
 
 // TouchUnchanged locks clusters in name order, as LockClusters does, and records the
-// heartbeats in one statement, sent with the lock: it sets a heartbeat's times only
-// where the stored cluster is reported, fresh, of the heartbeat's digest, and superseded by it
-// (observed after it, or the stored time is after the heartbeat's SkewLimit). It reports which
-// it recorded; the caller decides the others by reading their clusters (locked already). The
+// heartbeats in one statement, sent with the lock: it sets a heartbeat's times only where the
+// stored cluster is reported, fresh, of the heartbeat's digest, and superseded by it (observed
+// after it, or the stored time is after the heartbeat's SkewLimit). The clusters of no
+// heartbeat are read in the same round trip, for LockClusters. It reports which heartbeats it
+// recorded; the caller decides the others by reading their clusters (locked already). The
 // times are compared at the stored precision, never in a heartbeat's favour.
 func (t *tx) TouchUnchanged(ctx context.Context, clusters []string, hs []hub.Heartbeat) ([]bool, error) {
 	names, digests := make([]string, len(hs)), make([]string, len(hs))
@@ -527,13 +536,36 @@ func (t *tx) TouchUnchanged(ctx context.Context, clusters []string, hs []hub.Hea
 		names[i], digests[i] = h.Cluster, h.Digest
 		observed[i], received[i], limits[i] = storedTime(h.ObservedAt), storedTime(h.ReceivedAt), storedTime(h.SkewLimit)
 	}
+	index := make(map[string]int, len(names))
+	for i, name := range names {
+		index[name] = i
+	}
+	others := slices.DeleteFunc(slices.Clone(clusters), func(c string) bool { _, ok := index[c]; return ok })
 	t.queue(`SELECT name FROM clusters WHERE name = ANY ($1::text[]) ORDER BY name FOR UPDATE`, clusters)
-	rows, err := t.query(ctx, `UPDATE clusters AS c SET observed_at = v.observed_at, received_at = v.received_at
+	t.queuePending()
+	t.sent = true
+	br, err := t.sendWithQueries(ctx, pgx.QueuedQuery{SQL: `UPDATE clusters AS c SET observed_at = v.observed_at, received_at = v.received_at
 		FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::timestamptz[])
 			AS v(name, digest, observed_at, received_at, skew_limit)
 		WHERE c.name = v.name AND c.reported AND c.fresh AND c.digest = v.digest
 			AND (c.observed_at < v.observed_at OR c.observed_at > v.skew_limit)
-		RETURNING c.name`, names, digests, observed, received, limits)
+		RETURNING c.name`, Arguments: []any{names, digests, observed, received, limits}},
+		pgx.QueuedQuery{SQL: `SELECT ` + clusterColumns + ` FROM clusters WHERE name = ANY ($1::text[]) ORDER BY name`, Arguments: []any{others}})
+	if err != nil {
+		return nil, err
+	}
+	done, err := t.readTouches(br, index)
+	if err != nil {
+		return nil, errors.Join(err, br.Close())
+	}
+	return done, br.Close()
+}
+
+// readTouches reads the results of TouchUnchanged's statements: which heartbeats were
+// recorded (index: each one's cluster), and the other clusters, kept as LockClusters keeps
+// them.
+func (t *tx) readTouches(br pgx.BatchResults, index map[string]int) ([]bool, error) {
+	rows, err := br.Query()
 	if err != nil {
 		return nil, err
 	}
@@ -541,16 +573,21 @@ func (t *tx) TouchUnchanged(ctx context.Context, clusters []string, hs []hub.Hea
 	if err != nil {
 		return nil, err
 	}
-	set := make(map[string]bool, len(touched))
+	done := make([]bool, len(index))
 	for _, name := range touched {
-		set[name] = true
-		delete(t.locked, name)
+		if i, ok := index[name]; ok {
+			done[i] = true
+			delete(t.locked, name)
+		}
 	}
-	done := make([]bool, len(hs))
-	for i, name := range names {
-		done[i] = set[name]
+	if rows, err = br.Query(); err != nil {
+		return nil, err
 	}
-	return done, nil
+	cs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (hub.ClusterRecord, error) { return scanCluster(row) })
+	for _, c := range cs {
+		t.locked[c.Name] = c
+	}
+	return done, err
 }
 
 func (t *tx) Deployments(ctx context.Context, cluster string) ([]hub.DeploymentState, error) {
