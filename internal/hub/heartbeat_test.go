@@ -219,3 +219,25 @@ func testHeartbeatAfterAReportBeyondTheSkew(t *testing.T, store hub.Store) {
 		t.Errorf("c1 observed at %s (%v), want %s", d.ObservedAt, err, t0)
 	}
 }
+
+// TestABatchTakenIsCommittedAfterItsContextEnds: a writer that took a batch from the queue
+// commits it although the hub is stopping (its context ended): its senders are waiting for
+// it, and a report half-applied or refused at shutdown would be sent again for nothing.
+func TestABatchTakenIsCommittedAfterItsContextEnds(t *testing.T) {
+	eachStore(t, func(t *testing.T, store hub.Store) {
+		t.Helper()
+		h := hub.New(store, hub.Options{SweepEvery: -1})
+		if _, err := h.RegisterCluster(t.Context(), hub.Cluster{Name: "c1", Environment: "dev", ClusterType: "x"}, false); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		r := hub.Report{Cluster: "c1", Revision: "r1", Status: hub.Compliant, ObservedAt: time.Now()}
+		if err := h.CommitReports(ctx, r)[0]; err != nil {
+			t.Fatalf("the report of a batch taken before the hub stopped: %v", err)
+		}
+		if d, err := h.Cluster(t.Context(), "c1"); err != nil || d.Revision != "r1" {
+			t.Errorf("c1 is at %q (%v), want r1", d.Revision, err)
+		}
+	})
+}

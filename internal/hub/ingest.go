@@ -236,8 +236,11 @@ func (h *Hub) write(ctx context.Context) {
 }
 
 // commit applies a batch in one transaction. A problem with one report rejects that report;
-// a database error fails the batch.
+// a database error fails the batch. A batch taken from the queue is committed even when ctx
+// ends meanwhile (its senders wait for it): its statements are not watched for ctx's end,
+// which also spares the drivers a watcher for each statement.
 func (h *Hub) commit(ctx context.Context, batch []*job) {
+	ctx = context.WithoutCancel(ctx)
 	slices.SortStableFunc(batch, func(a, b *job) int {
 		return strings.Compare(a.report.Cluster, b.report.Cluster) // consistent lock order
 	})
