@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -26,9 +24,6 @@ type querier interface {
 type tx struct {
 	q      querier
 	locked map[string]hub.ClusterRecord
-	// deployments are clusters' deployment states read ahead (PrefetchDeployments), until the
-	// transaction changes them.
-	deployments map[string][]hub.DeploymentState
 }
 
 var _ hub.Tx = (*tx)(nil)
@@ -176,48 +171,7 @@ func (t *tx) queryNames(ctx context.Context, query string, names []string) (*sql
 
 // PrefetchDeployments does nothing: Deployments reads the local file, with no round trip to
 // save.
-// PrefetchDeployments reads the deployment states of clusters in one query, for the
-// transaction's later Deployments calls: a statement costs more than the rows it reads. The
-// write transaction excludes other writers, so they stay current until it changes them.
-func (t *tx) PrefetchDeployments(ctx context.Context, clusters []string) error {
-	rows, err := t.queryNames(ctx, `SELECT cluster, deployment_target, namespace, status, revision, since FROM deployments
-		WHERE cluster IN (SELECT value FROM json_each(?)) ORDER BY cluster, deployment_target`, clusters)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = rows.Close() }()
-	read := make(map[string][]hub.DeploymentState, len(clusters))
-	for _, c := range clusters {
-		read[c] = []hub.DeploymentState{}
-	}
-	for rows.Next() {
-		var cluster string
-		var d hub.DeploymentState
-		if err := scanDeployment(rows, &d, &cluster); err != nil {
-			return err
-		}
-		read[cluster] = append(read[cluster], d)
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	if t.deployments == nil {
-		t.deployments = read
-		return nil
-	}
-	maps.Copy(t.deployments, read)
-	return nil
-}
-
-// scanDeployment scans a deployment row; leading are the columns before its own.
-func scanDeployment(row interface{ Scan(...any) error }, d *hub.DeploymentState, leading ...any) error {
-	var since int64
-	if err := row.Scan(append(leading, &d.DeploymentTarget, &d.Namespace, &d.Status, &d.Revision, &since)...); err != nil {
-		return err
-	}
-	d.Since = fromMS(since)
-	return nil
-}
+func (t *tx) PrefetchDeployments(context.Context, []string) error { return nil }
 
 // LockEnvironment does nothing: SQLite has a single writer.
 func (t *tx) LockEnvironment(context.Context, string, bool) error { return nil }
@@ -372,9 +326,6 @@ func (t *tx) TouchUnchanged(ctx context.Context, _ []string, hs []hub.Heartbeat)
 }
 
 func (t *tx) Deployments(ctx context.Context, cluster string) ([]hub.DeploymentState, error) {
-	if deps, ok := t.deployments[cluster]; ok {
-		return slices.Clone(deps), nil
-	}
 	rows, err := t.q.QueryContext(ctx, `SELECT deployment_target, namespace, status, revision, since FROM deployments
 		WHERE cluster = ? ORDER BY deployment_target`, cluster)
 	if err != nil {
@@ -384,16 +335,17 @@ func (t *tx) Deployments(ctx context.Context, cluster string) ([]hub.DeploymentS
 	var out []hub.DeploymentState
 	for rows.Next() {
 		var d hub.DeploymentState
-		if err := scanDeployment(rows, &d); err != nil {
+		var since int64
+		if err := rows.Scan(&d.DeploymentTarget, &d.Namespace, &d.Status, &d.Revision, &since); err != nil {
 			return nil, err
 		}
+		d.Since = fromMS(since)
 		out = append(out, d)
 	}
 	return out, rows.Err()
 }
 
 func (t *tx) SetDeployments(ctx context.Context, cluster string, put []hub.DeploymentState, remove []string) error {
-	delete(t.deployments, cluster)
 	for _, d := range put {
 		if _, err := t.q.ExecContext(ctx, `INSERT INTO deployments (cluster, deployment_target, namespace, status, revision, since)
 			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (cluster, deployment_target) DO UPDATE SET namespace = excluded.namespace,
