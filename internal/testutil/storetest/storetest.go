@@ -85,7 +85,6 @@ func Run(t *testing.T, open Opener, explain Explainer) {
 	t.Run("FutureObservedAt", s.testFutureObservedAt)
 	t.Run("BatchReads", s.testBatchReads)
 	t.Run("Touches", s.testTouches)
-	t.Run("PrefetchedDeployments", s.testPrefetchedDeployments)
 	t.Run("Environments", s.testEnvironments)
 	t.Run("Sources", s.testSources)
 	t.Run("Syncs", s.testSyncs)
