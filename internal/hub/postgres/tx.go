@@ -554,26 +554,25 @@ func (t *tx) TouchUnchanged(ctx context.Context, clusters []string, hs []hub.Hea
 	if err != nil {
 		return nil, err
 	}
-	done, err := t.readTouches(br, index)
-	if err != nil {
+	done := make([]bool, len(hs))
+	if err := t.readTouches(br, index, done); err != nil {
 		return nil, errors.Join(err, br.Close())
 	}
 	return done, br.Close()
 }
 
 // readTouches reads the results of TouchUnchanged's statements: which heartbeats were
-// recorded (index: each one's cluster), and the other clusters, kept as LockClusters keeps
-// them.
-func (t *tx) readTouches(br pgx.BatchResults, index map[string]int) ([]bool, error) {
+// recorded (done, by index: the heartbeat of each cluster), and the other clusters, kept as
+// LockClusters keeps them.
+func (t *tx) readTouches(br pgx.BatchResults, index map[string]int, done []bool) error {
 	rows, err := br.Query()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	touched, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return nil, err
+		return err
 	}
-	done := make([]bool, len(index))
 	for _, name := range touched {
 		if i, ok := index[name]; ok {
 			done[i] = true
@@ -581,13 +580,13 @@ func (t *tx) readTouches(br pgx.BatchResults, index map[string]int) ([]bool, err
 		}
 	}
 	if rows, err = br.Query(); err != nil {
-		return nil, err
+		return err
 	}
 	cs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (hub.ClusterRecord, error) { return scanCluster(row) })
 	for _, c := range cs {
 		t.locked[c.Name] = c
 	}
-	return done, err
+	return err
 }
 
 func (t *tx) Deployments(ctx context.Context, cluster string) ([]hub.DeploymentState, error) {
