@@ -371,12 +371,8 @@ func (t *tx) LockClusters(ctx context.Context, names []string) ([]hub.ClusterRec
 		if err != nil {
 			return nil, err
 		}
-		cs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (hub.ClusterRecord, error) { return scanCluster(row) })
-		if err != nil {
+		if err := t.keepClusters(rows); err != nil {
 			return nil, err
-		}
-		for _, c := range cs {
-			t.locked[c.Name] = c
 		}
 	}
 	out := make([]hub.ClusterRecord, 0, len(names))
@@ -582,11 +578,20 @@ func (t *tx) readTouches(br pgx.BatchResults, index map[string]int, done []bool)
 	if rows, err = br.Query(); err != nil {
 		return err
 	}
+	return t.keepClusters(rows)
+}
+
+// keepClusters reads rows of clusterColumns and keeps the clusters for LockCluster and
+// LockClusters (the transaction has them locked).
+func (t *tx) keepClusters(rows pgx.Rows) error {
 	cs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (hub.ClusterRecord, error) { return scanCluster(row) })
+	if err != nil {
+		return err
+	}
 	for _, c := range cs {
 		t.locked[c.Name] = c
 	}
-	return err
+	return nil
 }
 
 func (t *tx) Deployments(ctx context.Context, cluster string) ([]hub.DeploymentState, error) {
